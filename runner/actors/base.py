@@ -1,0 +1,31 @@
+"""The Actor protocol: exercise a served artifact in a live page and return a Trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from runner.evidence import Evidence, Trace
+from runner.tasks import Task, TurnSpec
+
+if TYPE_CHECKING:
+    from runner.browser.session import PageSession
+
+
+@dataclass
+class ActorContext:
+    task: Task
+    turn: TurnSpec
+    evidence: Evidence
+    out_dir: Path  # evidence/<task>/<turn>/ ; screenshots go here
+    tool_names: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Actor(Protocol):
+    name: str
+
+    async def act(self, session: "PageSession", context: ActorContext) -> Trace: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,68 @@
+"""Evidence and Trace: what was observed of an artifact, and what an actor did to it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class NetworkRequest:
+    url: str
+    method: str
+    resource_type: str
+    status: int | None = None
+    blocked: bool = False  # an external origin the harness refused
+    failure: str = ""
+
+
+@dataclass
+class Evidence:
+    """Observations of one served artifact right after load (paths relative to the evidence dir)."""
+
+    url: str
+    screenshot_full: str = ""
+    screenshot_viewport: str = ""
+    dom_path: str = ""
+    visible_text: str = ""
+    console: list[dict[str, Any]] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    network: list[NetworkRequest] = field(default_factory=list)
+    blank: bool = False
+    load_error: str = ""
+    load_s: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class TraceStep:
+    index: int
+    action: dict[str, Any]  # e.g. {"kind": "click", "target": "button#add", "element": {...}}
+    ok: bool = True
+    error: str = ""
+    dom_changed: bool | None = None
+    mutations: int = 0
+    observation: str = ""
+    screenshot_before: str = ""
+    screenshot_after: str = ""
+    duration_s: float = 0.0
+
+
+@dataclass
+class Trace:
+    actor: str
+    steps: list[TraceStep] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    finished: bool = True
+    claim: str = ""  # the actor's own success claim: advisory only, never a verdict
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def save(self, path: Path) -> None:
+        from runner.records import write_json_atomic
+
+        write_json_atomic(path, self.to_json())

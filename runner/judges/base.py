@@ -1,0 +1,43 @@
+"""The Judge protocol: score one turn from the full evidence and the private contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from runner.evidence import Evidence, Trace
+from runner.records import Verdict
+from runner.sandbox.base import BuildResult
+from runner.tasks import Task, TurnSpec
+
+if TYPE_CHECKING:
+    from runner.browser.session import PageSession
+
+
+@dataclass
+class JudgeInput:
+    task: Task
+    turn: TurnSpec
+    build: BuildResult
+    evidence: Evidence | None
+    trace: Trace | None
+    files: dict[str, str]
+    assistant_text: str
+    out_dir: Path
+    session: "PageSession | None" = None  # live page, for judges that execute checks
+    tool_log: list[dict[str, Any]] = field(default_factory=list)
+    runtime_state: Any = None
+    previous_turns: list[dict[str, Any]] = field(default_factory=list)  # compact context
+
+
+class JudgeError(RuntimeError):
+    """The judge could not produce a valid verdict (bucket `judge_error`)."""
+
+
+class Judge(Protocol):
+    name: str
+
+    async def score(self, judge_input: JudgeInput) -> Verdict: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,171 @@
+"""TurnRecord, Verdict and the run directory (JSONL with atomic appends, resume support)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class FailureBucket(StrEnum):
+    """Why a slot did not produce a passing, scored turn (DESIGN.md, "Failure buckets")."""
+
+    OK = "ok"
+    INVALID_OUTPUT = "invalid_output"
+    BUILD_FAILED = "build_failed"
+    RUNTIME_ERROR = "runtime_error"
+    PROVIDER_ERROR = "provider_error"
+    JUDGE_ERROR = "judge_error"
+    BLOCKED = "blocked"
+    TIMEOUT = "timeout"
+    INFRA = "infra"
+
+
+class RequirementStatus(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    UNASSESSED = "unassessed"
+
+
+class RequirementResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    status: RequirementStatus
+    reason: str = ""
+
+
+class DimensionScore(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    score: float | None  # None: not assessed
+    reason: str = ""
+
+
+class Verdict(BaseModel):
+    """A judge's per-dimension scores and per-requirement results, plus the official pass decision.
+
+    `passed` is None when the judge could not decide (some requirement unassessed, none failed):
+    metrics count it as not passed and report it as unassessed, never as a pass.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge: str
+    passed: bool | None
+    dimensions: dict[str, DimensionScore] = Field(default_factory=dict)
+    requirements: list[RequirementResult] = Field(default_factory=list)
+    failure_types: list[str] = Field(default_factory=list)
+    mechanism: str | None = None  # diagnostic failure mechanism (EvoGenUI §6.1)
+    summary: str = ""
+    raw: Any = None  # the judge model's raw output, if any
+
+    @property
+    def unassessed(self) -> list[str]:
+        return [r.id for r in self.requirements if r.status is RequirementStatus.UNASSESSED]
+
+
+class TurnRecord(BaseModel):
+    """The persisted result of one requested slot (task, turn). Exactly one per slot."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    suite: str
+    sub_suite: str = ""
+    turn: int
+    status: FailureBucket
+    passed: bool | None = False
+    model_responded: bool = False  # e != 0 in EvoGenUI's APR (a model response exists)
+    verdict: Verdict | None = None
+    scores: dict[str, float] = Field(default_factory=dict)  # suite-specific numeric results
+    error: str = ""
+    timings: dict[str, float] = Field(default_factory=dict)  # seconds per stage
+    usage: dict[str, int] = Field(default_factory=dict)  # prompt/completion tokens
+    evidence_dir: str = ""  # relative to the run dir
+    model: str = ""
+    judge: str = ""
+    actor: str = ""
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def slot(self) -> tuple[str, int]:
+        return (self.task_id, self.turn)
+
+
+class RunDirectory:
+    """A run directory: config.yaml, turns.jsonl, summary.json, evidence/.
+
+    Records are appended one JSON line at a time with a single write + fsync, so a killed run leaves
+    only whole lines (a torn last line is ignored on load and rewritten on resume).
+    """
+
+    RECORDS = "turns.jsonl"
+    SUMMARY = "summary.json"
+    CONFIG = "config.yaml"
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+
+    @property
+    def records_path(self) -> Path:
+        return self.path / self.RECORDS
+
+    def evidence_dir(self, task_id: str, turn: int) -> Path:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in task_id)
+        directory = self.path / "evidence" / safe / str(turn)
+        directory.mkdir(parents=True, exist_ok=True)
+        return directory
+
+    def load_records(self) -> list[TurnRecord]:
+        """All complete records; a torn trailing line from a killed run is dropped (and truncated)."""
+        if not self.records_path.exists():
+            return []
+        records: list[TurnRecord] = []
+        good_bytes = 0
+        with self.records_path.open("rb") as handle:
+            for line in handle:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    records.append(TurnRecord.model_validate_json(line))
+                except ValueError:
+                    break
+                good_bytes += len(line)
+        if good_bytes != self.records_path.stat().st_size:
+            with self.records_path.open("r+b") as handle:
+                handle.truncate(good_bytes)
+        # Last record wins if a slot was somehow written twice.
+        latest: dict[tuple[str, int], TurnRecord] = {}
+        for record in records:
+            latest[record.slot] = record
+        return list(latest.values())
+
+    def append(self, record: TurnRecord) -> None:
+        line = (record.model_dump_json() + "\n").encode()
+        with self._lock:
+            fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def write_json(self, name: str, payload: Any) -> Path:
+        return write_json_atomic(self.path / name, payload)
+
+
+def write_json_atomic(path: Path, payload: Any) -> Path:
+    """Write JSON through a temporary file and rename, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    temporary.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str))
+    os.replace(temporary, path)
+    return path

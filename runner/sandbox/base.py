@@ -1,0 +1,47 @@
+"""The Sandbox protocol: build untrusted sources into an artifact and serve it on 127.0.0.1."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass
+class BuildResult:
+    status: str  # ok | build_failed | timeout | rejected | infra
+    log: str = ""
+    dist_dir: Path | None = None
+    duration_s: float = 0.0
+    rejected: list[str] = field(default_factory=list)  # reasons for rejected files
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class ToolBridge:
+    """Tool backends reachable from the artifact through `callTool` (tool-grounded suites)."""
+
+    backends_path: Path  # folder of backend modules
+    fixture_ids: dict[str, str]  # tool name -> fixture id (module name)
+    state_in: Path  # JSON state at the start of the turn
+    log_out: Path  # JSONL tool log written by the server
+    state_out: Path  # JSON state written after every call
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ServedArtifact:
+    url: str  # http://127.0.0.1:PORT/
+
+
+class Sandbox(Protocol):
+    name: str
+
+    async def build(self, files: dict[str, str], workspace: Path) -> BuildResult: ...
+
+    def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None): ...  # async ctx -> ServedArtifact
+
+    async def aclose(self) -> None: ...
