@@ -1,0 +1,20 @@
+"""Actor registry: actor config -> Actor (or None for actor=none)."""
+
+from __future__ import annotations
+
+from runner.actors.base import Actor
+from runner.config import ActorConfig, ConfigError
+
+
+def build_actor(config: ActorConfig) -> Actor | None:
+    if config.kind == "none":
+        return None
+    if config.kind == "probe":
+        from runner.actors.probe import ProbeActor
+
+        return ProbeActor(config.probe)
+    if config.kind == "scripted":
+        from runner.actors.scripted import ScriptedActor
+
+        return ScriptedActor()
+    raise ConfigError(f"actor.kind = {config.kind!r}: not available in this version; choose probe, scripted or none")

@@ -1,0 +1,146 @@
+"""Pydantic models of the composed Hydra config.
+
+Hydra composes YAML from conf/; `validate_config` checks the resolved dict before any work starts. Every
+error names the dotted key, the bad value and, for choices, the allowed values.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from runner.actors.probe import ProbeSettings
+from runner.browser.launch import BrowserSettings
+from runner.judges.rules import RulesJudgeSettings
+from runner.sandbox.local import LocalSandboxSettings
+from runner.tracking import TrackingSettings
+
+
+class ConfigError(ValueError):
+    """A configuration problem, already phrased for the user (key, value, allowed choices)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelConfig(BaseModel):
+    """How a model is reached. Provider-specific keys are validated by the provider's own settings."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    provider: Literal["oracle", "null", "identity", "openai", "vllm"]
+
+
+class SuiteConfig(BaseModel):
+    """Which suite runs. Suite-specific keys are validated by the suite's own settings model."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+
+
+class ActorConfig(_Strict):
+    name: str
+    kind: Literal["probe", "scripted", "none", "llm", "uitars"]
+    probe: ProbeSettings = Field(default_factory=ProbeSettings)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class JudgeConfig(_Strict):
+    name: str
+    kind: Literal["rules", "llm"]
+    rules: RulesJudgeSettings = Field(default_factory=RulesJudgeSettings)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class SandboxConfig(_Strict):
+    name: str
+    kind: Literal["local", "docker"]
+    local: LocalSandboxSettings = Field(default_factory=LocalSandboxSettings)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class ConcurrencyConfig(_Strict):
+    """Separate limits per kind of work: model calls, builds, browsers and judge calls."""
+
+    episodes: int = Field(default=4, ge=1)
+    model_calls: int = Field(default=4, ge=1)
+    builds: int = Field(default=2, ge=1)
+    browsers: int = Field(default=2, ge=1)
+    judge_calls: int = Field(default=2, ge=1)
+
+
+class RunnerConfig(_Strict):
+    model: ModelConfig
+    suite: SuiteConfig
+    judge: JudgeConfig
+    actor: ActorConfig
+    sandbox: SandboxConfig
+    tracking: TrackingSettings = Field(default_factory=TrackingSettings)
+    browser: BrowserSettings = Field(default_factory=BrowserSettings)
+    concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
+    resume: Literal["auto", True, False] = "auto"
+    seed: int = 0
+    turn_timeout_s: float = Field(default=600, gt=0)
+    model_timeout_s: float = Field(default=300, gt=0)
+    cache_dir: str = ".cache"
+    project_root: str = "."  # filled in by the entry point; relative paths resolve against it
+
+    def resolve_path(self, value: str | Path) -> Path:
+        path = Path(value)
+        return path if path.is_absolute() else Path(self.project_root) / path
+
+
+def format_validation_error(error: ValidationError, raw: dict[str, Any], prefix: str = "") -> str:
+    """Turn pydantic's errors into lines naming the dotted key, the bad value and the expectation."""
+    lines = []
+    for item in error.errors():
+        key = ".".join(str(part) for part in (prefix, *item["loc"]) if str(part))
+        value = item.get("input")
+        shown = repr(value) if not isinstance(value, dict) else "{...}"
+        if item["type"] == "extra_forbidden":
+            lines.append(f"  {key}: unknown key (value {shown}); check its spelling")
+        elif item["type"] == "missing":
+            lines.append(f"  {key}: required but missing")
+        else:
+            lines.append(f"  {key} = {shown}: {item['msg']}")
+    return "invalid configuration:\n" + "\n".join(lines)
+
+
+def validate_config(raw: dict[str, Any]) -> RunnerConfig:
+    """Validate the resolved config dict; raise ConfigError naming every bad key and value."""
+    try:
+        config = RunnerConfig.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(format_validation_error(error, raw)) from None
+    # Provider- and suite-specific sections are validated by their owners, with the same error style.
+    from runner.suites.registry import validate_suite_options
+
+    validate_model_settings(config.model, prefix="model")
+    validate_suite_options(config.suite, prefix="suite")
+    return config
+
+
+def validate_model_settings(model: ModelConfig, *, prefix: str = "model") -> None:
+    """Endpoint providers validate their own keys; replay providers take none beyond name/provider."""
+    raw = model.model_dump()
+    if model.provider in ("openai", "vllm"):
+        from runner.models.openai_provider import OpenAIModelSettings
+
+        if model.provider == "vllm":
+            return  # validated by the vLLM launcher when it is configured
+        try:
+            OpenAIModelSettings.model_validate(raw)
+        except ValidationError as error:
+            raise ConfigError(format_validation_error(error, raw, prefix)) from None
+        return
+    extra = sorted(set(raw) - {"name", "provider"})
+    if extra:
+        raise ConfigError(
+            f"invalid configuration:\n  {prefix}.{extra[0]}: unknown key for provider {model.provider!r} "
+            f"(it takes only name and provider)"
+        )

@@ -1,0 +1,325 @@
+"""The episode/turn loop: concurrency, requested-slot accounting and resume.
+
+Turns of one episode run in order; episodes run concurrently. Separate semaphores bound model calls,
+builds, browsers and judge calls. Every requested slot ends as exactly one TurnRecord, appended to
+turns.jsonl as soon as it is known; a slot already recorded (resume) is never run or counted again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import traceback
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from runner.actors.base import Actor, ActorContext
+from runner.browser.evidence import capture_evidence
+from runner.browser.launch import BrowserPool
+from runner.config import RunnerConfig
+from runner.evidence import Evidence, Trace
+from runner.judges.base import Judge, JudgeError, JudgeInput
+from runner.models.base import GenerationRequest, Model, ProviderError
+from runner.models.parse import InvalidOutput, parse_model_output
+from runner.records import FailureBucket, RunDirectory, TurnRecord, Verdict, write_json_atomic
+from runner.sandbox.base import BuildResult, Sandbox
+from runner.suites.base import CompactTurn, EpisodeState, Suite
+from runner.tasks import Task, TurnSpec
+
+log = logging.getLogger(__name__)
+
+EPISODE_STATE_FILE = "episode_state.json"
+
+
+@dataclass
+class Services:
+    """The shared services a run composes; suites never rebuild these themselves."""
+
+    model: Model
+    sandbox: Sandbox
+    actor: Actor | None
+    judge: Judge
+    browsers: list[BrowserPool]
+    tracker: Any  # runner.tracking.Tracker or NullTracker
+
+
+@dataclass
+class _Limits:
+    episodes: asyncio.Semaphore
+    model: asyncio.Semaphore
+    builds: asyncio.Semaphore
+    judge: asyncio.Semaphore
+    browsers: asyncio.Queue  # of BrowserPool: one browser per worker
+
+
+@dataclass
+class _TurnOutcome:
+    record: TurnRecord
+    files: dict[str, str] = field(default_factory=dict)
+    assistant_text: str = ""
+    ui_text: str = ""
+    has_artifact: bool = False
+    runtime_state: Any = None
+
+
+def _save_episode_state(directory: Path, outcome: _TurnOutcome) -> None:
+    """Persist what the next turn needs, so a resumed run continues the episode exactly."""
+    write_json_atomic(
+        directory / EPISODE_STATE_FILE,
+        {
+            "files": outcome.files,
+            "assistant_text": outcome.assistant_text,
+            "ui_text": outcome.ui_text,
+            "has_artifact": outcome.has_artifact,
+            "runtime_state": outcome.runtime_state,
+        },
+    )
+
+
+class Engine:
+    def __init__(
+        self,
+        config: RunnerConfig,
+        suite: Suite,
+        services: Services,
+        run_dir: RunDirectory,
+        *,
+        on_record: Callable[[TurnRecord], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.suite = suite
+        self.services = services
+        self.run_dir = run_dir
+        self.on_record = on_record
+
+    async def run(self, tasks: list[Task]) -> list[TurnRecord]:
+        done = {record.slot: record for record in self.run_dir.load_records()}
+        concurrency = self.config.concurrency
+        browsers: asyncio.Queue = asyncio.Queue()
+        for pool in self.services.browsers:
+            browsers.put_nowait(pool)
+        limits = _Limits(
+            episodes=asyncio.Semaphore(concurrency.episodes),
+            model=asyncio.Semaphore(concurrency.model_calls),
+            builds=asyncio.Semaphore(concurrency.builds),
+            judge=asyncio.Semaphore(concurrency.judge_calls),
+            browsers=browsers,
+        )
+        await asyncio.gather(*(self._run_episode(task, done, limits) for task in tasks))
+        return self.run_dir.load_records()
+
+    # -- episode -----------------------------------------------------------------------------------
+
+    async def _run_episode(self, task: Task, done: dict[tuple[str, int], TurnRecord], limits: _Limits) -> None:
+        async with limits.episodes:
+            episode = EpisodeState()
+            for turn in task.turns:
+                previous = done.get((task.id, turn.index))
+                if previous is not None:
+                    self._restore_turn(task, turn, previous, episode)
+                    continue
+                outcome = await self._run_slot(task, turn, episode, limits)
+                self._advance(turn, outcome, episode)
+                evidence_dir = self.run_dir.evidence_dir(task.id, turn.index)
+                _save_episode_state(evidence_dir, outcome)
+                self.run_dir.append(outcome.record)
+                if self.on_record is not None:
+                    self.on_record(outcome.record)
+                try:
+                    await asyncio.to_thread(self.services.tracker.log_turn, outcome.record, self.run_dir.path)
+                except Exception:  # tracking must never lose a slot
+                    log.exception("tracking failed for %s turn %s", task.id, turn.index)
+
+    def _restore_turn(self, task: Task, turn: TurnSpec, record: TurnRecord, episode: EpisodeState) -> None:
+        path = self.run_dir.evidence_dir(task.id, turn.index) / EPISODE_STATE_FILE
+        saved = json.loads(path.read_text()) if path.exists() else {}
+        outcome = _TurnOutcome(
+            record=record,
+            files=saved.get("files", {}),
+            assistant_text=saved.get("assistant_text", ""),
+            ui_text=saved.get("ui_text", ""),
+            has_artifact=saved.get("has_artifact", False),
+            runtime_state=saved.get("runtime_state"),
+        )
+        self._advance(turn, outcome, episode)
+
+    @staticmethod
+    def _advance(turn: TurnSpec, outcome: _TurnOutcome, episode: EpisodeState) -> None:
+        if outcome.record.status is FailureBucket.BLOCKED:
+            episode.has_artifact = False
+            return
+        if outcome.files:
+            episode.files = outcome.files
+        episode.has_artifact = outcome.has_artifact
+        if outcome.runtime_state is not None:
+            episode.runtime_state = outcome.runtime_state
+        if outcome.record.model_responded:
+            episode.history.append(
+                CompactTurn(turn=turn.index, request=turn.prompt, assistant_text=outcome.assistant_text, ui_text=outcome.ui_text)
+            )
+
+    # -- slot --------------------------------------------------------------------------------------
+
+    def _new_record(self, task: Task, turn: TurnSpec, status: FailureBucket, **fields: Any) -> TurnRecord:
+        return TurnRecord(
+            task_id=task.id,
+            suite=task.suite,
+            sub_suite=task.sub_suite,
+            turn=turn.index,
+            status=status,
+            evidence_dir=str(self.run_dir.evidence_dir(task.id, turn.index).relative_to(self.run_dir.path)),
+            model=self.services.model.name,
+            judge=self.services.judge.name,
+            actor=self.services.actor.name if self.services.actor else "none",
+            **fields,
+        )
+
+    async def _run_slot(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: _Limits) -> _TurnOutcome:
+        if turn.index > 1 and turn.requires_previous_artifact and not episode.has_artifact:
+            record = self._new_record(task, turn, FailureBucket.BLOCKED, error="the previous turn left no artifact")
+            return _TurnOutcome(record=record, files=episode.files)
+        started = time.perf_counter()
+        try:
+            return await asyncio.wait_for(self._run_turn(task, turn, episode, limits), timeout=self.config.turn_timeout_s)
+        except TimeoutError:
+            record = self._new_record(task, turn, FailureBucket.TIMEOUT, error=f"turn exceeded {self.config.turn_timeout_s}s")
+        except Exception as error:  # the harness failed, not the model: infra, reported separately
+            log.exception("infra failure in %s turn %s", task.id, turn.index)
+            record = self._new_record(
+                task, turn, FailureBucket.INFRA, error=f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=5)}"
+            )
+        record.timings["total"] = time.perf_counter() - started
+        return _TurnOutcome(record=record, files=episode.files)
+
+    async def _run_turn(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: _Limits) -> _TurnOutcome:
+        timings: dict[str, float] = {}
+        evidence_dir = self.run_dir.evidence_dir(task.id, turn.index)
+        total_start = time.perf_counter()
+
+        def record(status: FailureBucket, **fields: Any) -> TurnRecord:
+            timings["total"] = time.perf_counter() - total_start
+            return self._new_record(task, turn, status, timings=timings, **fields)
+
+        # 1. Generate (public payload only).
+        messages = self.suite.messages(task, turn, episode)
+        write_json_atomic(evidence_dir / "request.json", {"messages": messages})
+        start = time.perf_counter()
+        try:
+            async with limits.model:
+                response = await asyncio.wait_for(
+                    self.services.model.generate(GenerationRequest(task_id=task.id, turn=turn.index, messages=messages)),
+                    timeout=self.config.model_timeout_s,
+                )
+        except (ProviderError, TimeoutError) as error:
+            timings["model"] = time.perf_counter() - start
+            return _TurnOutcome(record=record(FailureBucket.PROVIDER_ERROR, error=str(error) or "model timed out"), files=episode.files)
+        timings["model"] = time.perf_counter() - start
+        usage = {k: int(v) for k, v in response.usage.items()}
+        (evidence_dir / "raw_response.txt").write_text(response.text or "")
+
+        # 2. Parse the output contract.
+        try:
+            parsed = parse_model_output(response.text)
+        except InvalidOutput as error:
+            return _TurnOutcome(
+                record=record(FailureBucket.INVALID_OUTPUT, error=error.reason, usage=usage, model_responded=bool(response.text)),
+                files=episode.files,
+            )
+        src_dir = evidence_dir / "src"
+        for path, content in parsed.files.items():
+            target = (src_dir / path.lstrip("/")).resolve()
+            if src_dir.resolve() in target.parents:  # never write outside the evidence folder
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(content)
+        outcome = _TurnOutcome(
+            record=record(FailureBucket.OK), files=parsed.files, assistant_text=parsed.assistant_text
+        )
+
+        # 3. Build in the sandbox.
+        start = time.perf_counter()
+        async with limits.builds:
+            build = await self.services.sandbox.build(parsed.files, evidence_dir / "workspace")
+        timings["build"] = time.perf_counter() - start
+        (evidence_dir / "build.log").write_text(build.log)
+        common: dict[str, Any] = {"usage": usage, "model_responded": True, "extra": {"build_status": build.status}}
+        if not build.ok:
+            bucket = {
+                "timeout": FailureBucket.TIMEOUT,
+                "infra": FailureBucket.INFRA,
+            }.get(build.status, FailureBucket.BUILD_FAILED)
+            reason = "; ".join(build.rejected) or build.log[-2000:]
+            judged = await self._judge(task, turn, build, None, None, parsed, evidence_dir, None, episode, limits, timings)
+            outcome.record = record(bucket, error=reason, verdict=judged if isinstance(judged, Verdict) else None, **common)
+            return outcome
+
+        # 4. Serve, observe, act, judge: all inside one browser context on the served artifact.
+        bridge = self.suite.tool_bridge(task, turn, episode, evidence_dir)
+        pool = await limits.browsers.get()
+        try:
+            async with AsyncExitStack() as stack:
+                start = time.perf_counter()
+                served = await stack.enter_async_context(self.services.sandbox.serve(build.dist_dir, tool_bridge=bridge))
+                session = await stack.enter_async_context(pool.session(served.url))
+                timings["serve"] = time.perf_counter() - start
+                start = time.perf_counter()
+                evidence = await capture_evidence(session, evidence_dir)
+                timings["evidence"] = time.perf_counter() - start
+                trace: Trace | None = None
+                if self.services.actor is not None and not evidence.load_error:
+                    start = time.perf_counter()
+                    context = ActorContext(task=task, turn=turn, evidence=evidence, out_dir=evidence_dir,
+                                           tool_names=sorted(task.extra.get("tools", {})))
+                    trace = await self.services.actor.act(session, context)
+                    trace.save(evidence_dir / "trace.json")
+                    timings["actor"] = time.perf_counter() - start
+                judged = await self._judge(task, turn, build, evidence, trace, parsed, evidence_dir, session, episode, limits, timings)
+        finally:
+            limits.browsers.put_nowait(pool)
+
+        outcome.has_artifact = True
+        outcome.ui_text = evidence.visible_text
+        outcome.runtime_state = self._read_runtime_state(bridge)
+        scores = {}
+        if trace is not None and trace.summary.get("interaction_rate") is not None:
+            scores["interaction_rate"] = float(trace.summary["interaction_rate"])
+        if isinstance(judged, JudgeError):
+            outcome.record = record(FailureBucket.JUDGE_ERROR, error=str(judged), scores=scores, **common)
+            return outcome
+        runtime_failed = bool(evidence.load_error) or evidence.blank
+        status = FailureBucket.RUNTIME_ERROR if runtime_failed else FailureBucket.OK
+        passed = False if runtime_failed else judged.passed
+        error = evidence.load_error or ("blank page" if evidence.blank else "")
+        outcome.record = record(status, passed=passed, verdict=judged, scores=scores, error=error, **common)
+        return outcome
+
+    async def _judge(self, task, turn, build: BuildResult, evidence: Evidence | None, trace: Trace | None, parsed,
+                     evidence_dir: Path, session, episode: EpisodeState, limits: _Limits,
+                     timings: dict[str, float]) -> Verdict | JudgeError:
+        start = time.perf_counter()
+        judge_input = JudgeInput(
+            task=task, turn=turn, build=build, evidence=evidence, trace=trace, files=parsed.files,
+            assistant_text=parsed.assistant_text, out_dir=evidence_dir, session=session,
+            previous_turns=[vars(previous) for previous in episode.history],
+        )
+        try:
+            async with limits.judge:
+                verdict = await self.services.judge.score(judge_input)
+        except JudgeError as error:
+            return error
+        finally:
+            timings["judge"] = time.perf_counter() - start
+        write_json_atomic(evidence_dir / "verdict.json", verdict.model_dump(mode="json"))
+        return verdict
+
+    @staticmethod
+    def _read_runtime_state(bridge) -> Any:
+        if bridge is None or not Path(bridge.state_out).exists():
+            return None
+        try:
+            return json.loads(Path(bridge.state_out).read_text())
+        except ValueError:
+            return None

@@ -1,0 +1,130 @@
+"""One experiment: compose the services, run the engine, summarize, track. The CLI stays thin."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from runner.actors.registry import build_actor
+from runner.browser.launch import BrowserPool
+from runner.config import ConfigError, RunnerConfig
+from runner.engine import Engine, Services
+from runner.judges.registry import build_judge
+from runner.models.cache import ResponseCache
+from runner.models.registry import build_model
+from runner.records import RunDirectory, TurnRecord
+from runner.report.console import print_summary
+from runner.sandbox.registry import build_sandbox
+from runner.suites.registry import build_suite
+from runner import tracking
+
+log = logging.getLogger(__name__)
+
+# Keys that may change between a run and its resumption without mixing results.
+_RESUME_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s"}
+
+
+def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in config.items() if key not in _RESUME_NEUTRAL}
+
+
+def _changed_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = sorted(set(old) | set(new))
+        return [k for key in keys for k in _changed_keys(old.get(key), new.get(key), f"{prefix}{key}.")]
+    return [] if old == new else [prefix.rstrip(".")]
+
+
+def prepare_run_dir(config: RunnerConfig, run_dir: RunDirectory) -> bool:
+    """Check resume rules and write config.yaml. Returns True when earlier records will be reused."""
+    current = config.model_dump(mode="json")
+    has_records = run_dir.records_path.exists() and run_dir.records_path.stat().st_size > 0
+    config_path = run_dir.path / RunDirectory.CONFIG
+    if has_records:
+        if config.resume is False:
+            raise ConfigError(f"{run_dir.path} already holds results; pass resume=true to finish it, or choose a new hydra.run.dir")
+        if config_path.exists():
+            previous = yaml.safe_load(config_path.read_text()) or {}
+            changed = _changed_keys(_comparable(previous), _comparable(current))
+            if changed:
+                raise ConfigError(f"cannot resume {run_dir.path}: the configuration changed ({', '.join(changed)}); results would mix")
+    elif config.resume is True:
+        raise ConfigError(f"resume=true but {run_dir.path} holds no earlier results; pass hydra.run.dir=<the earlier run dir>")
+    config_path.write_text(yaml.safe_dump(current, sort_keys=False))
+    return has_records
+
+
+async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: Console | None = None) -> dict[str, Any]:
+    console = console or Console(stderr=True)
+    project_root = Path(config.project_root)
+    run_dir = RunDirectory(run_dir_path)
+    suite = build_suite(config.suite, project_root=project_root)
+    tasks = suite.load_tasks()
+    if not tasks:
+        raise ConfigError(f"suite {config.suite.name!r} selected no tasks")
+    resumed = prepare_run_dir(config, run_dir)
+    reference = tracking.load_run_ref(run_dir.path) if resumed else None
+    tracker = tracking.Tracker.open(
+        config.tracking,
+        project_root=project_root,
+        run_params=config.model_dump(mode="json"),
+        tags={"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
+              "run_dir": str(run_dir.path)},
+        resume_run_id=reference["run_id"] if reference else None,
+    )
+    tracking.save_run_ref(run_dir.path, tracker)
+    status = "FAILED"
+    try:
+        async with AsyncExitStack() as stack:
+            cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite")
+            model = build_model(config.model, tasks=tasks, cache=cache)
+            stack.push_async_callback(model.aclose)
+            sandbox = build_sandbox(config)
+            stack.push_async_callback(sandbox.aclose)
+            actor = build_actor(config.actor)
+            if actor is not None:
+                stack.push_async_callback(actor.aclose)
+            judge = build_judge(config.judge)
+            stack.push_async_callback(judge.aclose)
+            browsers = []
+            for _ in range(config.concurrency.browsers):
+                pool = BrowserPool(config.browser)
+                await pool.start()
+                stack.push_async_callback(pool.aclose)
+                browsers.append(pool)
+            services = Services(model=model, sandbox=sandbox, actor=actor, judge=judge, browsers=browsers, tracker=tracker)
+
+            requested = sum(len(task.turns) for task in tasks)
+            already = len(run_dir.load_records())
+            with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=console, transient=False) as progress:
+                bar = progress.add_task(f"{config.suite.name} x {config.model.name}", total=requested, completed=already)
+
+                def advance(record: TurnRecord) -> None:
+                    progress.advance(bar)
+
+                engine = Engine(config, suite, services, run_dir, on_record=advance)
+                records = await engine.run(tasks)
+        summary = suite.summarize(records, tasks)
+        summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
+                          "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks)}
+        run_dir.write_json(RunDirectory.SUMMARY, summary)
+        try:
+            await asyncio.to_thread(tracker.log_summary, summary, run_dir=run_dir.path)
+        except Exception:  # the run dir is the record of truth; a tracking hiccup is only a warning
+            log.exception("logging the summary to MLflow failed")
+        print_summary(console, summary, records)
+        status = "FINISHED"
+        return summary
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        status = "KILLED"
+        raise
+    finally:
+        tracker.finish(status)

@@ -1,0 +1,76 @@
+"""The Suite protocol and the per-episode state that carries over between turns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runner.records import TurnRecord
+from runner.sandbox.base import ToolBridge
+from runner.tasks import Task, TurnSpec
+
+
+class SuiteSettings(BaseModel):
+    """Keys every suite accepts; suites subclass this with their own options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    tasks_path: str | None = None  # file, folder or glob; None: the suite's own task set
+    task_ids: list[str] = Field(default_factory=list)  # run only these (empty: all)
+    limit: int | None = Field(default=None, ge=1)  # the first N tasks
+    turns: int | None = Field(default=None, ge=1)  # the first N turns of each task
+
+
+@dataclass
+class CompactTurn:
+    """What later turns see of an earlier one (seed 000, Appendix F.2: compact previous turns)."""
+
+    turn: int
+    request: str
+    assistant_text: str
+    ui_text: str
+
+
+@dataclass
+class EpisodeState:
+    """What carries over from turn to turn within one episode."""
+
+    files: dict[str, str] = field(default_factory=dict)  # latest source files
+    history: list[CompactTurn] = field(default_factory=list)
+    has_artifact: bool = False  # the previous turn produced a built, servable artifact
+    runtime_state: Any = None  # tool-grounded runtime state (restored for the next turn)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Suite(Protocol):
+    name: str
+    settings: SuiteSettings
+
+    def load_tasks(self) -> list[Task]: ...
+
+    def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
+        """The public payload of one turn, in OpenAI chat format."""
+
+    def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None: ...
+
+    def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]: ...
+
+
+def select_tasks(tasks: list[Task], settings: SuiteSettings) -> list[Task]:
+    """Apply task_ids / limit / turns selection, in a deterministic order."""
+    chosen = sorted(tasks, key=lambda task: task.id)
+    if settings.task_ids:
+        known = {task.id for task in chosen}
+        missing = [task_id for task_id in settings.task_ids if task_id not in known]
+        if missing:
+            raise ValueError(f"suite.task_ids: unknown task id(s) {missing}; known: {sorted(known)}")
+        chosen = [task for task in chosen if task.id in settings.task_ids]
+    if settings.limit is not None:
+        chosen = chosen[: settings.limit]
+    if settings.turns is not None:
+        chosen = [task.model_copy(update={"turns": task.turns[: settings.turns]}) for task in chosen]
+    return chosen

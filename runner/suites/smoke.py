@@ -1,0 +1,48 @@
+"""suite=smoke: a few small multi-turn tasks of the project's own that exercise the whole path quickly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from runner.metrics.basic import basic_summary
+from runner.records import TurnRecord
+from runner.sandbox.base import ToolBridge
+from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
+from runner.suites.native import load_native_tasks
+from runner.suites.payload import build_webapp_messages
+from runner.tasks import Task, TurnSpec
+
+DEFAULT_TASKS = Path(__file__).resolve().parents[2] / "tasks" / "smoke"
+
+
+class SmokeSuiteSettings(SuiteSettings):
+    pass
+
+
+class SmokeSuite:
+    name = "smoke"
+
+    def __init__(self, settings: SmokeSuiteSettings, *, project_root: Path) -> None:
+        self.settings = settings
+        self.project_root = project_root
+
+    def load_tasks(self) -> list[Task]:
+        spec = self.settings.tasks_path
+        path = DEFAULT_TASKS if spec is None else (Path(spec) if Path(spec).is_absolute() else self.project_root / spec)
+        return select_tasks(load_native_tasks(path, suite=self.name), self.settings)
+
+    def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
+        return build_webapp_messages(task, turn, episode)
+
+    def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None:
+        return None
+
+    def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
+        from runner.metrics.reliability import summarize as reliability_summary
+
+        requested = sum(len(task.turns) for task in tasks)
+        summary = basic_summary(records, requested_slots=requested)
+        turns = max((len(task.turns) for task in tasks), default=0)
+        summary["reliability"] = reliability_summary(records, turns_per_task=turns)
+        return summary

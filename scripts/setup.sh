@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One-time set-up on a fresh Debian machine: system packages, the Python environment, the web template.
+# Idempotent: re-running only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+# System packages: Chromium (+ fonts for stable screenshots), bubblewrap (the local sandbox), Node/npm.
+packages=(chromium fonts-liberation bubblewrap)
+command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Python environment (3.11-3.13) with pinned dependencies.
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[dev]'
+
+# The web template's node_modules, installed once and shared read-only by every build; then a self-check.
+.venv/bin/python -m runner.prepare
