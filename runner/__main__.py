@@ -14,6 +14,25 @@ from omegaconf import DictConfig, OmegaConf
 from runner.config import ConfigError, validate_config
 
 
+_GROUPS = ("model", "suite", "judge", "actor", "sandbox", "tracking")
+
+
+def quote_null_choices(argv: list[str]) -> list[str]:
+    """Let `model=null` name the config conf/model/null.yaml.
+
+    Hydra's override grammar reads a bare `null` as "no config for this group", which is meaningless for
+    the runner's required groups; quoting it makes Hydra look up the option called "null" instead.
+    """
+    rewritten = []
+    for argument in argv:
+        key, sep, value = argument.partition("=")
+        if sep and key.lstrip("~+") in _GROUPS and "null" in value.split(","):
+            value = ",".join("'null'" if choice == "null" else choice for choice in value.split(","))
+            argument = f"{key}={value}"
+        rewritten.append(argument)
+    return rewritten
+
+
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     raw = OmegaConf.to_container(cfg, resolve=True)
@@ -26,18 +45,18 @@ def main(cfg: DictConfig) -> None:
         sys.exit(2)
     run_dir = HydraConfig.get().runtime.output_dir
     from runner.experiment import run_experiment
-    from runner.models.registry import ConfigError as ModelConfigError
     from runner.suites.native import TaskFormatError
 
     for noisy in ("alembic", "httpx", "mlflow"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         asyncio.run(run_experiment(config, run_dir))
-    except (ConfigError, ModelConfigError, TaskFormatError) as error:
+    except (ConfigError, TaskFormatError) as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
     print(run_dir)
 
 
 if __name__ == "__main__":
+    sys.argv = quote_null_choices(sys.argv)
     main()

@@ -1,0 +1,206 @@
+"""Any OpenAI-compatible chat endpoint (OpenAI, vLLM, llama.cpp, SGLang, ...) as a Model.
+
+Retries are ours (tenacity), not the client's, so the policy is explicit and testable: connection
+errors, timeouts, 429 and 5xx are retried with jittered exponential backoff; other 4xx are the
+caller's fault and fail at once. Whatever remains after the retries becomes a ProviderError
+(failure bucket `provider_error`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from runner.models.base import GenerationRequest, ModelResponse, ProviderError
+from runner.models.cache import ResponseCache, cache_key
+from runner.models.registry import ConfigError
+
+__all__ = ["OpenAIModel", "OpenAIModelSettings"]
+
+_NO_KEY = "EMPTY"  # what local OpenAI-compatible servers accept when they need no key
+
+
+class OpenAIModelSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    name: str
+    provider: str = "openai"
+    model: str  # the served model id sent in requests
+    base_url: str
+    api_key_env: str | None = None  # name of the env var holding the key; None: local server, no key
+    temperature: float = 0.0
+    max_tokens: int = Field(default=4096, ge=1)
+    top_p: float | None = None
+    seed: int | None = None
+    vision: bool = False
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    retry_base_s: float = Field(default=0.5, ge=0)  # first backoff; doubles per attempt, plus jitter
+    retry_max_s: float = Field(default=20.0, ge=0)  # cap on a single backoff (and on Retry-After)
+    cache: bool = True
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        # 408 is a timeout reported by the server; 429 rate limit; 5xx server trouble.
+        return exc.status_code in (408, 429) or exc.status_code >= 500
+    return False
+
+
+def _retry_after_s(exc: BaseException | None) -> float | None:
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    value = exc.response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class OpenAIModel:
+    """Implements the Model protocol for one OpenAI-compatible endpoint."""
+
+    def __init__(
+        self,
+        settings: OpenAIModelSettings,
+        *,
+        cache: ResponseCache | None = None,
+        http_client: Any = None,  # an httpx.AsyncClient, for custom transports
+    ) -> None:
+        self.settings = settings
+        self.name = settings.name
+        self._cache = cache if settings.cache else None
+        self._client = openai.AsyncOpenAI(
+            api_key=self._api_key(settings),
+            base_url=settings.base_url,
+            timeout=settings.timeout_s,
+            max_retries=0,  # our tenacity policy is the only retry layer
+            http_client=http_client,
+        )
+        self._backoff = wait_exponential_jitter(
+            multiplier=settings.retry_base_s, max=settings.retry_max_s, jitter=settings.retry_base_s
+        )
+
+    @staticmethod
+    def _api_key(settings: OpenAIModelSettings) -> str:
+        if settings.api_key_env is None:
+            return _NO_KEY
+        key = os.environ.get(settings.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"model {settings.name!r}: environment variable {settings.api_key_env!r} (api_key_env) is not set"
+            )
+        return key
+
+    def _parameters(self, request: GenerationRequest) -> dict[str, Any]:
+        s = self.settings
+        params: dict[str, Any] = {"temperature": s.temperature, "max_tokens": s.max_tokens}
+        if s.top_p is not None:
+            params["top_p"] = s.top_p
+        if s.seed is not None:
+            params["seed"] = s.seed
+        if request.response_format is not None:
+            params["response_format"] = _response_format(request.response_format)
+        return params
+
+    def _wait(self, state: RetryCallState) -> float:
+        delay = self._backoff(state)
+        exc = state.outcome.exception() if state.outcome else None
+        hint = _retry_after_s(exc)
+        if hint is not None:
+            delay = max(delay, min(hint, self.settings.retry_max_s))
+        return delay
+
+    async def generate(self, request: GenerationRequest) -> ModelResponse:
+        started = time.perf_counter()
+        params = self._parameters(request)
+        key = None
+        if self._cache is not None:
+            key = cache_key(
+                endpoint=self.settings.base_url,
+                model=self.settings.model,
+                messages=request.messages,
+                # `sample` keeps repeated draws of one prompt apart, should the request grow one
+                parameters={**params, "extra_body": self.settings.extra_body, "sample": getattr(request, "sample", 0)},
+            )
+            hit = await asyncio.to_thread(self._cache.get, key)
+            if hit is not None:
+                hit.latency_s = time.perf_counter() - started
+                return hit
+
+        response = await self._call_with_retries(request, params)
+        response.latency_s = time.perf_counter() - started
+        if self._cache is not None and key is not None and response.text.strip():
+            await asyncio.to_thread(self._cache.put, key, response, model=self.settings.model)
+        return response
+
+    async def _call_with_retries(self, request: GenerationRequest, params: dict[str, Any]) -> ModelResponse:
+        attempts = self.settings.max_retries + 1
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(attempts),
+            wait=self._wait,
+            retry=retry_if_exception(_is_retryable),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    completion = await self._client.chat.completions.create(
+                        model=self.settings.model,
+                        messages=request.messages,
+                        extra_body=self.settings.extra_body or None,
+                        **params,
+                    )
+        except openai.APIStatusError as exc:
+            n = attempt.retry_state.attempt_number
+            raise ProviderError(
+                f"{self.name}: HTTP {exc.status_code} from {self.settings.base_url} after {n} attempt(s): {exc.message}"
+            ) from exc
+        except openai.APIError as exc:  # connection errors, timeouts, undecodable bodies
+            n = attempt.retry_state.attempt_number
+            raise ProviderError(f"{self.name}: {type(exc).__name__} after {n} attempt(s): {exc}") from exc
+        except ValueError as exc:  # a 200 whose JSON body does not decode
+            raise ProviderError(f"{self.name}: malformed response body: {exc}") from exc
+        return self._to_response(completion)
+
+    def _to_response(self, completion: Any) -> ModelResponse:
+        choices = getattr(completion, "choices", None)
+        if not choices:
+            raise ProviderError(f"{self.name}: malformed response (no choices): {str(completion)[:200]!r}")
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None)
+        if content is not None and not isinstance(content, str):
+            raise ProviderError(f"{self.name}: malformed response (content is {type(content).__name__})")
+        usage = getattr(completion, "usage", None)
+        return ModelResponse(
+            text=content or "",  # an empty answer is the model's, not the provider's: invalid_output later
+            usage={
+                "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+                "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            },
+            raw={
+                "id": getattr(completion, "id", None),
+                "model": getattr(completion, "model", None),
+                "finish_reason": getattr(choice, "finish_reason", None),
+            },
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _response_format(value: dict[str, Any]) -> dict[str, Any]:
+    """Pass a full OpenAI `response_format` through; wrap a bare JSON schema as `json_schema`."""
+    if value.get("type") in ("json_schema", "json_object", "text"):
+        return value
+    return {"type": "json_schema", "json_schema": {"name": "output", "schema": value}}

@@ -1,0 +1,56 @@
+"""Build a Model from its config. Registration only; every provider lives in its own module."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from runner.models.base import Model
+from runner.models.cache import ResponseCache
+from runner.tasks import Task
+
+__all__ = ["PROVIDERS", "ConfigError", "build_model"]
+
+PROVIDERS = ("oracle", "null", "identity", "openai", "vllm")
+
+
+from runner.config import ConfigError  # one error type for every configuration problem
+
+
+def build_model(
+    settings: Mapping[str, Any] | BaseModel,
+    *,
+    tasks: Mapping[str, Task] | Iterable[Task] | None = None,
+    cache: ResponseCache | None = None,
+) -> Model:
+    """`tasks` is needed by the oracle only; `cache` is used by endpoint models whose `cache` is true."""
+    data = settings.model_dump() if isinstance(settings, BaseModel) else dict(settings)
+    provider = data.get("provider")
+    # Imported here: provider modules import ConfigError from this module.
+    if provider == "oracle":
+        from runner.models.oracle import OracleModel
+
+        if tasks is None:
+            raise ConfigError("model provider 'oracle' needs the suite's tasks (build_model(..., tasks=...))")
+        return OracleModel(tasks)
+    if provider == "null":
+        from runner.models.oracle import NullModel
+
+        return NullModel()
+    if provider == "identity":
+        from runner.models.oracle import IdentityModel
+
+        return IdentityModel()
+    if provider == "openai":
+        from runner.models.openai_provider import OpenAIModel, OpenAIModelSettings
+
+        try:
+            validated = OpenAIModelSettings.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"model {data.get('name')!r}: invalid openai settings: {exc}") from exc
+        return OpenAIModel(validated, cache=cache)
+    if provider == "vllm":
+        raise ConfigError("model.provider='vllm' is not implemented yet; use provider 'openai' with a base_url")
+    raise ConfigError(f"model.provider={provider!r} is not one of {', '.join(PROVIDERS)}")
