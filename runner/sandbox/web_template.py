@@ -1,0 +1,183 @@
+"""The pinned web template: install its node_modules once, vet model files, lay out a workspace."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import posixpath
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+TEMPLATE_DIR = Path(__file__).resolve().parent / "web_template"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_CACHE_ROOT = REPO_ROOT / ".cache"
+
+RESERVED_FILES: frozenset[str] = frozenset(
+    {"index.html", "package.json", "package-lock.json", "vite.config.js", "src/main.jsx", "src/toolClient.js"}
+)
+# Packages the template's node_modules provides to generated code (subpaths allowed, e.g. react-dom/client).
+ALLOWED_PACKAGES: tuple[str, ...] = ("react", "react-dom")
+DEFAULT_MAX_FILES = 64
+DEFAULT_MAX_FILE_BYTES = 512 * 1024
+NPM_CI_TIMEOUT_S = 600
+
+# Module specifiers in static imports/re-exports, side-effect imports, dynamic import() and require().
+_IMPORT_PATTERNS = (
+    re.compile(r"""\b(?:import|export)\b[^'"`;]*?\bfrom\s*(['"])([^'"]+)\1"""),
+    re.compile(r"""\bimport\s*(['"])([^'"]+)\1"""),
+    re.compile(r"""\bimport\s*\(\s*(['"`])([^'"`]+)\1"""),
+    re.compile(r"""\brequire\s*\(\s*(['"`])([^'"`]+)\1"""),
+)
+_COMMENTS = re.compile(r"/\*.*?\*/|(?<![:'\"\\])//[^\n]*", re.S)
+_SCRIPT_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
+
+
+def template_hash() -> str:
+    """Content hash of the dependency pins: a new lockfile gets a new cache folder."""
+    digest = hashlib.sha256()
+    for name in ("package.json", "package-lock.json"):
+        digest.update(name.encode())
+        digest.update((TEMPLATE_DIR / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def ensure_template_modules(cache_root: Path | None = None) -> Path:
+    """Install the template's node_modules once per lockfile hash and return its path.
+
+    Concurrent callers serialise on a lock file; the install happens in a scratch folder that is
+    renamed into place, so a half-finished install is never visible.
+    """
+    cache_root = Path(cache_root or DEFAULT_CACHE_ROOT).resolve()
+    target_dir = cache_root / "web-template" / template_hash()
+    modules = target_dir / "node_modules"
+    if (modules / ".genui-complete").exists():
+        return modules
+    target_dir.mkdir(parents=True, exist_ok=True)
+    with open(target_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (modules / ".genui-complete").exists():  # another caller finished while we waited
+            return modules
+        _install(cache_root, target_dir, modules)
+    return modules
+
+
+def _install(cache_root: Path, target_dir: Path, modules: Path) -> None:
+    scratch = Path(tempfile.mkdtemp(prefix="install-", dir=target_dir))
+    try:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy2(TEMPLATE_DIR / name, scratch / name)
+        started = time.monotonic()
+        cmd = ["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline", "--cache", str(cache_root / "npm")]
+        proc = subprocess.run(cmd, cwd=scratch, capture_output=True, text=True, timeout=NPM_CI_TIMEOUT_S)
+        if proc.returncode != 0:
+            raise RuntimeError(f"npm ci failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        (scratch / "node_modules" / ".genui-complete").write_text(template_hash())
+        if modules.exists():  # a stale, incomplete folder from a crashed install
+            shutil.rmtree(modules)
+        os.rename(scratch / "node_modules", modules)
+        log.info("installed web template node_modules in %.1fs at %s", time.monotonic() - started, modules)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _strip_comments(source: str) -> str:
+    return _COMMENTS.sub(" ", source)
+
+
+def module_specifiers(source: str) -> list[str]:
+    """Every module specifier a script imports (static, side-effect, dynamic, require)."""
+    text = _strip_comments(source)
+    found: list[str] = []
+    for pattern in _IMPORT_PATTERNS:
+        found.extend(match.group(2) for match in pattern.finditer(text))
+    return found
+
+
+def _package_of(specifier: str) -> str:
+    parts = specifier.split("/")
+    return "/".join(parts[:2]) if specifier.startswith("@") else parts[0]
+
+
+def _is_bare(specifier: str) -> bool:
+    return not (specifier.startswith(".") or specifier.startswith("/"))
+
+
+def _path_problem(path: str) -> str | None:
+    if not path:
+        return "empty path"
+    if "\\" in path:
+        return f"{path!r}: backslashes are not allowed"
+    if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
+        return f"{path!r}: absolute paths are not allowed"
+    if "\x00" in path:
+        return f"{path!r}: NUL byte in path"
+    parts = path.split("/")
+    if ".." in parts:
+        return f"{path!r}: '..' is not allowed"
+    normal = posixpath.normpath(path)
+    if normal in RESERVED_FILES:
+        return f"{path!r}: reserved template file cannot be overwritten"
+    if not normal.startswith("src/") or normal == "src":
+        return f"{path!r}: files must live under src/"
+    if any(part in ("", ".") for part in parts):
+        return f"{path!r}: empty or '.' path segment"
+    return None
+
+
+def validate_files(
+    files: Mapping[str, str],
+    allowed_packages: Iterable[str] = ALLOWED_PACKAGES,
+    *,
+    max_files: int = DEFAULT_MAX_FILES,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+) -> list[str]:
+    """Reasons to reject a model's file set; an empty list means it may be built."""
+    allowed = set(allowed_packages)
+    reasons: list[str] = []
+    if len(files) > max_files:
+        reasons.append(f"too many files: {len(files)} > {max_files}")
+    for path, content in files.items():
+        problem = _path_problem(path)
+        if problem:
+            reasons.append(problem)
+            continue
+        size = len(content.encode("utf-8"))
+        if size > max_file_bytes:
+            reasons.append(f"{path!r}: {size} bytes exceeds the {max_file_bytes}-byte cap")
+            continue
+        if path.endswith(_SCRIPT_SUFFIXES):
+            for spec in module_specifiers(content):
+                if _is_bare(spec) and _package_of(spec) not in allowed:
+                    reasons.append(f"{path!r}: imports {spec!r}, which the template does not provide")
+                elif spec.startswith("/"):
+                    reasons.append(f"{path!r}: absolute import {spec!r} is not allowed")
+    return reasons
+
+
+def prepare_workspace(files: Mapping[str, str], workspace: Path, node_modules: Path) -> Path:
+    """A fresh template copy in `workspace` with the model's files under src/ and node_modules linked.
+
+    The link points at the shared read-only install; the sandbox additionally mounts it read-only.
+    """
+    workspace = Path(workspace)
+    if workspace.exists():
+        shutil.rmtree(workspace)
+    shutil.copytree(TEMPLATE_DIR, workspace, ignore=shutil.ignore_patterns("node_modules", "dist"))
+    for path, content in files.items():
+        problem = _path_problem(path)
+        if problem:  # defensive: callers validate first, but never write outside src/
+            raise ValueError(problem)
+        dest = workspace / posixpath.normpath(path)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(content, encoding="utf-8")
+    (workspace / "node_modules").symlink_to(Path(node_modules).resolve(), target_is_directory=True)
+    return workspace

@@ -1,0 +1,64 @@
+"""Resource limits: the cgroup fallback, the cpu-time rlimit, the command wrapper."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from runner.sandbox import limits
+from runner.sandbox.limits import ResourceLimits, create_cgroups, limited_command
+from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
+
+FILES = {"src/App.jsx": "export default function App() { return null; }"}
+
+
+def test_defaults_match_spec():
+    assert ResourceLimits().model_dump() == {
+        "cpu_seconds": 60,
+        "memory_mb": 2048,
+        "max_processes": 256,
+        "max_output_mb": 64,
+        "wall_clock_s": 120,
+        "nofile": 1024,
+    }
+
+
+def test_wrapped_command_gets_rlimits_and_cgroups():
+    cgroups = create_cgroups(ResourceLimits(nofile=77, max_processes=40), "unit")
+    try:
+        argv = limited_command(["sh", "-c", "ulimit -n; ulimit -t; cat /proc/self/cgroup"], ResourceLimits(nofile=77), cgroups)
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout.splitlines()
+        assert out[0] == "77" and out[1] == "60"
+        if cgroups.pids is not None:
+            assert any(line.endswith(f"/genui-runner/{cgroups.name}") and ":pids:" in line for line in out)
+            assert (cgroups.pids / "pids.max").read_text().strip() == "40"
+    finally:
+        cgroups.cleanup()
+    assert cgroups.pids is None or not cgroups.pids.exists()
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_unwritable_cgroups_fall_back_with_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(limits, "CGROUP_ROOT", tmp_path / "no-cgroups" / "here")
+    settings = LocalSandboxSettings(build_command=["node", "-e", "console.log('still runs')"])
+    result = asyncio.run(LocalSandbox(settings).build(FILES, tmp_path / "ws"))
+    assert result.status == "ok", result.log
+    assert "still runs" in result.log
+    assert "memory is not limited" in result.log and "process count is not limited" in result.log
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_cpu_time_limit_kills_busy_loop(tmp_path: Path):
+    settings = LocalSandboxSettings(
+        build_command=["node", "-e", "while (true) {}"], limits=ResourceLimits(cpu_seconds=1, wall_clock_s=20)
+    )
+    result = asyncio.run(LocalSandbox(settings).build(FILES, tmp_path / "ws"))
+    assert result.status == "build_failed", result.log
+    assert "SIGXCPU" in result.log or "SIGKILL" in result.log, result.log
+    assert result.duration_s < 10

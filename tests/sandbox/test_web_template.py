@@ -1,0 +1,167 @@
+"""The pinned web template: file vetting, the shared node_modules install, workspace layout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from runner.sandbox import web_template
+from runner.sandbox.web_template import (
+    RESERVED_FILES,
+    TEMPLATE_DIR,
+    ensure_template_modules,
+    module_specifiers,
+    prepare_workspace,
+    validate_files,
+)
+
+GOOD_APP = 'import { useState } from "react";\nexport default function App() { return <p>hi</p>; }\n'
+
+
+def test_reserved_files_exist_in_template():
+    assert TEMPLATE_DIR.name == "web_template"
+    for name in RESERVED_FILES:
+        assert (TEMPLATE_DIR / name).is_file(), name
+
+
+def test_good_files_pass():
+    files = {
+        "src/App.jsx": GOOD_APP,
+        "src/parts/List.jsx": 'import React from "react";\nimport { createRoot } from "react-dom/client";\n'
+        'import "./list.css";\nimport { x } from "../util.js";\nimport { jsx } from "react/jsx-runtime";\n',
+        "src/parts/list.css": "li { color: red }",
+        "src/util.js": "export const x = 1; // import nope from 'left-pad'\n/* require('fs') */\n",
+    }
+    assert validate_files(files) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "fragment"),
+    [
+        ("App.jsx", "under src/"),
+        ("public/x.js", "under src/"),
+        ("src/../index.html", "'..'"),
+        ("../src/App.jsx", "'..'"),
+        ("/src/App.jsx", "absolute"),
+        ("src\\App.jsx", "backslash"),
+        ("src/main.jsx", "reserved"),
+        ("src/toolClient.js", "reserved"),
+        ("vite.config.js", "reserved"),
+        ("package.json", "reserved"),
+        ("src", "under src/"),
+    ],
+)
+def test_bad_paths_rejected(path, fragment):
+    reasons = validate_files({path: "export default 1;"})
+    assert len(reasons) == 1 and fragment in reasons[0], reasons
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'import _ from "lodash";',
+        "import {a} from 'lodash/fp';",
+        'import "left-pad";',
+        'export { x } from "evil";',
+        'const m = await import("axios");',
+        "const fs = require('fs');",
+        'import x from "@scope/pkg/sub";',
+        'import v from "vite";',
+        "import * as m from 'reactive'",
+        'import x from "node:fs";',
+    ],
+)
+def test_unknown_package_imports_rejected(source):
+    reasons = validate_files({"src/App.jsx": source})
+    assert reasons and "does not provide" in reasons[0], reasons
+
+
+def test_module_specifiers_cover_import_forms():
+    source = """
+    import A, { b } from "react";
+    import * as C from 'react-dom/client';
+    import "./side.css";
+    export * from "./re";
+    const d = import("./lazy.jsx");
+    const e = require("./cjs");
+    """
+    assert sorted(module_specifiers(source)) == sorted(
+        ["react", "react-dom/client", "./side.css", "./re", "./lazy.jsx", "./cjs"]
+    )
+
+
+def test_size_and_count_caps():
+    assert any("exceeds" in r for r in validate_files({"src/big.js": "x" * 2000}, max_file_bytes=1000))
+    many = {f"src/f{i}.js": "" for i in range(5)}
+    assert any("too many files" in r for r in validate_files(many, max_files=4))
+
+
+def test_ensure_template_modules_installs_once(tmp_path):
+    """Two concurrent callers on a fresh cache folder: one install, both get the same complete tree."""
+    shared_npm = web_template.DEFAULT_CACHE_ROOT / "npm"
+    if shared_npm.is_dir():  # reuse the downloaded tarballs so this test needs no network when warm
+        (tmp_path / "npm").symlink_to(shared_npm)
+    results: list[Path] = []
+    errors: list[BaseException] = []
+
+    def worker():
+        try:
+            results.append(ensure_template_modules(tmp_path))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    cold = time.monotonic() - started
+    assert not errors, errors
+    assert len(results) == 2 and results[0] == results[1]
+    modules = results[0]
+    assert modules == tmp_path / "web-template" / web_template.template_hash() / "node_modules"
+    assert (modules / "vite" / "bin" / "vite.js").is_file()
+    assert (modules / "react" / "package.json").is_file()
+    assert [p.name for p in modules.parent.iterdir() if p.name.startswith("install-")] == []
+    started = time.monotonic()
+    assert ensure_template_modules(tmp_path) == modules
+    warm = time.monotonic() - started
+    print(f"template install: cold {cold:.2f}s, warm {warm * 1000:.2f}ms")
+    assert warm < 0.1
+
+
+def test_prepare_workspace_layout(tmp_path):
+    modules = ensure_template_modules()
+    ws = tmp_path / "ws"
+    (ws / "stale").mkdir(parents=True)  # a previous turn's leftovers must go
+    prepare_workspace({"src/App.jsx": GOOD_APP, "src/deep/a.js": "export const a = 1;"}, ws, modules)
+    assert not (ws / "stale").exists()
+    assert (ws / "src" / "App.jsx").read_text() == GOOD_APP
+    assert (ws / "src" / "deep" / "a.js").is_file()
+    for name in RESERVED_FILES:
+        assert (ws / name).read_bytes() == (TEMPLATE_DIR / name).read_bytes()
+    assert (ws / "node_modules").is_symlink() and os.readlink(ws / "node_modules") == str(modules)
+    with pytest.raises(ValueError):
+        prepare_workspace({"../escape.js": ""}, tmp_path / "ws2", modules)
+
+
+@pytest.mark.build
+def test_prepared_workspace_builds_on_host(tmp_path):
+    """The symlinked node_modules resolves for vite (outside the sandbox too)."""
+    ws = prepare_workspace({"src/App.jsx": GOOD_APP}, tmp_path / "ws", ensure_template_modules())
+    proc = subprocess.run(
+        ["node", "node_modules/vite/bin/vite.js", "build", "--configLoader", "native"],
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (ws / "dist" / "index.html").is_file()
+    assert list((ws / "dist" / "assets").glob("*.js"))
