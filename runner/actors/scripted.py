@@ -1,0 +1,159 @@
+"""The scripted actor: replay each requirement's check steps (not its assertions) and record a trace.
+
+It exercises the artifact exactly as the checks will, from a fresh page load per requirement, so the
+trace shows what a user following the task's own scripts would have seen (one screenshot per step).
+It decides nothing: whether the page then satisfies the requirement is the judge's call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runner.actors.base import ActorContext
+from runner.evidence import Trace, TraceStep
+from runner.judges.check_runner import StepFailed, perform_step, step_summary
+
+if TYPE_CHECKING:
+    from runner.browser.session import PageSession
+
+TRACE_FILE = "trace.json"
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:300] if text else type(error).__name__
+
+
+def _action(step: object, requirement_id: str) -> dict[str, object]:
+    """The trace's action record: the step's fields with `action` renamed to `kind`, plus its requirement."""
+    fields = step_summary(step)
+    return {"kind": fields.pop("action"), **fields, "requirement": requirement_id}
+
+
+class ScriptedActorSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    step_timeout_s: float = Field(2.0, gt=0)
+    max_steps: int = Field(200, gt=0)  # bound on the whole trace
+    screenshots: bool = True
+
+
+class ScriptedActor:
+    name = "scripted"
+
+    def __init__(self, settings: ScriptedActorSettings | None = None) -> None:
+        self.settings = settings or ScriptedActorSettings()
+
+    async def aclose(self) -> None:
+        return None
+
+    async def act(self, session: "PageSession", context: ActorContext) -> Trace:
+        s = self.settings
+        trace = Trace(actor=self.name)
+        skipped: list[str] = []
+        run: list[str] = []
+        failed: list[str] = []
+        truncated = False
+        context.out_dir.mkdir(parents=True, exist_ok=True)
+
+        for requirement in context.turn.requirements:
+            if requirement.check is None:
+                skipped.append(requirement.id)
+                continue
+            if len(trace.steps) >= s.max_steps:
+                truncated = True
+                break
+            run.append(requirement.id)
+            try:
+                await session.goto()
+            except Exception as error:
+                failed.append(requirement.id)
+                trace.steps.append(
+                    TraceStep(
+                        index=len(trace.steps),
+                        action={"kind": "goto", "url": session.url, "requirement": requirement.id},
+                        ok=False,
+                        error=f"page did not load: {_first_line(error)}",
+                    )
+                )
+                continue
+            for step in requirement.check.steps:
+                if len(trace.steps) >= s.max_steps:
+                    truncated = True
+                    break
+                try:
+                    # evaluate() has no timeout of its own: a page stuck in a loop must not hang the actor.
+                    ok = await asyncio.wait_for(
+                        self._step(session, context, trace, requirement.id, step), timeout=self._step_budget_s(step)
+                    )
+                except Exception as error:  # a hung or crashed page: the step failed, the trace goes on
+                    ok = False
+                    reason = (
+                        f"page did not respond within {self._step_budget_s(step):g} s"
+                        if isinstance(error, asyncio.TimeoutError)
+                        else f"page failed: {_first_line(error)}"
+                    )
+                    trace.steps.append(
+                        TraceStep(index=len(trace.steps), action=_action(step, requirement.id), ok=False, error=reason)
+                    )
+                if not ok:  # later steps of this script depend on this one
+                    failed.append(requirement.id)
+                    break
+
+        trace.summary = {
+            "requirements_run": run,
+            "requirements_with_failed_steps": failed,
+            "skipped": skipped,
+            "steps": len(trace.steps),
+            "failed_steps": sum(not step.ok for step in trace.steps),
+            "truncated": truncated,
+        }
+        if skipped:
+            trace.summary["note"] = f"skipped {len(skipped)} requirement(s) without an executable check: " + ", ".join(
+                skipped
+            )
+        trace.finished = not truncated
+        trace.save(context.out_dir / TRACE_FILE)
+        return trace
+
+    def _step_budget_s(self, step: object) -> float:
+        # presence wait + action + screenshot, each bounded by the step timeout, plus a wait's own time
+        return 3 * self.settings.step_timeout_s + getattr(step, "ms", 0) / 1000 + 5.0
+
+    async def _step(
+        self, session: "PageSession", context: ActorContext, trace: Trace, requirement_id: str, step: object
+    ) -> bool:
+        index = len(trace.steps)
+        started = time.monotonic()
+        await session.reset_mutations()
+        ok, error = True, ""
+        try:
+            await perform_step(session.page, step, timeout_s=self.settings.step_timeout_s)
+        except StepFailed as failure:
+            ok, error = False, str(failure)
+        mutations = await session.mutation_count()
+        screenshot = ""
+        if self.settings.screenshots:
+            screenshot = f"step_{index:02d}.png"
+            try:
+                await session.screenshot(context.out_dir / screenshot)
+            except Exception:  # a crashed page cannot be shot; the step record still stands
+                screenshot = ""
+        action = _action(step, requirement_id)
+        trace.steps.append(
+            TraceStep(
+                index=index,
+                action=action,
+                ok=ok,
+                error=error,
+                dom_changed=mutations > 0,
+                mutations=mutations,
+                screenshot_after=screenshot,
+                duration_s=round(time.monotonic() - started, 3),
+            )
+        )
+        return ok

@@ -1,0 +1,307 @@
+"""The rules judge: deterministic generic checks plus each requirement's executable check.
+
+Generic checks (build succeeded, page loaded and not blank, no uncaught page errors) become dimensions
+with score 1.0 / 0.0. Each requirement with a `check` is run on the live page (check_runner.py); one
+without a check is UNASSESSED. The official decision:
+
+    passed = False  if any generic check or any requirement failed
+           = None   if nothing failed but some requirement (or generic check) could not be assessed
+           = True   only when everything was checked and passed
+
+so an unchecked requirement can never turn into a pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runner.judges.base import JudgeError, JudgeInput
+from runner.judges.check_runner import CheckOutcome, StateReader, ToolLogReader, run_check
+from runner.judges.checks import Check
+from runner.records import (
+    DimensionScore,
+    RequirementResult,
+    RequirementStatus,
+    Verdict,
+    write_json_atomic,
+)
+from runner.tasks import Requirement
+
+TOOL_LOG_FILE = "tool_log.jsonl"
+STATE_FILE = "state.json"
+VERDICT_FILE = "verdict.json"
+
+
+class RulesJudgeSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    require_no_page_errors: bool = True
+    require_not_blank: bool = True
+    check_timeout_s: float = Field(20, gt=0)
+    step_timeout_s: float = Field(2.0, gt=0)
+    assert_timeout_s: float = Field(2.0, ge=0)
+
+
+@dataclass
+class Readers:
+    """Where assertions read the tool log and runtime state; None means not available (unassessed)."""
+
+    tool_log: ToolLogReader | None = None
+    state: StateReader | None = None
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Records of a JSONL file; a torn or malformed line (a writer mid-append) is skipped."""
+    records: list[dict[str, Any]] = []
+    for line in path.read_text(errors="replace").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def default_readers(judge_input: JudgeInput) -> Readers:
+    """Readers over the evidence dir, falling back to what the engine put in JudgeInput.
+
+    The tool log is re-read from `tool_log.jsonl` on every call because checks make new calls; it is
+    available when that file exists or the input carries a log. The engine should create the (possibly
+    empty) file whenever the artifact has a tool bridge, so that "never called" fails instead of
+    being unassessed. Runtime state comes from `state.json`, else `judge_input.runtime_state`.
+    """
+    log_path = judge_input.out_dir / TOOL_LOG_FILE
+    state_path = judge_input.out_dir / STATE_FILE
+    readers = Readers()
+    if log_path.exists() or judge_input.tool_log:
+
+        def read_tool_log() -> list[dict[str, Any]]:
+            return read_jsonl(log_path) if log_path.exists() else list(judge_input.tool_log)
+
+        readers.tool_log = read_tool_log
+    if state_path.exists() or judge_input.runtime_state is not None:
+
+        def read_state() -> Any:
+            if state_path.exists():
+                try:
+                    return json.loads(state_path.read_text())
+                except ValueError:  # a writer mid-replace; fall back to what the engine gave
+                    pass
+            return judge_input.runtime_state
+
+        readers.state = read_state
+    return readers
+
+
+_BLANK_JS = """() => {
+  const body = document.body;
+  if (!body) return true;
+  if ((body.innerText || '').trim().length > 0) return false;
+  return !document.querySelector('img, svg, canvas, video, input, button, select, textarea, iframe');
+}"""
+
+
+def _pass(reason: str) -> DimensionScore:
+    return DimensionScore(score=1.0, reason=reason)
+
+
+def _fail(reason: str) -> DimensionScore:
+    return DimensionScore(score=0.0, reason=reason)
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+class RulesJudge:
+    """Deterministic judge: generic page checks and executable requirement checks, no model involved."""
+
+    name = "rules"
+
+    def __init__(
+        self,
+        settings: RulesJudgeSettings | None = None,
+        *,
+        readers: Callable[[JudgeInput], Readers] = default_readers,
+    ) -> None:
+        self.settings = settings or RulesJudgeSettings()
+        self._readers = readers
+
+    async def aclose(self) -> None:
+        return None
+
+    async def score(self, judge_input: JudgeInput) -> Verdict:
+        try:
+            verdict = await self._score(judge_input)
+        except JudgeError:
+            raise
+        except Exception as error:  # a bug or a dead browser, not the artifact's fault
+            raise JudgeError(f"rules judge failed: {type(error).__name__}: {error}") from error
+        write_json_atomic(judge_input.out_dir / VERDICT_FILE, verdict.model_dump(mode="json"))
+        return verdict
+
+    async def _score(self, judge_input: JudgeInput) -> Verdict:
+        s = self.settings
+        dimensions: dict[str, DimensionScore] = {}
+        failure_types: list[str] = []
+
+        # 1. The build.
+        build = judge_input.build
+        if build.ok:
+            dimensions["build"] = _pass("build succeeded")
+        else:
+            tail = build.log.strip().splitlines()[-3:] if build.log else []
+            dimensions["build"] = _fail(f"build {build.status}" + (": " + " | ".join(tail) if tail else ""))
+            failure_types.append("build_failed")
+
+        # 2. The page loaded and is not blank.
+        load_problem = ""
+        if build.ok:
+            loaded = await self._loaded(judge_input)
+            dimensions["loaded"] = loaded
+            if loaded.score == 0.0:
+                load_problem = loaded.reason
+                failure_types.append("blank_page" if loaded.reason.startswith("page is blank") else "load_error")
+
+        # 3. The requirements.
+        readers = self._readers(judge_input)
+        results: list[RequirementResult] = []
+        details: dict[str, Any] = {}
+        for requirement in judge_input.turn.requirements:
+            result, detail = await self._judge_requirement(judge_input, requirement, readers, load_problem)
+            results.append(result)
+            if detail is not None:
+                details[requirement.id] = detail
+        if any(r.status is RequirementStatus.FAILED for r in results):
+            failure_types.append("requirement_failed")
+
+        # 4. Uncaught page errors, at load and during the checks.
+        if build.ok:
+            errors = list(judge_input.evidence.page_errors) if judge_input.evidence else []
+            if judge_input.session is not None:
+                errors += list(judge_input.session.page_errors)
+            errors = _unique(errors)
+            if errors:
+                shown = " | ".join(e[:200] for e in errors[:3])
+                dimensions["page_errors"] = _fail(f"{len(errors)} uncaught page error(s): {shown}")
+                if s.require_no_page_errors:
+                    failure_types.append("page_error")
+            elif judge_input.evidence is None and judge_input.session is None:
+                dimensions["page_errors"] = DimensionScore(score=None, reason="no page observed")
+            else:
+                dimensions["page_errors"] = _pass("no uncaught page errors")
+
+        assessed = [r for r in results if r.status is not RequirementStatus.UNASSESSED]
+        passed_count = sum(r.status is RequirementStatus.PASSED for r in results)
+        dimensions["requirements"] = DimensionScore(
+            score=passed_count / len(assessed) if assessed else None,
+            reason=f"{passed_count}/{len(assessed)} assessed requirement(s) passed, "
+            f"{len(results) - len(assessed)} unassessed",
+        )
+
+        passed = self._decide(dimensions, results)
+        summary = self._summary(passed, dimensions, results)
+        return Verdict(
+            judge=self.name,
+            passed=passed,
+            dimensions=dimensions,
+            requirements=results,
+            failure_types=_unique(failure_types),
+            summary=summary,
+            raw={"checks": details} if details else None,
+        )
+
+    def _decide(self, dimensions: dict[str, DimensionScore], results: list[RequirementResult]) -> bool | None:
+        s = self.settings
+        gating = ["build", "loaded"] + (["page_errors"] if s.require_no_page_errors else [])
+        generic = [dimensions[name] for name in gating if name in dimensions]
+        if any(d.score == 0.0 for d in generic) or any(r.status is RequirementStatus.FAILED for r in results):
+            return False
+        if any(d.score is None for d in generic) or "loaded" not in dimensions:
+            return None
+        if any(r.status is RequirementStatus.UNASSESSED for r in results):
+            return None
+        return True
+
+    @staticmethod
+    def _summary(passed: bool | None, dimensions: dict[str, DimensionScore], results: list[RequirementResult]) -> str:
+        counts = {status: sum(r.status is status for r in results) for status in RequirementStatus}
+        parts = [
+            f"requirements: {counts[RequirementStatus.PASSED]} passed, {counts[RequirementStatus.FAILED]} failed, "
+            f"{counts[RequirementStatus.UNASSESSED]} unassessed"
+        ]
+        parts += [f"{name}: {d.reason}" for name, d in dimensions.items() if name != "requirements" and d.score != 1.0]
+        verdict = {True: "PASSED", False: "FAILED", None: "UNDECIDED"}[passed]
+        return f"{verdict}; " + "; ".join(parts)
+
+    async def _loaded(self, judge_input: JudgeInput) -> DimensionScore:
+        evidence = judge_input.evidence
+        require_not_blank = self.settings.require_not_blank
+        if evidence is not None:
+            if evidence.load_error:
+                return _fail(f"page did not load: {evidence.load_error}")
+            if evidence.blank and require_not_blank:
+                return _fail("page is blank after load")
+            return _pass("page loaded" + (" (blank)" if evidence.blank else ""))
+        session = judge_input.session
+        if session is None:
+            return DimensionScore(score=None, reason="no evidence and no live page")
+        # No probe evidence: look at the live page ourselves.
+        limit = self.settings.check_timeout_s
+        try:
+            await asyncio.wait_for(session.goto(), timeout=limit)
+            blank = bool(await asyncio.wait_for(session.page.evaluate(_BLANK_JS), timeout=limit))
+        except Exception as error:  # includes a page too busy to answer within the check timeout
+            return _fail(f"page did not load: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
+        if blank and require_not_blank:
+            return _fail("page is blank after load")
+        return _pass("page loaded" + (" (blank)" if blank else ""))
+
+    async def _judge_requirement(
+        self, judge_input: JudgeInput, requirement: Requirement, readers: Readers, load_problem: str
+    ) -> tuple[RequirementResult, dict[str, Any] | None]:
+        """One requirement's result, plus the check's details when it ran."""
+
+        def result(status: RequirementStatus, reason: str) -> RequirementResult:
+            return RequirementResult(id=requirement.id, status=status, reason=reason)
+
+        if not judge_input.build.ok:
+            return result(RequirementStatus.FAILED, "artifact did not build"), None
+        if requirement.check is None:
+            return result(RequirementStatus.UNASSESSED, "no executable check"), None
+        if load_problem:
+            return result(RequirementStatus.FAILED, load_problem), None
+        if judge_input.session is None:
+            return result(RequirementStatus.UNASSESSED, "no live page to run the check on"), None
+        outcome = await self._run_one(judge_input, requirement.check, readers)
+        if isinstance(outcome, str):
+            return result(RequirementStatus.FAILED, outcome), {"status": "failed", "reason": outcome}
+        return result(outcome.status, outcome.reason), outcome.to_json()
+
+    async def _run_one(self, judge_input: JudgeInput, check: Check, readers: Readers) -> CheckOutcome | str:
+        s = self.settings
+        assert judge_input.session is not None
+        try:
+            return await asyncio.wait_for(
+                run_check(
+                    judge_input.session,
+                    check,
+                    tool_log_reader=readers.tool_log,
+                    state_reader=readers.state,
+                    step_timeout_s=s.step_timeout_s,
+                    assert_timeout_s=s.assert_timeout_s,
+                ),
+                timeout=s.check_timeout_s,
+            )
+        except asyncio.TimeoutError:
+            return f"check timed out after {s.check_timeout_s:g} s"

@@ -1,0 +1,228 @@
+"""run_check against real Chromium on small vanilla-JS pages (fixtures in conftest.py)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from runner.judges.check_runner import json_contains, json_subset, resolve_path, run_check, _MISSING
+from runner.judges.checks import Check
+from runner.records import RequirementStatus
+
+ADD_TODO = {
+    "steps": [
+        {"action": "fill", "target": {"label": "Task"}, "value": "Water plants"},
+        {"action": "click", "target": {"role": "button", "name": "Add"}},
+    ],
+    "assert": [
+        {"type": "text_visible", "text": "Water plants"},
+        {"type": "count", "target": {"css": "li.todo"}, "equals": 1},
+        {"type": "attribute", "target": {"css": "li.todo"}, "name": "data-state", "equals": "open"},
+        {"type": "value", "target": {"testid": "task-input"}, "equals": ""},
+        {"type": "mutation", "changed": True},
+    ],
+}
+
+
+def check(payload: dict) -> Check:
+    return Check.model_validate(payload)
+
+
+# --- pure helpers --------------------------------------------------------------------------------
+
+
+def test_json_subset_and_contains() -> None:
+    assert json_subset({"a": 1}, {"a": 1, "b": 2})
+    assert json_subset({"a": {"b": [1, 2]}}, {"a": {"b": [1, 2], "c": 0}})
+    assert not json_subset({"a": [1]}, {"a": [1, 2]})
+    assert not json_subset({"a": True}, {"a": 1})  # booleans are not numbers
+    assert not json_subset({"a": 1}, {"b": 1})
+    assert json_contains(["x", {"id": 3, "n": "y"}], {"id": 3})
+    assert json_contains("hello world", "world")
+    assert not json_contains(5, 5)
+
+
+def test_resolve_path() -> None:
+    state = {"notes": [{"title": "A"}, {"title": "B"}], "count": 2}
+    assert resolve_path(state, "notes.1.title") == "B"
+    assert resolve_path(state, "count") == 2
+    assert resolve_path(state, "notes.5.title") is _MISSING
+    assert resolve_path(state, "missing") is _MISSING
+
+
+# --- on a live page ------------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_working_todo_passes(site, browse, pages) -> None:
+    url = site.page("todo.html", pages.todo())
+    outcome = browse(url, lambda s: run_check(s, check(ADD_TODO)))
+    assert outcome.status is RequirementStatus.PASSED, outcome.reason
+    assert [a.status for a in outcome.assertions] == [RequirementStatus.PASSED] * 5
+    assert all(step.ok for step in outcome.steps) and len(outcome.steps) == 2
+    assert outcome.to_json()["status"] == "passed"
+
+
+@pytest.mark.browser
+def test_dead_button_fails_naming_the_assertion(site, browse, pages) -> None:
+    url = site.page("dead.html", pages.dead)
+    outcome = browse(url, lambda s: run_check(s, check(ADD_TODO), assert_timeout_s=0.5))
+    assert outcome.status is RequirementStatus.FAILED
+    assert "assertion 0 (text_visible)" in outcome.reason and "'Water plants' is not visible" in outcome.reason
+    assert "matches 0 elements, expected exactly 1" in outcome.reason
+    assert "did not change the DOM" in outcome.reason
+    # the input kept its text: the value assertion names what it saw
+    value = next(a for a in outcome.assertions if a.type == "value")
+    assert value.status is RequirementStatus.FAILED and "'Water plants'" in value.reason
+
+
+@pytest.mark.browser
+def test_missing_target_fails_naming_the_target(site, browse, pages) -> None:
+    url = site.page("todo.html", pages.todo())
+    payload = {
+        "steps": [{"action": "click", "target": {"role": "button", "name": "Delete all"}}],
+        "assert": [{"type": "count", "target": {"css": "li"}, "equals": 0}],
+    }
+    started = time.monotonic()
+    outcome = browse(url, lambda s: run_check(s, check(payload), step_timeout_s=1.0))
+    assert time.monotonic() - started < 15
+    assert outcome.status is RequirementStatus.FAILED
+    assert "step 0 (click)" in outcome.reason and "role=button name='Delete all'" in outcome.reason
+    assert outcome.steps[0].ok is False and outcome.assertions == []
+
+
+@pytest.mark.browser
+def test_negative_text_and_count_bounds(site, browse, pages) -> None:
+    url = site.page("todo.html", pages.todo())
+    payload = {
+        "steps": [
+            {"action": "fill", "target": {"role": "textbox", "name": "Task"}, "value": "A"},
+            {"action": "press", "target": {"label": "Task"}, "key": "Tab"},
+            {"action": "click", "target": {"text": "Add", "exact": True}},
+            {"action": "fill", "target": {"css": "#task"}, "value": "B"},
+            {"action": "click", "target": {"role": "button"}},
+            {"action": "wait", "target": {"text": "B", "exact": True}},
+        ],
+        "assert": [
+            {"type": "count", "target": {"role": "listitem"}, "min": 2, "max": 2},
+            {"type": "text_visible", "text": "Nothing to do", "present": False},
+            {"type": "attribute", "target": {"css": "li.todo", "nth": 1}, "name": "class", "contains": "todo"},
+        ],
+    }
+    outcome = browse(url, lambda s: run_check(s, check(payload)))
+    assert outcome.status is RequirementStatus.PASSED, outcome.reason
+
+
+@pytest.mark.browser
+def test_select_check_and_keyboard_steps(site, browse) -> None:
+    html = """<!doctype html><body>
+    <label>Size <select id="size"><option value="s">Small</option><option value="l">Large</option></select></label>
+    <label><input type="checkbox" id="gift"> Gift wrap</label>
+    <input id="q" aria-label="Search">
+    <p id="out"></p>
+    <script>
+      const render = () => { document.getElementById('out').textContent =
+        'size=' + document.getElementById('size').value + ' gift=' + document.getElementById('gift').checked; };
+      document.getElementById('size').addEventListener('change', render);
+      document.getElementById('gift').addEventListener('change', render);
+      document.getElementById('q').addEventListener('keydown', e => {
+        if (e.key === 'Enter') document.getElementById('out').textContent += ' searched';
+      });
+    </script></body>"""
+    url = site.page("form.html", html)
+    payload = {
+        "steps": [
+            {"action": "select", "target": {"label": "Size"}, "value": "Large"},  # by option label
+            {"action": "check", "target": {"role": "checkbox", "name": "Gift wrap"}},
+            {"action": "fill", "target": {"label": "Search"}, "value": "shoes"},
+            {"action": "press", "key": "Enter"},  # the focused element
+        ],
+        "assert": [
+            {"type": "text_visible", "text": "size=l gift=true searched"},
+            {"type": "value", "target": {"label": "Size"}, "equals": "l"},
+        ],
+    }
+    outcome = browse(url, lambda s: run_check(s, check(payload)))
+    assert outcome.status is RequirementStatus.PASSED, outcome.reason
+
+
+@pytest.mark.browser
+def test_tool_called_with_supplied_log(site, browse, pages) -> None:
+    url = site.page("tool.html", pages.tool)
+    site.tool_log.append({"tool": "delete_note", "arguments": {"id": 1}, "ok": True})  # before the check
+    payload = {
+        "steps": [
+            {"action": "fill", "target": {"label": "Title"}, "value": "Groceries"},
+            {"action": "click", "target": {"role": "button", "name": "Save"}},
+        ],
+        "assert": [
+            {"type": "tool_called", "tool": "create_note", "args_subset": {"title": "Groceries", "tags": ["a", "b"]}},
+            {"type": "tool_not_called", "tool": "delete_note"},  # the earlier call does not count
+            {"type": "text_visible", "text": "Saved Groceries"},
+        ],
+    }
+    wrong = {
+        "steps": payload["steps"],
+        "assert": [{"type": "tool_called", "tool": "create_note", "args_subset": {"title": "Other"}}],
+    }
+    reader = lambda: list(site.tool_log)  # noqa: E731
+
+    async def body(session):
+        return (
+            await run_check(session, check(payload), tool_log_reader=reader),
+            await run_check(session, check(wrong), tool_log_reader=reader, assert_timeout_s=0.3),
+            await run_check(session, check(payload)),
+        )
+
+    good, bad, no_reader = browse(url, body)
+    assert good.status is RequirementStatus.PASSED, good.reason
+    assert bad.status is RequirementStatus.FAILED
+    assert "create_note" in bad.reason and '{"title": "Other"}' in bad.reason
+    # Without a reader the tool assertions cannot be checked: unassessed, not failed and not passed.
+    assert no_reader.status is RequirementStatus.UNASSESSED
+    assert "no tool log" in no_reader.reason
+
+
+@pytest.mark.browser
+def test_state_assertion(site, browse, pages) -> None:
+    url = site.page("todo.html", pages.todo())
+    payload = {
+        "assert": [
+            {"type": "state", "path": "notes.0.title", "equals": "Groceries"},
+            {"type": "state", "path": "notes", "contains": {"title": "Groceries"}},
+            {"type": "state", "path": "deleted", "exists": False},
+        ]
+    }
+    state = {"notes": [{"title": "Groceries", "id": 1}]}
+
+    async def async_reader() -> dict:
+        return {"notes": [], "deleted": True}
+
+    async def body(session):
+        return (
+            await run_check(session, check(payload)),
+            await run_check(session, check(payload), state_reader=lambda: state),
+            await run_check(session, check(payload), state_reader=async_reader, assert_timeout_s=0.2),
+        )
+
+    no_reader, good, bad = browse(url, body)
+    assert no_reader.status is RequirementStatus.UNASSESSED
+    assert all(a.status is RequirementStatus.UNASSESSED for a in no_reader.assertions)
+    assert good.status is RequirementStatus.PASSED, good.reason
+    assert bad.status is RequirementStatus.FAILED
+    assert "'notes.0.title' does not exist" in bad.reason and "'deleted' exists" in bad.reason
+
+
+@pytest.mark.browser
+def test_failed_and_unassessed_mix_is_failed(site, browse, pages) -> None:
+    url = site.page("dead.html", pages.dead)
+    payload = {
+        "assert": [
+            {"type": "text_visible", "text": "Water plants"},
+            {"type": "state", "path": "x"},
+        ]
+    }
+    outcome = browse(url, lambda s: run_check(s, check(payload), assert_timeout_s=0.2))
+    assert outcome.status is RequirementStatus.FAILED
+    assert [a.status for a in outcome.assertions] == [RequirementStatus.FAILED, RequirementStatus.UNASSESSED]

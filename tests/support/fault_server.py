@@ -1,0 +1,64 @@
+"""A scriptable OpenAI-compatible chat server on 127.0.0.1, for fault injection in end-to-end tests."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+# behaviour(messages) -> (http_status, body_text or None to hang)
+Behaviour = Callable[[list[dict[str, Any]]], tuple[int, str | None]]
+
+
+def completion(text: str) -> str:
+    return json.dumps({
+        "id": "cmpl-test", "object": "chat.completion", "created": int(time.time()), "model": "local",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
+    })
+
+
+class FaultServer:
+    def __init__(self, behaviour: Behaviour, *, hang_s: float = 30.0) -> None:
+        self.behaviour = behaviour
+        self.hang_s = hang_s
+        self.calls = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+                length = int(self.headers.get("Content-Length", 0))
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                outer.calls += 1
+                status, body = outer.behaviour(payload.get("messages", []))
+                if body is None:
+                    time.sleep(outer.hang_s)
+                    return
+                data = body.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> "FaultServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,155 @@
+"""The command line end to end: real Vite builds, bubblewrap, Chromium and an MLflow sqlite store."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.conftest import REPO_ROOT, cli_env, runner_command
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox]
+
+
+def _run(*overrides: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(runner_command(*overrides), cwd=REPO_ROOT, env=cli_env(), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _tracking(tmp: Path) -> list[str]:
+    return [f"tracking.uri=sqlite:///{tmp}/mlflow.db", f"tracking.artifact_root={tmp}/artifacts"]
+
+
+def _records(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
+
+
+def _deterministic(summary: dict) -> dict:
+    return {key: value for key, value in summary.items() if key != "run"}
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    tmp = tmp_path_factory.mktemp("oracle")
+    run_dir = tmp / "run"
+    result = _run(f"hydra.run.dir={run_dir}", *_tracking(tmp))
+    return tmp, run_dir, result
+
+
+def test_default_experiment_passes_every_smoke_turn(oracle_run) -> None:
+    tmp, run_dir, result = oracle_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == str(run_dir), "the last printed line is the run dir"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["turn_pass"] == 1.0
+    assert summary["requested_slots"] == summary["recorded_slots"] == len(_records(run_dir))
+    assert (run_dir / "config.yaml").exists()
+    first = run_dir / "evidence" / "smoke-counter" / "1"
+    for name in ("screenshot.png", "screenshot_full.png", "dom.html", "console.json", "trace.json", "verdict.json"):
+        assert (first / name).exists(), name
+    assert (first / "src" / "src" / "App.jsx").exists() or (first / "src" / "App.jsx").exists()
+
+
+def test_default_experiment_is_tracked_in_mlflow(oracle_run) -> None:
+    tmp, run_dir, result = oracle_run
+    assert result.returncode == 0
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp}/mlflow.db")
+    experiment = client.get_experiment_by_name("genui-runner")
+    runs = client.search_runs([experiment.experiment_id])
+    jobs = [run for run in runs if "mlflow.parentRunId" not in run.data.tags]
+    assert len(jobs) == 1
+    job = jobs[0]
+    assert job.info.status == "FINISHED"
+    assert job.data.metrics["turn_pass"] == 1.0
+    assert job.data.params["model.name"] == "oracle"
+    children = [run for run in runs if run.data.tags.get("mlflow.parentRunId") == job.info.run_id]
+    assert len(children) == 3, "one nested run per task"
+    child = next(run for run in children if run.data.tags.get("genui.task_id") == "smoke-counter")
+    history = client.get_metric_history(child.info.run_id, "passed")
+    assert sorted(point.step for point in history) == [1, 2, 3]
+    artifacts = [item.path for item in client.list_artifacts(child.info.run_id, "evidence/smoke-counter/1")]
+    assert any(path.endswith("screenshot.png") for path in artifacts), artifacts
+
+
+def test_null_model_is_invalid_then_blocked(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    result = _run("model=null", f"hydra.run.dir={run_dir}", "tracking=off")
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = _records(run_dir)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["turn_pass"] == 0.0
+    assert len(records) == summary["requested_slots"] == 9
+    for record in records:
+        expected = "invalid_output" if record["turn"] == 1 else "blocked"
+        assert record["status"] == expected, record
+
+
+def test_sigkill_then_resume_gives_the_uninterrupted_summary(tmp_path: Path, oracle_run) -> None:
+    _, reference_dir, reference = oracle_run
+    assert reference.returncode == 0
+    run_dir = tmp_path / "run"
+    overrides = [f"hydra.run.dir={run_dir}", "tracking=off", "concurrency.episodes=1"]
+    process = subprocess.Popen(runner_command(*overrides), cwd=REPO_ROOT, env=cli_env(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    records = run_dir / "turns.jsonl"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if records.exists() and len(records.read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    partial = len(records.read_text().splitlines())
+    assert 3 <= partial < 9, f"killed too late to test resume ({partial} records)"
+    assert not (run_dir / "summary.json").exists()
+
+    resumed = _run(*overrides)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    lines = _records(run_dir)
+    assert len(lines) == 9 and len({(r["task_id"], r["turn"]) for r in lines}) == 9, "nothing lost, nothing twice"
+    expected = json.loads((reference_dir / "summary.json").read_text())
+    actual = json.loads((run_dir / "summary.json").read_text())
+    assert _deterministic(actual) == _deterministic(expected)
+
+
+def test_resume_refuses_a_changed_configuration(tmp_path: Path, oracle_run) -> None:
+    _, reference_dir, _ = oracle_run
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    for name in ("turns.jsonl", "config.yaml"):
+        (run_dir / name).write_text((reference_dir / name).read_text())
+    result = _run(f"hydra.run.dir={run_dir}", "tracking=off", "actor=scripted")
+    assert result.returncode == 2
+    assert "configuration changed" in result.stderr and "actor" in result.stderr
+
+
+def test_unknown_group_option_lists_the_choices() -> None:
+    result = _run("model=nope", "hydra.run.dir=/tmp/genui-never-created")
+    assert result.returncode != 0
+    assert "nope" in result.stderr and "oracle" in result.stderr
+
+
+def test_mistyped_key_is_named() -> None:
+    result = _run("+model.temprature=1", "tracking=off", "hydra.run.dir=/tmp/genui-never-created")
+    assert result.returncode == 2
+    assert "model.temprature" in result.stderr
+
+
+def test_bad_value_names_key_and_value() -> None:
+    result = _run("concurrency.builds=zero", "tracking=off", "hydra.run.dir=/tmp/genui-never-created")
+    assert result.returncode == 2
+    assert "concurrency.builds" in result.stderr and "'zero'" in result.stderr
+
+
+def test_malformed_task_file_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: broken\nturns:\n  - index: 1\n")
+    result = _run(f"suite.tasks_path={bad}", "tracking=off", f"hydra.run.dir={tmp_path / 'run'}")
+    assert result.returncode == 2
+    assert str(bad) in result.stderr and "turns[0].prompt" in result.stderr
