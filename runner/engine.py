@@ -242,7 +242,10 @@ class Engine:
         # 3. Build in the sandbox.
         start = time.perf_counter()
         async with limits.builds:
-            build = await self.services.sandbox.build(parsed.files, evidence_dir / "workspace")
+            build = await self.services.sandbox.build(
+                parsed.files, evidence_dir / "workspace", kind=getattr(self.suite, "artifact_kind", "vite"),
+                assets_dir=self._assets(task, turn),
+            )
         timings["build"] = time.perf_counter() - start
         (evidence_dir / "build.log").write_text(build.log)
         common: dict[str, Any] = {"usage": usage, "model_responded": True, "extra": {"build_status": build.status}}
@@ -276,14 +279,19 @@ class Engine:
                     trace = await self.services.actor.act(session, context)
                     trace.save(evidence_dir / "trace.json")
                     timings["actor"] = time.perf_counter() - start
+                # The state the user's interactions left is what carries over; the judge's own check
+                # calls happen after this snapshot and never leak into the next turn.
+                carried_state = self._read_runtime_state(bridge)
+                if carried_state is not None:
+                    write_json_atomic(evidence_dir / "state_carried.json", carried_state)
                 judged = await self._judge(task, turn, build, evidence, trace, parsed, evidence_dir, session, episode, limits, timings)
         finally:
             limits.browsers.put_nowait(pool)
 
         outcome.has_artifact = True
         outcome.ui_text = evidence.visible_text
-        outcome.runtime_state = self._read_runtime_state(bridge)
-        scores = {}
+        outcome.runtime_state = carried_state
+        scores = dict(judged.scores) if isinstance(judged, Verdict) else {}
         if trace is not None and trace.summary.get("interaction_rate") is not None:
             scores["interaction_rate"] = float(trace.summary["interaction_rate"])
         if isinstance(judged, JudgeError):
@@ -305,15 +313,23 @@ class Engine:
             assistant_text=parsed.assistant_text, out_dir=evidence_dir, session=session,
             previous_turns=[vars(previous) for previous in episode.history],
         )
+        judge_turn = getattr(self.suite, "judge_turn", None)
         try:
             async with limits.judge:
-                verdict = await self.services.judge.score(judge_input)
+                if judge_turn is not None:
+                    verdict = await judge_turn(self.services.judge, judge_input)
+                else:
+                    verdict = await self.services.judge.score(judge_input)
         except JudgeError as error:
             return error
         finally:
             timings["judge"] = time.perf_counter() - start
         write_json_atomic(evidence_dir / "verdict.json", verdict.model_dump(mode="json"))
         return verdict
+
+    def _assets(self, task: Task, turn: TurnSpec) -> Path | None:
+        assets = getattr(self.suite, "artifact_assets", None)
+        return assets(task, turn) if assets is not None else None
 
     @staticmethod
     def _read_runtime_state(bridge) -> Any:

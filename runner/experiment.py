@@ -66,7 +66,7 @@ async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: C
     project_root = Path(config.project_root)
     run_dir = RunDirectory(run_dir_path)
     suite = build_suite(config.suite, project_root=project_root)
-    tasks = suite.load_tasks()
+    tasks = await suite.load_tasks()
     if not tasks:
         raise ConfigError(f"suite {config.suite.name!r} selected no tasks")
     resumed = prepare_run_dir(config, run_dir)

@@ -62,6 +62,7 @@ class Verdict(BaseModel):
     requirements: list[RequirementResult] = Field(default_factory=list)
     failure_types: list[str] = Field(default_factory=list)
     mechanism: str | None = None  # diagnostic failure mechanism (EvoGenUI §6.1)
+    scores: dict[str, float] = Field(default_factory=dict)  # continuous suite scores (e.g. S_inbox, S_outbox)
     summary: str = ""
     raw: Any = None  # the judge model's raw output, if any
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel, Field
 
+from runner.sandbox.static import build_static
 from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
 from runner.sandbox.limits import CgroupSet, ResourceLimits, create_cgroups, folder_size_bytes, limited_command
 from runner.sandbox.web_template import (
@@ -235,7 +236,11 @@ class LocalSandbox:
             raise SandboxSetupError(f"bubblewrap executable {self.settings.bwrap!r} not found")
         return found
 
-    async def build(self, files: dict[str, str], workspace: Path) -> BuildResult:
+    async def build(self, files: dict[str, str], workspace: Path, *, kind: str = "vite",
+                    assets_dir: Path | None = None) -> BuildResult:
+        """Build `files` into an artifact. kind="static": a page needing no build (vetted and copied)."""
+        if kind == "static":
+            return await asyncio.to_thread(build_static, files, workspace, assets_dir=assets_dir)
         started = time.monotonic()
         settings = self.settings
         reasons = validate_files(

@@ -47,10 +47,18 @@ class EpisodeState:
 
 
 class Suite(Protocol):
+    """A benchmark protocol. Optional hooks (looked up with getattr, defaults in the engine):
+
+    - `artifact_kind`: "vite" (default; a React + Vite build) or "static" (HTML/CSS pages, no build)
+    - `artifact_assets(task, turn) -> Path | None`: read-only files served beside a static artifact
+    - `async judge_turn(judge, judge_input) -> Verdict`: suite-specific scoring (default: judge.score)
+    - `record_state(task, turn, outcome_files) -> dict`: extra per-turn state persisted for resume
+    """
+
     name: str
     settings: SuiteSettings
 
-    def load_tasks(self) -> list[Task]: ...
+    async def load_tasks(self) -> list[Task]: ...
 
     def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
         """The public payload of one turn, in OpenAI chat format."""

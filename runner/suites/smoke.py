@@ -27,7 +27,7 @@ class SmokeSuite:
         self.settings = settings
         self.project_root = project_root
 
-    def load_tasks(self) -> list[Task]:
+    async def load_tasks(self) -> list[Task]:
         spec = self.settings.tasks_path
         path = DEFAULT_TASKS if spec is None else (Path(spec) if Path(spec).is_absolute() else self.project_root / spec)
         return select_tasks(load_native_tasks(path, suite=self.name), self.settings)
