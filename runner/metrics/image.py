@@ -1,0 +1,256 @@
+"""Pixel-grounded image metrics of MT-Web2Code (seed paper 003, §3.5, eqs. 8-12).
+
+Images are numpy ``uint8`` arrays of shape ``(H, W, 3)`` (RGB), e.g. full-page renders
+loaded with :func:`load_rgb`. Three renders of one micro-level turn share a coordinate
+system (§3.5 "Pixel Alignment"): the golden repaired page ``G``, the broken input ``B``
+and the model output ``M``.
+
+What the paper fixes and what it leaves open (our choices are marked OURS):
+- eq. 9  footprint ``Ω = 1[|R(G) - R(B)| > τ]``. The paper gives neither the per-pixel
+  norm nor a value for τ. OURS: the distance is the largest absolute difference over
+  the three channels (so a change in one channel alone counts), and τ defaults to 0
+  because our renders are deterministic (the same page twice gives identical pixels,
+  tested), so any difference is a real change.
+- eq. 10/11 ``S_inbox = SSIM_Ω(G, M)``, ``S_outbox = SSIM_Ω̄(G, M)``: SSIM averaged over
+  the pixels of a mask. OURS: the SSIM map is scikit-image's (7x7 uniform window,
+  data_range 255, per channel, channels averaged) and, like skimage's own mean, the
+  ``(7-1)//2 = 3`` px border strip is excluded, so on a full mask the value equals
+  ``structural_similarity(G, M, channel_axis=-1, data_range=255)``.
+- "complemented by a color-sensitive pixel-difference penalty" (§3.5, after eq. 11): the
+  paper gives no formula. OURS: the penalty is the fraction of out-of-box pixels whose
+  colour differs by more than τ_color (same channel-max distance as eq. 9), and
+  ``S_outbox = SSIM_Ω̄(G, M) * (1 - penalty)``: it equals plain SSIM when no colour changed
+  and falls to 0 when every out-of-box pixel was recoloured.
+- eq. 12 ``Score = 0.8 * S_inbox + 0.2 * S_outbox`` (exact).
+- eq. 8 (macro level) ``S_inbox = (sum of 5 rubric dimensions + overall) / 6`` (exact).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+from skimage.metrics import structural_similarity
+
+# eq. 9 threshold; the paper leaves τ unspecified (see module docstring).
+DEFAULT_TAU = 0
+# skimage's default SSIM window (uniform 7x7); its mean drops a (7-1)//2 px border.
+SSIM_WIN = 7
+SSIM_BORDER = (SSIM_WIN - 1) // 2
+# eq. 12 weights.
+INBOX_WEIGHT = 0.8
+OUTBOX_WEIGHT = 0.2
+# eq. 8: five perceptual dimensions, five-band scale.
+RUBRIC_DIMENSIONS = ("layout", "elements", "text", "color", "spacing")
+RUBRIC_BANDS = (1.0, 0.75, 0.5, 0.25, 0.0)
+
+WHITE = 255
+
+
+def load_rgb(source: Path | str | bytes) -> np.ndarray:
+    """Load a PNG (path or bytes) as an ``(H, W, 3)`` uint8 RGB array (alpha dropped)."""
+    if isinstance(source, bytes):
+        img = Image.open(io.BytesIO(source))
+    else:
+        img = Image.open(source)
+    return np.asarray(img.convert("RGB"), dtype=np.uint8).copy()
+
+
+def _check_rgb(img: np.ndarray, name: str) -> None:
+    if img.dtype != np.uint8 or img.ndim != 3 or img.shape[2] != 3:
+        raise ValueError(f"{name} must be uint8 (H, W, 3), got {img.dtype} {img.shape}")
+
+
+def pad_to_common(*images: np.ndarray) -> list[np.ndarray]:
+    """Pad every image at the bottom/right with white to the largest height and width.
+
+    Why: full-page screenshots of G, B and M differ in height whenever an edit changes
+    the document length (a removed or duplicated element, a larger font). The renders
+    share one coordinate system anchored at the page's top-left (§3.5), so padding at
+    the bottom/right keeps every pixel at its page coordinate, and white is what the
+    browser shows past the end of a page with the default canvas. Rows that exist on
+    only one page then compare against white and count as differences, which is right:
+    content that appears or disappears is a change.
+    """
+    for i, img in enumerate(images):
+        _check_rgb(img, f"image {i}")
+    h = max(img.shape[0] for img in images)
+    w = max(img.shape[1] for img in images)
+    out = []
+    for img in images:
+        if img.shape[:2] == (h, w):
+            out.append(img)
+            continue
+        canvas = np.full((h, w, 3), WHITE, dtype=np.uint8)
+        canvas[: img.shape[0], : img.shape[1]] = img
+        out.append(canvas)
+    return out
+
+
+def _pad_mask(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Extend a boolean mask to ``shape`` with False (padding is outside any footprint)."""
+    mask = np.asarray(mask, dtype=bool)
+    if mask.ndim != 2:
+        raise ValueError(f"mask must be 2-D (H, W), got shape {mask.shape}")
+    if mask.shape == shape:
+        return mask
+    if mask.shape[0] > shape[0] or mask.shape[1] > shape[1]:
+        raise ValueError(f"mask {mask.shape} is larger than the images {shape}")
+    out = np.zeros(shape, dtype=bool)
+    out[: mask.shape[0], : mask.shape[1]] = mask
+    return out
+
+
+def pixel_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per-pixel distance used by eq. 9 (OURS): max over RGB of ``|a - b|``, int in 0..255."""
+    a, b = pad_to_common(a, b)
+    return np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2)
+
+
+def ssim_map(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """scikit-image's full SSIM map averaged over channels, shape ``(H, W)`` float64."""
+    a, b = pad_to_common(a, b)
+    _, full = structural_similarity(a, b, channel_axis=-1, data_range=255, full=True)
+    return full.astype(np.float64).mean(axis=2)
+
+
+def _interior(shape: tuple[int, int]) -> np.ndarray:
+    """The pixels skimage's mean SSIM uses (the border strip of the window radius dropped)."""
+    inner = np.zeros(shape, dtype=bool)
+    p = SSIM_BORDER
+    inner[p : shape[0] - p, p : shape[1] - p] = True
+    return inner
+
+
+def masked_ssim(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> float | None:
+    """SSIM_mask(a, b): the SSIM map averaged over the pixels of ``mask`` (eqs. 10-11).
+
+    ``mask`` is boolean ``(H, W)`` in the coordinates of the (padded) images. Border pixels
+    within the window radius are dropped like in skimage's own mean, so a full mask gives
+    exactly ``structural_similarity(a, b, channel_axis=-1, data_range=255)``. If the mask
+    touches only that border strip, those border pixels are used rather than nothing.
+    Returns None for an empty mask (there is nothing to score).
+    """
+    a, b = pad_to_common(a, b)
+    if min(a.shape[:2]) < SSIM_WIN:
+        raise ValueError(f"images must be at least {SSIM_WIN}x{SSIM_WIN}, got {a.shape[:2]}")
+    mask = _pad_mask(mask, a.shape[:2])
+    if not mask.any():
+        return None
+    return _masked_mean(ssim_map(a, b), mask)
+
+
+def _masked_mean(smap: np.ndarray, mask: np.ndarray) -> float | None:
+    """Mean of an SSIM map over a mask, border strip dropped as in skimage (see masked_ssim)."""
+    if not mask.any():
+        return None
+    use = mask & _interior(mask.shape)
+    if not use.any():
+        use = mask
+    return float(smap[use].mean(dtype=np.float64))
+
+
+def diff_footprint(golden: np.ndarray, broken: np.ndarray, tau: int = DEFAULT_TAU) -> np.ndarray:
+    """Repair footprint Ω (eq. 9): True where golden and broken renders differ by more than τ.
+
+    Images of different size are padded with white first (see :func:`pad_to_common`), so Ω
+    has the larger shape.
+    """
+    return pixel_distance(golden, broken) > tau
+
+
+def color_penalty(
+    golden: np.ndarray,
+    model: np.ndarray,
+    region: np.ndarray,
+    tau: int = DEFAULT_TAU,
+) -> float:
+    """Colour-sensitive pixel-difference penalty of S_outbox (§3.5 after eq. 11; formula OURS).
+
+    The fraction of pixels in ``region`` (normally Ω̄, the complement of the footprint)
+    whose colour in ``model`` differs from ``golden`` by more than ``tau`` (channel-max
+    distance). SSIM barely moves when a flat area is recoloured (its luminance term stays
+    near 1 for close means), which this count catches. 0.0 for an empty region.
+    """
+    dist = pixel_distance(golden, model)
+    region = _pad_mask(region, dist.shape)
+    n = int(region.sum())
+    if n == 0:
+        return 0.0
+    return float((dist[region] > tau).sum() / n)
+
+
+def inbox_score(
+    golden: np.ndarray, broken: np.ndarray, model: np.ndarray, tau: int = DEFAULT_TAU
+) -> float | None:
+    """S_inbox = SSIM_Ω(G, M) (eq. 10). None when Ω is empty (G == B: no defect to repair;
+    eq. 7's visibility check is meant to make this impossible)."""
+    golden, broken, model = pad_to_common(golden, broken, model)
+    omega = diff_footprint(golden, broken, tau)
+    return masked_ssim(golden, model, omega)
+
+
+def outbox_score(
+    golden: np.ndarray,
+    broken: np.ndarray,
+    model: np.ndarray,
+    tau: int = DEFAULT_TAU,
+    *,
+    color_tau: int = DEFAULT_TAU,
+) -> float:
+    """S_outbox = SSIM_Ω̄(G, M) * (1 - colour penalty on Ω̄) (eq. 11 plus §3.5's penalty).
+
+    If Ω covers the whole page there is nothing to preserve and the score is 1.0.
+    """
+    golden, broken, model = pad_to_common(golden, broken, model)
+    outside = ~diff_footprint(golden, broken, tau)
+    ssim_out = masked_ssim(golden, model, outside)
+    if ssim_out is None:
+        return 1.0
+    return ssim_out * (1.0 - color_penalty(golden, model, outside, color_tau))
+
+
+def final_score(s_in: float, s_out: float) -> float:
+    """Score = 0.8 * S_inbox + 0.2 * S_outbox (eq. 12), for both tracks."""
+    return INBOX_WEIGHT * float(s_in) + OUTBOX_WEIGHT * float(s_out)
+
+
+def rubric_inbox_score(dimension_scores: Mapping[str, float], overall: float) -> float:
+    """Macro-level S_inbox (eq. 8): mean of the five rubric dimensions and the overall rating.
+
+    Every score must lie on the five-band scale {1.0, 0.75, 0.5, 0.25, 0.0} (§3.5).
+    """
+    if set(dimension_scores) != set(RUBRIC_DIMENSIONS):
+        raise ValueError(
+            f"rubric needs exactly {RUBRIC_DIMENSIONS}, got {sorted(dimension_scores)}"
+        )
+    scores = [float(dimension_scores[d]) for d in RUBRIC_DIMENSIONS] + [float(overall)]
+    for s in scores:
+        if s not in RUBRIC_BANDS:
+            raise ValueError(f"rubric score {s} is not one of {RUBRIC_BANDS}")
+    return sum(scores) / 6.0
+
+
+def micro_turn_score(
+    golden: np.ndarray, broken: np.ndarray, model: np.ndarray, tau: int = DEFAULT_TAU
+) -> dict[str, float | None]:
+    """All micro-level numbers of one turn: ``s_inbox``, ``s_outbox``, ``score`` (eqs. 9-12).
+
+    ``score`` is None when the footprint is empty (no defect was visible).
+    """
+    golden, broken, model = pad_to_common(golden, broken, model)
+    if min(golden.shape[:2]) < SSIM_WIN:
+        raise ValueError(f"images must be at least {SSIM_WIN}x{SSIM_WIN}, got {golden.shape[:2]}")
+    omega = diff_footprint(golden, broken, tau)
+    smap = ssim_map(golden, model)  # one SSIM map serves both eq. 10 and eq. 11
+    s_in = _masked_mean(smap, omega)
+    ssim_out = _masked_mean(smap, ~omega)
+    s_out = 1.0 if ssim_out is None else ssim_out * (1.0 - color_penalty(golden, model, ~omega, tau))
+    return {
+        "s_inbox": s_in,
+        "s_outbox": s_out,
+        "score": None if s_in is None else final_score(s_in, s_out),
+    }
