@@ -39,3 +39,7 @@ def print_summary(console: Console, summary: dict[str, Any], records: list[TurnR
     for record in sorted(records, key=lambda r: r.slot):
         turns.add_row(record.task_id, str(record.turn), str(record.status), _fmt(record.passed), record.error.splitlines()[0][:60] if record.error else "")
     console.print(turns)
+    if summary.get("table2"):  # suites with the EvoGenUI Table 2 shape (runner/report/table2.py)
+        from runner.report.table2 import print_table2
+
+        print_table2(console, summary["table2"])

@@ -8,10 +8,15 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from runner.suites.base import Suite, SuiteSettings
+from runner.suites.evogenui.suite import EvoGenUISuite, EvoGenUISuiteSettings
 from runner.suites.smoke import SmokeSuite, SmokeSuiteSettings
+from runner.suites.web2code.suite import Web2CodeSuiteSettings, macro_suite, micro_suite
 
 SUITES: dict[str, tuple[type[SuiteSettings], Callable[..., Suite]]] = {
     "smoke": (SmokeSuiteSettings, SmokeSuite),
+    "macro": (Web2CodeSuiteSettings, macro_suite),
+    "micro": (Web2CodeSuiteSettings, micro_suite),
+    "evogenui": (EvoGenUISuiteSettings, EvoGenUISuite),
 }
 
 
