@@ -17,4 +17,10 @@ def build_actor(config: ActorConfig) -> Actor | None:
         from runner.actors.scripted import ScriptedActor
 
         return ScriptedActor()
-    raise ConfigError(f"actor.kind = {config.kind!r}: not available in this version; choose probe, scripted or none")
+    if config.kind == "llm":
+        from runner.actors.llm import LLMActor, LLMActorSettings
+
+        return LLMActor(LLMActorSettings.from_options(config.options, prefix="actor.options"))
+    raise ConfigError(
+        f"actor.kind = {config.kind!r}: not available in this version; choose probe, scripted, llm or none"
+    )

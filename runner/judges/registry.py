@@ -11,4 +11,8 @@ def build_judge(config: JudgeConfig) -> Judge:
         from runner.judges.rules import RulesJudge
 
         return RulesJudge(config.rules)
-    raise ConfigError(f"judge.kind = {config.kind!r}: not available in this version; choose rules")
+    if config.kind == "llm":
+        from runner.judges.llm import LLMJudge, LLMJudgeSettings
+
+        return LLMJudge(LLMJudgeSettings.from_options(config.options, prefix="judge.options"), name=config.name)
+    raise ConfigError(f"judge.kind = {config.kind!r}: not available in this version; choose rules or llm")

@@ -22,20 +22,34 @@ def completion(text: str) -> str:
 
 
 class FaultServer:
-    def __init__(self, behaviour: Behaviour, *, hang_s: float = 30.0) -> None:
+    def __init__(self, behaviour: Behaviour, *, hang_s: float = 30.0, models: list[str] | None = None) -> None:
         self.behaviour = behaviour
         self.hang_s = hang_s
+        self.models = models  # ids GET /v1/models lists (a vLLM server in attach mode); None: 404
         self.calls = 0
+        self.requests: list[dict[str, Any]] = []  # every request body, in arrival order
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: object) -> None:
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802 (http.server naming)
+                if self.path != "/v1/models" or outer.models is None:
+                    self.send_error(404)
+                    return
+                data = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in outer.models]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self) -> None:  # noqa: N802 (http.server naming)
                 length = int(self.headers.get("Content-Length", 0))
                 payload = json.loads(self.rfile.read(length) or b"{}")
                 outer.calls += 1
+                outer.requests.append(payload)
                 status, body = outer.behaviour(payload.get("messages", []))
                 if body is None:
                     time.sleep(outer.hang_s)

@@ -1,0 +1,377 @@
+"""The LLM actor: a blind browser agent driven by any OpenAI-compatible (vision) model.
+
+Each step the model sees the page's visible text, an indexed list of its interactive elements and (with
+vision) a screenshot, and answers with ONE action as structured output:
+
+    click(index) | fill(index, text) | select(index, option) | press(key, index?) | scroll(dy) | wait(ms)
+    | read_runtime_logs (the tool log tail becomes the next observation) | finish(success, summary)
+
+It is told the turn's request, the private validation contract and the names of the task's tools, but
+never the source (seed 000's blind actor, §4.1). Every step is recorded (action, ok, error, whether the
+DOM changed, observation, screenshots). Its own success claim goes to Trace.claim and is advisory only
+(§4.1: "Actor-reported interaction status is advisory rather than an official label"). The step budget
+and a wall-clock budget bound the trace; running out of either leaves `finished=False`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from runner.actors.base import ActorContext
+from runner.actors.page_elements import ActionFailed, Element, execute, list_elements
+from runner.config import ConfigError, format_validation_error
+from runner.evidence import Trace, TraceStep
+from runner.judges.llm import build_endpoint_model, validate_endpoint
+from runner.judges.llm_bundle import clip, image_data_url, tail
+from runner.models.base import Model, ProviderError
+from runner.models.structured import StructuredOutputError, ask_structured
+
+if TYPE_CHECKING:
+    from runner.browser.session import PageSession
+
+__all__ = ["ACTIONS", "ActorAction", "LLMActor", "LLMActorSettings"]
+
+TRACE_FILE = "trace.json"
+TOOL_LOG_FILE = "tool_log.jsonl"
+ACTIONS = ("click", "fill", "select", "press", "scroll", "wait", "read_runtime_logs", "finish")
+
+
+class LLMActorSettings(BaseModel):
+    """`actor.options` of a `kind: llm` actor."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    model: dict[str, Any]  # the endpoint, as for the LLM judge (provider openai: OpenAIModelSettings)
+    max_steps: int = Field(15, ge=1, le=200)
+    step_timeout_s: float = Field(10.0, gt=0)  # one page action
+    max_total_s: float = Field(600.0, gt=0)  # the whole trace, model calls included
+    include_screenshot: bool = True  # sent only when the model has vision (model.vision: true)
+    screenshot_max_side: int = Field(1280, ge=0)
+    max_elements: int = Field(60, ge=1)
+    max_visible_text_chars: int = Field(4000, ge=0)
+    max_contract_chars: int = Field(6000, ge=0)
+    max_log_chars: int = Field(4000, ge=0)
+    max_history: int = Field(20, ge=0)  # previous steps repeated in each prompt
+    max_wait_ms: int = Field(5000, ge=0)
+    settle_ms: int = Field(200, ge=0)  # after each action, before counting mutations
+    max_attempts: int = Field(3, ge=1, le=10)  # malformed actions are retried, then the trace stops
+    structured_output: Literal["json_schema", "json_object", "none"] = "json_schema"
+    strict_schema: bool = False
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any], *, prefix: str = "actor.options") -> "LLMActorSettings":
+        try:
+            settings = cls.model_validate(options)
+        except ValidationError as error:
+            raise ConfigError(format_validation_error(error, options, prefix)) from None
+        settings.model = validate_endpoint(settings.model, prefix=f"{prefix}.model")
+        return settings
+
+    @property
+    def vision(self) -> bool:
+        return bool(self.model.get("vision", False))
+
+
+class ActorAction(BaseModel):
+    """One action, flat (no oneOf) so grammar-based decoders accept its schema."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    action: Literal["click", "fill", "select", "press", "scroll", "wait", "read_runtime_logs", "finish"]
+    index: int | None = None
+    text: str | None = None
+    option: str | None = None
+    key: str | None = None
+    dy: int | None = None
+    ms: int | None = None
+    success: bool | None = None
+    summary: str | None = None
+    thought: str | None = None
+
+    @model_validator(mode="after")
+    def _arguments(self) -> "ActorAction":
+        needs = {
+            "click": ["index"], "fill": ["index", "text"], "select": ["index", "option"], "press": ["key"],
+            "scroll": ["dy"], "wait": ["ms"], "finish": ["success"],
+        }.get(self.action, [])
+        missing = [name for name in needs if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"action {self.action!r} needs {', '.join(missing)}")
+        return self
+
+    def record(self, elements: list[Element]) -> dict[str, Any]:
+        """The trace's action record: kind, its arguments, and what the index pointed at."""
+        fields = {k: v for k, v in self.model_dump().items() if v is not None and k not in ("action", "thought")}
+        record: dict[str, Any] = {"kind": self.action, **fields}
+        if self.index is not None and 0 <= self.index < len(elements):
+            element = elements[self.index].info
+            record["element"] = {k: element.get(k) for k in ("tag", "role", "name") if element.get(k)}
+        if self.thought:
+            record["thought"] = self.thought[:300]
+        return record
+
+
+ACTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "thought": {"type": "string"},
+        "action": {"type": "string", "enum": list(ACTIONS)},
+        "index": {"type": ["integer", "null"]},
+        "text": {"type": ["string", "null"]},
+        "option": {"type": ["string", "null"]},
+        "key": {"type": ["string", "null"]},
+        "dy": {"type": ["integer", "null"]},
+        "ms": {"type": ["integer", "null"]},
+        "success": {"type": ["boolean", "null"]},
+        "summary": {"type": ["string", "null"]},
+    },
+    "required": ["action"],
+    "additionalProperties": False,
+}
+
+_SYSTEM = """You are the interaction actor of a UI benchmark. You operate a web interface in a browser to \
+collect evidence for an evaluator: whether the interface really does what this turn's requirements ask. You \
+cannot see its source code; use only what the page shows.
+
+Exercise the behaviour each requirement describes through visible UI operations (type, click, select, read \
+the result). Do not conclude success from the mere presence of a component, and do not substitute an easier \
+interaction for the one asked. If a control does nothing, record that by finishing with success=false.
+
+Each step, answer with exactly ONE action as a JSON object (fields not used by the action are null):
+  {"action": "click", "index": N}
+  {"action": "fill", "index": N, "text": "..."}            (replaces the field's content)
+  {"action": "select", "index": N, "option": "..."}        (an option label or value of a <select>)
+  {"action": "press", "key": "Enter", "index": N or null}  (Playwright key names; null: the focused element)
+  {"action": "scroll", "dy": 600}                          (pixels; negative scrolls up)
+  {"action": "wait", "ms": 500}
+  {"action": "read_runtime_logs"}                           (the tool-call log tail is your next observation)
+  {"action": "finish", "success": true or false, "summary": "what you verified and what failed"}
+Indices refer to the numbered list of interactive elements of the CURRENT step. You may add a short \
+"thought". Finish as soon as every requirement you can test has been tested."""
+
+
+class LLMActor:
+    """Implements the Actor protocol; `name` is "llm"."""
+
+    name = "llm"
+
+    def __init__(self, settings: LLMActorSettings, *, model: Model | None = None) -> None:
+        self.settings = settings
+        self._model = model if model is not None else build_endpoint_model(settings.model)
+
+    async def aclose(self) -> None:
+        await self._model.aclose()
+
+    # ---- prompts ------------------------------------------------------------------------------------------
+
+    def _briefing(self, context: ActorContext) -> str:
+        """The system prompt: role, action format, the turn's request and private contract, tool names.
+        Built only from the task's private contract, never from the artifact's source files."""
+        turn, task = context.turn, context.task
+        lines = [_SYSTEM, "", f"## Task\n{task.title or task.id}" + (f" ({task.domain})" if task.domain else "")]
+        lines.append(f"## Current user request (turn {turn.index})\n{turn.prompt}")
+        requirements = [f"- [{r.id}] {r.description}" for r in turn.requirements]
+        lines.append("## Requirements to verify (private validation contract)\n" +
+                     ("\n".join(requirements) if requirements else "(none listed: test the request itself)"))
+        extras = {key: turn.extra[key] for key in ("validation_contract", "actor_guidance") if turn.extra.get(key)}
+        if task.extra.get("actor_hints"):
+            extras["actor_hints"] = task.extra["actor_hints"]
+        if extras:
+            lines.append("## Contract details\n" + clip(json.dumps(extras, ensure_ascii=False, default=str),
+                                                      self.settings.max_contract_chars))
+        if context.tool_names:
+            lines.append("## Tools the page may call (read their effects with read_runtime_logs)\n" +
+                         ", ".join(context.tool_names))
+        return "\n\n".join(lines)
+
+    def _observation(self, step: int, visible_text: str, elements: list[Element], history: list[str],
+                     pending: str, url: str) -> str:
+        s = self.settings
+        parts = [f"Step {step + 1} of at most {s.max_steps}. Page: {url}"]
+        if history:
+            parts.append("Previous steps:\n" + "\n".join(history[-s.max_history:] if s.max_history else []))
+        if pending:
+            parts.append(pending)
+        parts.append("Visible text:\n" + (clip(visible_text, s.max_visible_text_chars) or "(none)"))
+        listing = "\n".join(element.describe() for element in elements)
+        parts.append("Interactive elements:\n" + (listing or "(none found)"))
+        parts.append("Your next action (one JSON object):")
+        return "\n\n".join(parts)
+
+    # ---- the loop ---------------------------------------------------------------------------------------------
+
+    async def act(self, session: "PageSession", context: ActorContext) -> Trace:
+        s = self.settings
+        out_dir = Path(context.out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        trace = Trace(actor=self.name, finished=False)
+        briefing = self._briefing(context)
+        history: list[str] = []
+        pending = ""  # what the previous step returned that the page does not show (runtime logs)
+        stop_reason = f"step budget of {s.max_steps} exhausted"
+        usage: dict[str, int] = {}
+        deadline = time.monotonic() + s.max_total_s
+        claimed: bool | None = None
+
+        for step_index in range(s.max_steps):
+            if time.monotonic() > deadline:
+                stop_reason = f"time budget of {s.max_total_s:g} s exhausted"
+                break
+            started = time.monotonic()
+            shot = await self._screenshot(session, out_dir, f"llm_actor_{step_index:02d}.png")
+            if trace.steps and not trace.steps[-1].screenshot_after:
+                trace.steps[-1].screenshot_after = shot
+            try:
+                elements, visible_text = await asyncio.wait_for(self._observe(session), timeout=s.step_timeout_s * 2)
+            except Exception as error:  # a hung or crashed page: nothing more to see
+                stop_reason = f"page unresponsive: {_first_line(error)}"
+                break
+            content: Any = self._observation(step_index, visible_text, elements, history, pending, session.url)
+            if s.include_screenshot and s.vision and shot:
+                url = image_data_url(out_dir / shot, max_side=s.screenshot_max_side)
+                content = [{"type": "text", "text": content}, {"type": "image_url", "image_url": {"url": url}}]
+            pending = ""
+            messages = [{"role": "system", "content": briefing}, {"role": "user", "content": content}]
+            try:
+                result = await asyncio.wait_for(
+                    ask_structured(
+                        self._model, messages=messages, schema=ACTION_SCHEMA, validate=_validate_action,
+                        name="actor_action", mode=s.structured_output, strict=s.strict_schema,
+                        max_attempts=s.max_attempts, task_id=context.task.id, turn=context.turn.index,
+                    ),
+                    timeout=max(1.0, deadline - time.monotonic()),
+                )
+            except StructuredOutputError as error:
+                trace.steps.append(TraceStep(index=step_index, action={"kind": "invalid_action"}, ok=False,
+                                             error=clip(str(error), 600), screenshot_before=shot,
+                                             duration_s=round(time.monotonic() - started, 3)))
+                stop_reason = "the model returned no valid action"
+                break
+            except ProviderError as error:
+                stop_reason = f"actor model failed: {clip(str(error), 400)}"
+                break
+            except asyncio.TimeoutError:
+                stop_reason = f"time budget of {s.max_total_s:g} s exhausted"
+                break
+            for key, value in result.usage.items():
+                usage[key] = usage.get(key, 0) + value
+            action: ActorAction = result.value
+            step = TraceStep(index=step_index, action=action.record(elements), screenshot_before=shot)
+            await self._perform(session, context, action, elements, step)
+            step.duration_s = round(time.monotonic() - started, 3)
+            trace.steps.append(step)
+            history.append(_history_line(step))
+            if action.action == "read_runtime_logs":
+                pending = "Result of read_runtime_logs:\n" + step.observation
+            if action.action == "finish":
+                claimed = bool(action.success)
+                trace.claim = f"success={str(claimed).lower()}: {action.summary or ''}".strip()
+                trace.finished = True
+                stop_reason = "finished by the actor"
+                break
+
+        if trace.steps and not trace.steps[-1].screenshot_after:
+            trace.steps[-1].screenshot_after = await self._screenshot(session, out_dir, "llm_actor_final.png")
+        trace.summary = {
+            "steps": len(trace.steps),
+            "failed_steps": sum(not step.ok for step in trace.steps),
+            "dom_changing_steps": sum(bool(step.dom_changed) for step in trace.steps),
+            "stop_reason": stop_reason,
+            "claimed_success": claimed,  # advisory only: never a verdict
+            "model": getattr(self._model, "name", ""),
+            "usage": usage,
+        }
+        trace.save(out_dir / TRACE_FILE)
+        return trace
+
+    async def _observe(self, session: "PageSession") -> tuple[list[Element], str]:
+        elements = await list_elements(session.page, max_elements=self.settings.max_elements)
+        return elements, await session.visible_text()
+
+    async def _perform(self, session: "PageSession", context: ActorContext, action: ActorAction,
+                       elements: list[Element], step: TraceStep) -> None:
+        """Execute the action and fill in ok/error/dom_changed/mutations/observation of its step."""
+        s = self.settings
+        try:
+            await session.reset_mutations()
+        except Exception:
+            pass
+        if action.action == "finish":
+            step.observation = f"actor finished: success={action.success}; {action.summary or ''}".strip()
+        elif action.action == "read_runtime_logs":
+            step.observation = self._runtime_logs(session, context)
+        else:
+            try:
+                await asyncio.wait_for(
+                    execute(session.page, action.model_dump(), elements, timeout_s=s.step_timeout_s,
+                            max_wait_ms=s.max_wait_ms),
+                    timeout=s.step_timeout_s + s.max_wait_ms / 1000 + 2,
+                )
+            except ActionFailed as failure:
+                step.ok, step.error = False, str(failure)
+            except asyncio.TimeoutError:
+                step.ok, step.error = False, f"the page did not respond within {s.step_timeout_s:g} s"
+            await session.settle(s.settle_ms)
+        try:
+            step.mutations = await asyncio.wait_for(session.mutation_count(), timeout=s.step_timeout_s)
+            step.dom_changed = step.mutations > 0
+        except Exception:
+            step.dom_changed = None  # the page no longer answers; unknown, not "unchanged"
+        if not step.observation:
+            changed = {True: f"DOM changed ({step.mutations} mutation records)", False: "no DOM change",
+                       None: "DOM change unknown"}[step.dom_changed]
+            step.observation = ("ok; " if step.ok else f"failed: {step.error}; ") + changed
+
+    def _runtime_logs(self, session: "PageSession", context: ActorContext) -> str:
+        path = Path(context.extra.get("tool_log_path") or Path(context.out_dir) / TOOL_LOG_FILE)
+        lines = []
+        if path.exists():
+            entries = []
+            for line in path.read_text(errors="replace").splitlines():
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict):
+                    compact = {k: entry[k] for k in ("seq", "tool", "arguments", "ok", "error", "result") if k in entry}
+                    entries.append(json.dumps(compact, ensure_ascii=False, default=str))
+            lines.append(f"tool log: {len(entries)} call(s)")
+            lines.append(tail("\n".join(entries), self.settings.max_log_chars))
+        else:
+            lines.append("tool log: no tool calls recorded")
+        errors = session.page_errors[-5:]
+        console = [c for c in session.console if c.get("type") in ("error", "warning")][-5:]
+        if errors:
+            lines.append("uncaught page errors:\n" + "\n".join(clip(e, 300) for e in errors))
+        if console:
+            lines.append("console errors/warnings:\n" + "\n".join(clip(str(c.get("text", "")), 300) for c in console))
+        return "\n".join(lines)
+
+    @staticmethod
+    async def _screenshot(session: "PageSession", out_dir: Path, name: str) -> str:
+        try:
+            await asyncio.wait_for(session.screenshot(out_dir / name), timeout=15)
+        except Exception:  # a crashed page cannot be shot; the step record still stands
+            return ""
+        return name
+
+
+def _validate_action(data: Any) -> ActorAction:
+    return ActorAction.model_validate(data)
+
+
+def _history_line(step: TraceStep) -> str:
+    action = {k: v for k, v in step.action.items() if k != "thought"}
+    observation = step.observation if step.action.get("kind") != "read_runtime_logs" else "(runtime logs returned)"
+    return f"{step.index + 1}. {json.dumps(action, ensure_ascii=False, default=str)} -> {clip(observation, 200)}"
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:300] if text else type(error).__name__

@@ -1,0 +1,232 @@
+"""The LLM judge: a rubric applied by any OpenAI-compatible (vision) model to the turn's evidence bundle.
+
+Default rubric `evogenui` (seed 000, §4.2 and Appendix C.1): Presentation, Execution and Alignment, 1-5
+each with reasons, failure types from a fixed list and, for a failing turn, one of the six diagnostic
+mechanisms of §6.1. The verdict is requested as structured output (the rubric's JSON schema as
+`response_format`), validated, and retried when malformed; after `max_attempts` the turn is recorded
+as `judge_error` (JudgeError). The official decision is the paper's (§4.3): the turn passes only if
+generation succeeded, the artifact was evaluable and all three scores are at least 4. A turn whose
+artifact is not evaluable (no build, page did not load) fails without a model call, unless
+`judge_unevaluable` asks for the model's scores anyway (the decision is the same).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from runner.config import ConfigError, format_validation_error
+from runner.judges.base import JudgeError, JudgeInput
+from runner.judges.llm_bundle import build_bundle
+from runner.judges.rubrics import RUBRICS, Rubric, RubricOutcome, get_rubric
+from runner.models.base import Model, ProviderError
+from runner.models.structured import StructuredOutputError, ask_structured
+from runner.records import DimensionScore, RequirementResult, RequirementStatus, Verdict, write_json_atomic
+
+__all__ = ["LLMJudge", "LLMJudgeSettings", "build_endpoint_model", "validate_endpoint"]
+
+VERDICT_FILE = "verdict.json"
+
+
+class LLMJudgeSettings(BaseModel):
+    """`judge.options` of a `kind: llm` judge."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    # The endpoint: the keys of a model config (provider openai: OpenAIModelSettings; name defaults to `model`).
+    model: dict[str, Any]
+    rubric: str = "evogenui"
+    max_attempts: int = Field(3, ge=1, le=10)  # malformed verdicts are retried, then judge_error
+    structured_output: Literal["json_schema", "json_object", "none"] = "json_schema"
+    strict_schema: bool = False  # OpenAI strict mode; most local servers ignore it
+    judge_unevaluable: bool = False  # also ask the model when the artifact did not build or load
+    # What the bundle holds, and how much of each (characters).
+    include_screenshot: bool = True  # sent only when the model has vision (model.vision: true)
+    screenshot: Literal["viewport", "full"] = "viewport"
+    screenshot_max_side: int = Field(2048, ge=0)  # pixels; 0 keeps the original size
+    max_step_screenshots: int = Field(0, ge=0)  # also the last N actor step screenshots
+    max_dom_chars: int = Field(20000, ge=0)
+    max_visible_text_chars: int = Field(6000, ge=0)
+    max_source_chars: int = Field(40000, ge=0)
+    max_trace_chars: int = Field(12000, ge=0)
+    max_tool_log_chars: int = Field(12000, ge=0)
+    max_state_chars: int = Field(6000, ge=0)
+    include_state_diffs: bool = False  # each tool call's state_after in the log section
+    max_build_log_chars: int = Field(3000, ge=0)
+    max_contract_chars: int = Field(8000, ge=0)
+    max_context_chars: int = Field(4000, ge=0)
+    max_assistant_chars: int = Field(6000, ge=0)
+    max_previous_chars: int = Field(600, ge=0)  # per field of each previous turn
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any], *, prefix: str = "judge.options") -> "LLMJudgeSettings":
+        try:
+            settings = cls.model_validate(options)
+        except ValidationError as error:
+            raise ConfigError(format_validation_error(error, options, prefix)) from None
+        if settings.rubric not in RUBRICS:
+            raise ConfigError(
+                f"invalid configuration:\n  {prefix}.rubric = {settings.rubric!r}: choose one of {sorted(RUBRICS)}"
+            )
+        settings.model = validate_endpoint(settings.model, prefix=f"{prefix}.model")
+        return settings
+
+    @property
+    def vision(self) -> bool:
+        return bool(self.model.get("vision", False))
+
+
+def validate_endpoint(model: dict[str, Any], *, prefix: str) -> dict[str, Any]:
+    """Check an endpoint dict like a model config; returns it with `name` defaulted to the served id."""
+    model = dict(model)
+    if "model" in model and "name" not in model:
+        model["name"] = str(model["model"])
+    provider = model.get("provider", "openai")
+    model["provider"] = provider
+    if provider == "openai":
+        from runner.models.openai_provider import OpenAIModelSettings
+
+        try:
+            OpenAIModelSettings.model_validate(model)
+        except ValidationError as error:
+            raise ConfigError(format_validation_error(error, model, prefix)) from None
+    elif provider != "vllm":  # vllm settings are validated by its launcher
+        raise ConfigError(
+            f"invalid configuration:\n  {prefix}.provider = {provider!r}: a judge or actor needs an endpoint "
+            f"model (openai or vllm)"
+        )
+    return model
+
+
+def build_endpoint_model(model: dict[str, Any]) -> Model:
+    from runner.models.registry import build_model
+
+    return build_model(model)
+
+
+class LLMJudge:
+    """Implements the Judge protocol with a rubric and a chat model."""
+
+    def __init__(self, settings: LLMJudgeSettings, *, name: str = "llm", model: Model | None = None) -> None:
+        self.settings = settings
+        self.name = name
+        self.rubric: Rubric = get_rubric(settings.rubric)
+        self._model = model if model is not None else build_endpoint_model(settings.model)
+
+    async def aclose(self) -> None:
+        await self._model.aclose()
+
+    async def score(self, judge_input: JudgeInput) -> Verdict:
+        try:
+            verdict = await self._score(judge_input)
+        except JudgeError:
+            raise
+        except ProviderError as error:  # no answer at all after the endpoint's own retries
+            raise JudgeError(f"{self.name}: judge model failed: {error}") from error
+        except Exception as error:  # a bug or unreadable evidence: not the artifact's fault
+            raise JudgeError(f"{self.name}: {type(error).__name__}: {error}") from error
+        write_json_atomic(judge_input.out_dir / VERDICT_FILE, verdict.model_dump(mode="json"))
+        return verdict
+
+    # ---- the decision --------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _evaluability(judge_input: JudgeInput) -> tuple[bool, bool, str, str]:
+        """(generation_ok, evaluable, failure type, reason) for the §4.3 gate."""
+        if not judge_input.files:
+            return False, False, "generation_failed", "the model returned no source"
+        build = judge_input.build
+        if not build.ok:
+            return True, False, "build_failed", f"build {build.status}"
+        evidence = judge_input.evidence
+        if evidence is not None and evidence.load_error:
+            return True, False, "not_evaluable", f"page did not load: {evidence.load_error}"
+        return True, True, "", ""
+
+    async def _score(self, judge_input: JudgeInput) -> Verdict:
+        s = self.settings
+        generation_ok, evaluable, gate_type, gate_reason = self._evaluability(judge_input)
+        if not evaluable and not s.judge_unevaluable:
+            return self._not_evaluated(judge_input, gate_type, gate_reason)
+
+        bundle = build_bundle(judge_input, s, vision=s.vision)
+        has_images = any(part.get("type") == "image_url" for part in bundle.parts)
+        messages = [
+            {"role": "system", "content": self.rubric.instructions()},
+            {"role": "user", "content": bundle.parts if has_images else bundle.text},
+        ]
+        requirement_ids = [r.id for r in judge_input.turn.requirements]
+        started = time.perf_counter()
+        try:
+            result = await ask_structured(
+                self._model,
+                messages=messages,
+                schema=self.rubric.schema(requirement_ids),
+                validate=lambda data: self.rubric.parse(data, requirement_ids),
+                name=f"{self.rubric.name}_verdict",
+                mode=s.structured_output,
+                strict=s.strict_schema,
+                max_attempts=s.max_attempts,
+                task_id=judge_input.task.id,
+                turn=judge_input.turn.index,
+            )
+        except StructuredOutputError as error:
+            raise JudgeError(f"{self.name}: malformed verdict: {error}") from error
+        outcome: RubricOutcome = result.value
+        passed = self.rubric.decide(outcome, generation_ok=generation_ok, evaluable=evaluable)
+
+        requirements = [
+            outcome.requirements.get(r.id)
+            or RequirementResult(id=r.id, status=RequirementStatus.UNASSESSED, reason="the judge gave no assessment")
+            for r in judge_input.turn.requirements
+        ]
+        failure_types = list(outcome.failure_types)
+        if gate_type:
+            failure_types.insert(0, gate_type)
+        scores_text = ", ".join(f"{name} {int(value)}" for name, value in outcome.scores.items())
+        summary = f"{'PASSED' if passed else 'FAILED'}; {scores_text}"
+        if gate_reason:
+            summary += f"; not evaluable: {gate_reason}"
+        if outcome.summary:
+            summary += f"; {outcome.summary}"
+        return Verdict(
+            judge=self.name,
+            passed=passed,
+            dimensions=dict(outcome.dimensions),
+            requirements=requirements,
+            failure_types=list(dict.fromkeys(failure_types)),
+            mechanism=None if passed else outcome.mechanism,
+            scores=dict(outcome.scores),
+            summary=summary,
+            raw={
+                "rubric": self.rubric.name,
+                "model": getattr(self._model, "name", ""),
+                "response": result.data,
+                "attempts": result.attempts,
+                "rejected": result.errors,
+                "usage": result.usage,
+                "latency_s": round(time.perf_counter() - started, 3),
+                "evidence": bundle.included,
+                "notes": outcome.notes,
+            },
+        )
+
+    def _not_evaluated(self, judge_input: JudgeInput, failure_type: str, reason: str) -> Verdict:
+        """§4.3: no evaluable artifact, no pass; nothing for the model to score."""
+        dimensions = {name: DimensionScore(score=None, reason=f"not evaluated: {reason}")
+                      for name in self.rubric.dimensions}
+        requirements = [
+            RequirementResult(id=r.id, status=RequirementStatus.FAILED, reason=f"artifact not evaluable: {reason}")
+            for r in judge_input.turn.requirements
+        ]
+        return Verdict(
+            judge=self.name,
+            passed=False,
+            dimensions=dimensions,
+            requirements=requirements,
+            failure_types=[failure_type],
+            summary=f"FAILED; not evaluable: {reason}",
+            raw={"rubric": self.rubric.name, "model_called": False},
+        )

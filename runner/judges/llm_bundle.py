@@ -1,0 +1,320 @@
+"""The evidence bundle an LLM judge reads (seed 000, §4.2 and Appendix D.2.1).
+
+Three kinds of evidence: rendered state (screenshot, final DOM, visible text), execution evidence (actor
+trace, tool and runtime logs, runtime state), and artifact context (source, build status, assistant text,
+compact previous turns); plus the private validation contract. Every section is bounded so the prompt
+fits a model's context; a truncation is always said, never silent. What is missing is named too (no
+screenshot, no trace, ...), so the judge does not mistake absent evidence for absent behaviour.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runner.judges.base import JudgeInput
+
+if TYPE_CHECKING:
+    from runner.judges.llm import LLMJudgeSettings
+
+TOOL_LOG_FILE = "tool_log.jsonl"
+STATE_FILES = ("state.json", "state_carried.json")  # the bridge's live state, else the carried snapshot
+BUILD_LOG_FILE = "build.log"
+
+_LOG_KEYS = ("seq", "tool", "arguments", "ok", "error", "result")
+_SCRIPT_OR_STYLE = re.compile(r"(<(script|style)\b[^>]*>)(.*?)(</\2\s*>)", re.DOTALL | re.IGNORECASE)
+
+
+@dataclass
+class Bundle:
+    """User-message content parts plus a record of what went in (kept in the verdict's raw field)."""
+
+    parts: list[dict[str, Any]]
+    included: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(part["text"] for part in self.parts if part.get("type") == "text")
+
+
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters; a cut is marked with how much was left out."""
+    text = text or ""
+    if limit <= 0:
+        return "" if not text else f"[omitted: {len(text)} characters]"
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... truncated: {len(text) - limit} more characters]"
+
+
+def tail(text: str, limit: int) -> str:
+    text = text or ""
+    if len(text) <= limit:
+        return text
+    return f"[... {len(text) - limit} earlier characters omitted]\n" + text[-limit:]
+
+
+def image_data_url(path: Path, *, max_side: int) -> str:
+    """A PNG as a data URL, scaled down (aspect kept) so its longer side is at most max_side pixels."""
+    data = path.read_bytes()
+    if max_side > 0:
+        from PIL import Image
+
+        with Image.open(io.BytesIO(data)) as image:
+            if max(image.size) > max_side:
+                scale = max_side / max(image.size)
+                resized = image.convert("RGB").resize(
+                    (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+                )
+                buffer = io.BytesIO()
+                resized.save(buffer, format="PNG")
+                data = buffer.getvalue()
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    records = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a torn line from a writer mid-append
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def read_tool_log(judge_input: JudgeInput) -> list[dict[str, Any]] | None:
+    """The tool log (tool_log.jsonl in the evidence dir, else what the engine passed); None: no tool runtime."""
+    path = judge_input.out_dir / TOOL_LOG_FILE
+    if path.exists():
+        return _read_jsonl(path)
+    return list(judge_input.tool_log) if judge_input.tool_log else None
+
+
+def read_runtime_state(judge_input: JudgeInput) -> Any:
+    for name in STATE_FILES:
+        path = judge_input.out_dir / name
+        if path.exists():
+            try:
+                return json.loads(path.read_text())
+            except ValueError:
+                continue
+    return judge_input.runtime_state
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _section(title: str, body: str) -> str:
+    return f"## {title}\n{body.strip() if body.strip() else '(empty)'}"
+
+
+def _contract(judge_input: JudgeInput, limit: int) -> str:
+    turn = judge_input.turn
+    lines = []
+    for requirement in turn.requirements:
+        lines.append(f"- [{requirement.id}] ({requirement.kind}) {requirement.description}")
+    text = "Requirements of this turn:\n" + ("\n".join(lines) if lines else "(none listed)")
+    contract = turn.extra.get("validation_contract")
+    if contract:
+        text += "\n\nValidation contract (verbatim):\n" + clip(_json(contract), limit)
+    return text
+
+
+def _previous(judge_input: JudgeInput, per_field: int) -> str:
+    lines = []
+    for previous in judge_input.previous_turns:
+        lines.append(
+            f"- Turn {previous.get('turn')}: request: {clip(str(previous.get('request', '')), per_field)}\n"
+            f"  assistant text: {clip(str(previous.get('assistant_text', '')), per_field)}\n"
+            f"  final UI text: {clip(str(previous.get('ui_text', '')), per_field)}"
+        )
+    return "\n".join(lines) if lines else "(this is the first turn)"
+
+
+def _build(judge_input: JudgeInput, limit: int) -> str:
+    build = judge_input.build
+    log = build.log
+    log_path = judge_input.out_dir / BUILD_LOG_FILE
+    if not log and log_path.exists():
+        log = log_path.read_text(errors="replace")
+    text = f"status: {build.status}"
+    if build.rejected:
+        text += "\nrejected files: " + "; ".join(build.rejected)
+    if log.strip():
+        text += "\nlog tail:\n" + tail(log.strip(), limit)
+    return text
+
+
+def _dom(judge_input: JudgeInput, limit: int) -> str:
+    evidence = judge_input.evidence
+    if evidence is None or not evidence.dom_path:
+        return "(no DOM captured)"
+    path = judge_input.out_dir / evidence.dom_path
+    if not path.exists():
+        return "(no DOM captured)"
+    # Bundled scripts and styles say nothing the source section does not; keep the markup.
+    html = _SCRIPT_OR_STYLE.sub(lambda m: f"{m.group(1)}[{len(m.group(3))} chars]{m.group(4)}" if m.group(3).strip()
+                                else m.group(0), path.read_text(errors="replace"))
+    return clip(html, limit)
+
+
+def _page(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> str:
+    evidence = judge_input.evidence
+    if evidence is None:
+        return "(the artifact was not loaded in a browser)"
+    lines = [f"url: {evidence.url}", f"load time: {evidence.load_s:.2f} s"]
+    if evidence.load_error:
+        lines.append(f"LOAD ERROR: {evidence.load_error}")
+    if evidence.blank:
+        lines.append("the page is BLANK after load")
+    errors = list(evidence.page_errors)
+    if judge_input.session is not None:
+        errors += [e for e in judge_input.session.page_errors if e not in errors]
+    lines.append(f"uncaught page errors: {len(errors)}")
+    lines += [f"  - {clip(error, 400)}" for error in errors[:5]]
+    console = [c for c in evidence.console if c.get("type") in ("error", "warning")]
+    if console:
+        lines.append(f"console errors/warnings: {len(console)}")
+        lines += [f"  - [{c.get('type')}] {clip(str(c.get('text', '')), 300)}" for c in console[:8]]
+    blocked = [n.url for n in evidence.network if n.blocked]
+    if blocked:
+        lines.append(f"blocked external requests: {len(blocked)} (e.g. {blocked[0]})")
+    lines.append("visible text:\n" + clip(evidence.visible_text, settings.max_visible_text_chars))
+    return "\n".join(lines)
+
+
+def _trace(judge_input: JudgeInput, limit: int) -> str:
+    trace = judge_input.trace
+    if trace is None:
+        return "(no interaction actor ran on this turn)"
+    lines = [f"actor: {trace.actor}; steps: {len(trace.steps)}; finished: {trace.finished}"]
+    for step in trace.steps:
+        status = "ok" if step.ok else f"FAILED: {clip(step.error, 200)}"
+        changed = {True: "DOM changed", False: "no DOM change", None: "DOM change unknown"}[step.dom_changed]
+        line = f"{step.index}. {_json(step.action)} -> {status}; {changed}"
+        if step.observation:
+            line += f"; observed: {clip(step.observation, 300)}"
+        lines.append(line)
+    if trace.summary:
+        lines.append("summary: " + clip(_json(trace.summary), 1000))
+    if trace.claim:
+        lines.append(f"actor's own claim (ADVISORY ONLY, not evidence): {clip(trace.claim, 500)}")
+    return clip("\n".join(lines), limit)
+
+
+def _tools(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> tuple[str, int | None]:
+    log = read_tool_log(judge_input)
+    state = read_runtime_state(judge_input)
+    tool_names = sorted(judge_input.task.extra.get("tools", {}) or {})
+    if log is None and state is None and not tool_names:
+        return "(this task has no tool runtime)", None
+    lines = []
+    if tool_names:
+        lines.append("tools bound for this task: " + ", ".join(tool_names))
+    if log is None:
+        lines.append("tool log: (none recorded)")
+    else:
+        lines.append(f"tool log: {len(log)} call(s)")
+        entries = []
+        for entry in log:
+            compact = {key: entry[key] for key in _LOG_KEYS if key in entry}
+            if settings.include_state_diffs and "state_after" in entry:
+                compact["state_after"] = entry.get("state_after")
+            entries.append(_json(compact))
+        lines.append(tail("\n".join(entries), settings.max_tool_log_chars))
+    if state is not None:
+        lines.append("runtime state now:\n" + clip(_json(state), settings.max_state_chars))
+    return "\n".join(lines), (len(log) if log is not None else None)
+
+
+def _sources(files: dict[str, str], limit: int) -> str:
+    if not files:
+        return "(no source files)"
+    parts = []
+    remaining = limit
+    for path in sorted(files):
+        content = files[path]
+        if remaining <= 0:
+            parts.append(f"### {path}\n[omitted: {len(content)} characters; source budget spent]")
+            continue
+        shown = clip(content, remaining)
+        remaining -= min(len(content), remaining)
+        parts.append(f"### {path}\n```\n{shown}\n```")
+    return "\n\n".join(parts)
+
+
+def build_bundle(judge_input: JudgeInput, settings: "LLMJudgeSettings", *, vision: bool) -> Bundle:
+    """The user-message parts for one turn: text sections, then the screenshot(s) as image parts."""
+    task, turn = judge_input.task, judge_input.turn
+    included: dict[str, Any] = {}
+    sections = [
+        _section(
+            "Task",
+            f"id: {task.id}\ntitle: {task.title or task.id}\ndomain: {task.domain}\n"
+            f"suite: {task.sub_suite or task.suite}"
+            + (f"\npublic context: {clip(task.context, settings.max_context_chars)}" if task.context else ""),
+        ),
+        _section(f"Current user request (turn {turn.index} of {len(task.turns)})", turn.prompt),
+        _section("Private validation contract (hidden from the generator)",
+                 _contract(judge_input, settings.max_contract_chars)),
+        _section("Previous turns (compact)", _previous(judge_input, settings.max_previous_chars)),
+        _section("Assistant text returned with this turn's source", clip(judge_input.assistant_text,
+                                                                         settings.max_assistant_chars)),
+        _section("Build", _build(judge_input, settings.max_build_log_chars)),
+        _section("Rendered page", _page(judge_input, settings)),
+        _section("Final DOM (scripts and styles elided)", _dom(judge_input, settings.max_dom_chars)),
+        _section("Interaction actor trace", _trace(judge_input, settings.max_trace_chars)),
+    ]
+    tools_text, tool_calls = _tools(judge_input, settings)
+    sections.append(_section("Tool and runtime logs", tools_text))
+    sections.append(_section("Source files", _sources(judge_input.files, settings.max_source_chars)))
+    included["tool_calls"] = tool_calls
+    included["trace_steps"] = len(judge_input.trace.steps) if judge_input.trace is not None else None
+    included["previous_turns"] = len(judge_input.previous_turns)
+    included["source_files"] = sorted(judge_input.files)
+
+    images: list[dict[str, Any]] = []
+    screenshot_note = ""
+    if not settings.include_screenshot:
+        screenshot_note = "Screenshot: omitted by configuration."
+    elif not vision:
+        screenshot_note = ("Screenshot: omitted because the judge model has no vision input; judge presentation "
+                           "from the DOM and visible text, and say so in the reason.")
+    else:
+        for label, path in _screenshots(judge_input, settings):
+            images.append({"type": "text", "text": label})
+            url = image_data_url(path, max_side=settings.screenshot_max_side)
+            images.append({"type": "image_url", "image_url": {"url": url}})
+        if not images:
+            screenshot_note = "Screenshot: none was captured (the page did not render)."
+    included["screenshots"] = len(images) // 2
+    if screenshot_note:
+        sections.append(_section("Screenshot", screenshot_note))
+        included["screenshot_note"] = screenshot_note
+    parts: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join(sections)}]
+    return Bundle(parts=parts + images, included=included)
+
+
+def _screenshots(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> list[tuple[str, Path]]:
+    shots: list[tuple[str, Path]] = []
+    evidence = judge_input.evidence
+    if evidence is not None:
+        name = evidence.screenshot_full if settings.screenshot == "full" else evidence.screenshot_viewport
+        name = name or evidence.screenshot_viewport or evidence.screenshot_full
+        if name and (judge_input.out_dir / name).exists():
+            shots.append(("Screenshot of the rendered page after load:", judge_input.out_dir / name))
+    trace = judge_input.trace
+    if trace is not None and settings.max_step_screenshots > 0:
+        step_shots = [step for step in trace.steps
+                      if step.screenshot_after and (judge_input.out_dir / step.screenshot_after).exists()]
+        for step in step_shots[-settings.max_step_screenshots:]:
+            shots.append((f"Screenshot after actor step {step.index}:", judge_input.out_dir / step.screenshot_after))
+    return shots

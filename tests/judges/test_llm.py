@@ -1,0 +1,235 @@
+"""The LLM judge against a scriptable OpenAI-compatible HTTP server on 127.0.0.1 (tests/support/fault_server.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from runner.config import ConfigError, JudgeConfig
+from runner.evidence import Evidence, Trace, TraceStep
+from runner.judges.base import JudgeError, JudgeInput
+from runner.judges.registry import build_judge
+from runner.judges.rubrics import FAILURE_TYPES, MECHANISMS, evogenui_turn_passes
+from runner.records import RequirementStatus, Verdict
+from runner.sandbox.base import BuildResult
+from runner.tasks import Requirement, Task, TurnSpec
+from tests.support.fault_server import FaultServer, completion
+
+SECRET_CONTRACT = "ledger total must equal the sum of the visible rows"
+TOOL_MARKER = "create_invoice"
+
+
+def verdict_json(p: int = 5, e: int = 4, a: int = 4, **extra: Any) -> str:
+    body = {
+        "presentation": {"score": p, "reason": "clear layout"},
+        "execution": {"score": e, "reason": "add works" if e >= 4 else "total stays stale after adding"},
+        "alignment": {"score": a, "reason": "text matches the UI"},
+        "requirements": [{"id": "r1", "status": "passed" if e >= 4 else "failed", "reason": "seen in the trace"}],
+        "failure_types": [] if e >= 4 else ["stale_state"],
+        "mechanism": None if e >= 4 else "derived_state_propagation",
+        "summary": "looks right" if e >= 4 else "stale total",
+    }
+    body.update(extra)
+    return json.dumps(body)
+
+
+class Script:
+    """Answers in order, then repeats the last one."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.count = 0
+
+    def __call__(self, messages: list[dict[str, Any]]) -> tuple[int, str]:
+        answer = self.answers[min(self.count, len(self.answers) - 1)]
+        self.count += 1
+        return 200, completion(answer)
+
+
+def make_input(out_dir: Path, *, build_ok: bool = True) -> JudgeInput:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (64, 40), (200, 30, 30)).save(out_dir / "screenshot.png")
+    (out_dir / "dom.html").write_text("<html><body><h1>Ledger</h1><script>var x = 1;</script></body></html>")
+    (out_dir / "tool_log.jsonl").write_text(
+        json.dumps({"seq": 1, "tool": TOOL_MARKER, "arguments": {"amount": 12}, "ok": True, "result": {"id": 7}}) + "\n"
+    )
+    (out_dir / "state.json").write_text(json.dumps({"invoices": [{"id": 7, "amount": 12}]}))
+    turn = TurnSpec(
+        index=2,
+        prompt="Add a running total under the ledger.",
+        requirements=[
+            Requirement(id="r1", description=SECRET_CONTRACT),
+            Requirement(id="r2", description="assistant text mentions the total", kind="alignment"),
+        ],
+        extra={"validation_contract": {"turn": 2, "oracle": "ORACLE-NOTE-42"}},
+    )
+    task = Task(id="ledger", suite="evogenui", sub_suite="tool_grounded", title="Ledger",
+                turns=[TurnSpec(index=1, prompt="Build a ledger."), turn], extra={"tools": {TOOL_MARKER: {}}})
+    evidence = Evidence(url="http://127.0.0.1:1/", screenshot_viewport="screenshot.png", dom_path="dom.html",
+                        visible_text="Ledger\nTotal: 12")
+    trace = Trace(actor="llm", steps=[TraceStep(index=0, action={"kind": "click", "index": 1}, dom_changed=True,
+                                                observation="ok; DOM changed")], claim="success=true: all good")
+    return JudgeInput(
+        task=task, turn=turn,
+        build=BuildResult(status="ok" if build_ok else "build_failed", log="vite build\nerror: boom" if not build_ok else "built"),
+        evidence=evidence if build_ok else None, trace=trace if build_ok else None,
+        files={"src/App.jsx": "export default function App() { return <h1>Ledger</h1>; }"},
+        assistant_text="I added a running total.", out_dir=out_dir,
+        previous_turns=[{"turn": 1, "request": "Build a ledger.", "assistant_text": "Built it.", "ui_text": "Ledger"}],
+    )
+
+
+def judge_for(server: FaultServer, *, vision: bool = True, **options: Any):
+    model = {"provider": "openai", "model": "judge-vl", "base_url": server.base_url, "vision": vision,
+             "max_retries": 0, "cache": False, "timeout_s": 10}
+    return build_judge(JudgeConfig(name="test-judge", kind="llm", options={"model": model, **options}))
+
+
+def run_judge(server: FaultServer, judge_input: JudgeInput, **options: Any) -> Verdict:
+    async def main() -> Verdict:
+        judge = judge_for(server, **options)
+        try:
+            return await judge.score(judge_input)
+        finally:
+            await judge.aclose()
+
+    return asyncio.run(main())
+
+
+def test_valid_verdict_parsed_and_pass_rule_applied(tmp_path: Path) -> None:
+    with FaultServer(Script(verdict_json(5, 4, 4))) as server:
+        verdict = run_judge(server, make_input(tmp_path))
+    assert verdict.passed is True
+    assert verdict.judge == "test-judge"
+    assert verdict.scores == {"presentation": 5.0, "execution": 4.0, "alignment": 4.0}
+    assert verdict.dimensions["execution"].reason == "add works"
+    statuses = {r.id: r.status for r in verdict.requirements}
+    assert statuses == {"r1": RequirementStatus.PASSED, "r2": RequirementStatus.UNASSESSED}
+    assert verdict.mechanism is None
+    saved = json.loads((tmp_path / "verdict.json").read_text())
+    assert saved["passed"] is True and saved["raw"]["attempts"] == 1
+
+
+def test_a_three_fails_and_keeps_the_mechanism(tmp_path: Path) -> None:
+    with FaultServer(Script(verdict_json(5, 3, 5))) as server:
+        verdict = run_judge(server, make_input(tmp_path))
+    assert verdict.passed is False
+    assert verdict.failure_types == ["stale_state"]
+    assert verdict.mechanism == "derived_state_propagation"
+    assert {r.id: r.status for r in verdict.requirements}["r1"] is RequirementStatus.FAILED
+
+
+def test_malformed_then_valid_is_retried(tmp_path: Path) -> None:
+    bad = json.dumps({"presentation": {"score": 9, "reason": "x"}})  # out of range, fields missing
+    with FaultServer(Script("not json at all", verdict_json())) as server:
+        verdict = run_judge(server, make_input(tmp_path))
+        assert server.calls == 2
+        retry_messages = server.requests[1]["messages"]
+    assert verdict.passed is True
+    assert verdict.raw["attempts"] == 2 and len(verdict.raw["rejected"]) == 1
+    assert "rejected" in retry_messages[-1]["content"]  # the correction turn names the problem
+    with FaultServer(Script(bad, "```json\n" + verdict_json() + "\n```")) as server:
+        assert run_judge(server, make_input(tmp_path / "fenced")).passed is True
+
+
+def test_always_malformed_is_a_judge_error(tmp_path: Path) -> None:
+    unknown_type = verdict_json(failure_types=["made_up_type"])
+    with FaultServer(Script("{}", "oops", unknown_type)) as server:
+        with pytest.raises(JudgeError, match="malformed verdict"):
+            run_judge(server, make_input(tmp_path))
+        assert server.calls == 3
+
+
+def test_provider_failure_is_a_judge_error(tmp_path: Path) -> None:
+    with FaultServer(lambda messages: (500, '{"error": {"message": "down"}}')) as server:
+        with pytest.raises(JudgeError, match="judge model failed"):
+            run_judge(server, make_input(tmp_path))
+
+
+def test_request_carries_screenshot_contract_tool_log_and_schema(tmp_path: Path) -> None:
+    with FaultServer(Script(verdict_json())) as server:
+        run_judge(server, make_input(tmp_path))
+        request = server.requests[0]
+    user = request["messages"][1]["content"]
+    assert isinstance(user, list)
+    images = [part for part in user if part["type"] == "image_url"]
+    assert len(images) == 1 and images[0]["image_url"]["url"].startswith("data:image/png;base64,")
+    text = "\n".join(part["text"] for part in user if part["type"] == "text")
+    for expected in (SECRET_CONTRACT, "ORACLE-NOTE-42", TOOL_MARKER, '"amount": 12', "Build a ledger.",
+                     "I added a running total.", "export default function App", "status: ok",
+                     "ADVISORY ONLY", "<h1>Ledger</h1>", '"invoices"'):
+        assert expected in text, expected
+    assert "var x = 1" not in text  # bundled script bodies are elided from the DOM section
+    response_format = request["response_format"]
+    assert response_format["type"] == "json_schema"
+    schema = response_format["json_schema"]["schema"]
+    assert set(schema["required"]) >= {"presentation", "execution", "alignment", "failure_types", "mechanism"}
+    assert schema["properties"]["failure_types"]["items"]["enum"] == list(FAILURE_TYPES)
+    assert set(MECHANISMS) <= set(schema["properties"]["mechanism"]["enum"])
+    assert schema["properties"]["requirements"]["items"]["properties"]["id"]["enum"] == ["r1", "r2"]
+
+
+def test_text_only_model_gets_no_image_and_is_told(tmp_path: Path) -> None:
+    with FaultServer(Script(verdict_json())) as server:
+        run_judge(server, make_input(tmp_path), vision=False)
+        user = server.requests[0]["messages"][1]["content"]
+    assert isinstance(user, str)
+    assert "no vision input" in user
+
+
+def test_unevaluable_artifact_fails_without_a_model_call(tmp_path: Path) -> None:
+    with FaultServer(Script(verdict_json())) as server:
+        verdict = run_judge(server, make_input(tmp_path, build_ok=False))
+        assert server.calls == 0
+    assert verdict.passed is False
+    assert verdict.failure_types == ["build_failed"]
+    assert all(d.score is None for d in verdict.dimensions.values())
+    assert all(r.status is RequirementStatus.FAILED for r in verdict.requirements)
+
+
+def test_unevaluable_artifact_can_still_be_scored_but_never_passes(tmp_path: Path) -> None:
+    with FaultServer(Script(verdict_json(5, 5, 5))) as server:
+        verdict = run_judge(server, make_input(tmp_path, build_ok=False), judge_unevaluable=True)
+        assert server.calls == 1
+    assert verdict.passed is False and verdict.failure_types[0] == "build_failed"
+
+
+def test_pass_rule() -> None:
+    ok = dict(generation_ok=True, evaluable=True)
+    assert evogenui_turn_passes(**ok, presentation=4, execution=4, alignment=5)
+    assert not evogenui_turn_passes(**ok, presentation=4, execution=3, alignment=5)
+    assert not evogenui_turn_passes(**ok, presentation=None, execution=5, alignment=5)
+    assert not evogenui_turn_passes(generation_ok=True, evaluable=False, presentation=5, execution=5, alignment=5)
+    assert not evogenui_turn_passes(generation_ok=False, evaluable=True, presentation=5, execution=5, alignment=5)
+
+
+def test_bad_options_name_the_key() -> None:
+    model = {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    with pytest.raises(ConfigError, match=r"judge\.options\.max_attempts"):
+        build_judge(JudgeConfig(name="j", kind="llm", options={"model": model, "max_attempts": 0}))
+    with pytest.raises(ConfigError, match=r"judge\.options\.model\.base_url"):
+        build_judge(JudgeConfig(name="j", kind="llm", options={"model": {"provider": "openai", "model": "m"}}))
+    with pytest.raises(ConfigError, match=r"judge\.options\.rubric"):
+        build_judge(JudgeConfig(name="j", kind="llm", options={"model": model, "rubric": "nope"}))
+    with pytest.raises(ConfigError, match=r"judge\.options\.colour"):
+        build_judge(JudgeConfig(name="j", kind="llm", options={"model": model, "colour": 1}))
+
+
+@pytest.mark.parametrize("name", ["kimi", "mimo", "qwen2.5-vl-72b", "gpt-4o", "local-llm"])
+def test_named_judge_configs_build(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    from runner.judges.llm import LLMJudge
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real")
+    raw = yaml.safe_load((Path(__file__).resolve().parents[2] / "conf" / "judge" / f"{name}.yaml").read_text())
+    judge = build_judge(JudgeConfig.model_validate(raw))
+    assert isinstance(judge, LLMJudge) and judge.name == name
+    assert judge.settings.vision is True and judge.settings.rubric == "evogenui"
+    assert judge.settings.model["temperature"] == 0.0
+    asyncio.run(judge.aclose())
