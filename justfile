@@ -26,3 +26,7 @@ ui:
 # Harness overhead against a naive pipeline.
 bench:
     {{python}} bench/harness.py
+
+# Sandbox images for sandbox=docker (offline bootstrap + build/browser images; idempotent).
+images:
+    bash scripts/build-images.sh

@@ -1,0 +1,531 @@
+"""The Interaction Probe of I-WebGenBench (seed 001, §3.2, §4.1, Appendix B.1) and its Interaction Rate.
+
+Three stages (B.1): (1) enumerate the visible interactive elements with their bounding boxes, (2) give each
+one canonical action by its HTML semantics (click buttons, populate text inputs, set sliders to midpoints,
+...), (3) observe DOM mutations with a MutationObserver around each action.
+
+IR (§3.2): IR(p) = (1/|A_p|) * sum_{a in A_p} Delta_DOM(a, p), where Delta_DOM(a, p) = 1 iff action a on
+page p triggers at least one DOM mutation. The seed text defines A_p as the actions the probe executes
+(§4.1: GenerateOps builds candidate operations that "are executed sequentially"); an element that cannot be
+acted on any more (detached by an earlier action, hidden, disabled) has no executed action, so by default
+it is left out of A_p (`count_failed_actions=True` counts it as Delta=0 instead). A page with no interactive
+element gets IR = 0: it "merely renders" (B.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from playwright.async_api import ElementHandle, Error as PlaywrightError
+from pydantic import BaseModel, ConfigDict, Field
+
+from runner.actors.base import ActorContext
+from runner.evidence import Trace, TraceStep
+
+if TYPE_CHECKING:
+    from runner.browser.session import PageSession
+
+TRACE_FILE = "trace.json"
+
+
+class ProbeSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_elements: int = Field(30, gt=0)
+    slider_position: float = Field(0.5, ge=0.0, le=1.0)  # "setting sliders to midpoints" (B.1)
+    # When the slider already sits at slider_position, setting it there again is no action at all;
+    # move it here instead so the element is really exercised (recorded in the step).
+    slider_fallback_position: float = Field(0.75, ge=0.0, le=1.0)
+    text_value: str = "test input 42"
+    number_value: str = "7"
+    settle_ms: int = Field(150, ge=0)
+    screenshots: bool = True
+    action_timeout_ms: int = Field(2000, gt=0)
+    step_timeout_ms: int = Field(10000, gt=0)  # bound on one element's whole step (a hung page aborts the probe)
+    count_failed_actions: bool = False  # see the module docstring: False = the seed's A_p
+    reload_first: bool = False  # the probe loads the page itself only if it is not loaded yet
+
+
+# Interactive elements per B.1 / the runner's brief. querySelectorAll returns document order, once per node.
+_SELECTOR = ", ".join(
+    [
+        "button",
+        "a[href]",
+        "input:not([type=hidden])",
+        "select",
+        "textarea",
+        "[role=button]",
+        "[role=tab]",
+        "[role=slider]",
+        "[role=checkbox]",
+        "[role=switch]",
+        "[role=menuitem]",
+        "[role=link]",
+        "[contenteditable='']",
+        "[contenteditable=true]",
+        "[contenteditable=plaintext-only]",
+    ]
+)
+
+# Stage 1: enumerate, annotate (kind, label, bounding box, css path), and keep the nodes on window so the
+# probe acts on exactly these nodes. Nested targets with the same box as an already taken ancestor
+# (e.g. <div role=button><span role=button>) are one control and are taken once.
+_ENUMERATE_JS = """
+([selector, maxElements]) => {
+  const TEXT_TYPES = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'password']);
+  const SPECIAL_TYPES = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'color']);
+  const CLICK_TYPES = new Set(['submit', 'button', 'reset', 'image']);
+  const visible = (el) => {
+    const r = el.getBoundingClientRect();
+    if (r.width <= 0 || r.height <= 0) return false;
+    if (el.checkVisibility && !el.checkVisibility({ visibilityProperty: true })) return false;
+    return getComputedStyle(el).visibility === 'visible';
+  };
+  const kindOf = (el) => {
+    const tag = el.tagName.toLowerCase();
+    const role = (el.getAttribute('role') || '').toLowerCase();
+    if (tag === 'input') {
+      const type = (el.getAttribute('type') || '').toLowerCase();
+      if (type === 'range') return 'range';
+      if (type === 'checkbox' || type === 'radio') return 'toggle';
+      if (type === 'number') return 'number';
+      if (type === 'file') return 'file';
+      if (SPECIAL_TYPES.has(type)) return 'special';
+      if (CLICK_TYPES.has(type)) return 'click';
+      return 'text';  // text-like and unknown types behave as text
+    }
+    if (tag === 'select') return 'select';
+    if (tag === 'textarea') return 'text';
+    if (role === 'slider') return 'aria_slider';
+    if (role === 'checkbox' || role === 'switch') return 'toggle';
+    if (el.isContentEditable && tag !== 'button' && tag !== 'a' && !role) return 'editable';
+    return 'click';
+  };
+  const labelOf = (el) => {
+    const text = el.getAttribute('aria-label') || (el.innerText || '').trim() || el.getAttribute('placeholder')
+      || el.getAttribute('title') || el.getAttribute('name') || el.id || '';
+    return text.replace(/\\s+/g, ' ').slice(0, 80);
+  };
+  const cssPath = (el) => {
+    const parts = [];
+    for (let node = el; node && node.nodeType === 1 && node !== document.documentElement; node = node.parentElement) {
+      if (node.id && document.querySelectorAll('#' + CSS.escape(node.id)).length === 1) {
+        parts.unshift('#' + CSS.escape(node.id));
+        break;
+      }
+      let i = 1;
+      for (let sib = node.previousElementSibling; sib; sib = sib.previousElementSibling)
+        if (sib.tagName === node.tagName) i++;
+      parts.unshift(node.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
+    }
+    return parts.join(' > ');
+  };
+  const sameBox = (a, b) => Math.abs(a.x - b.x) < 1 && Math.abs(a.y - b.y) < 1
+    && Math.abs(a.width - b.width) < 1 && Math.abs(a.height - b.height) < 1;
+  const taken = [];
+  const elements = [];
+  let visibleCount = 0, disabled = 0, duplicates = 0;
+  for (const el of document.querySelectorAll(selector)) {
+    if (!visible(el)) continue;
+    visibleCount++;
+    if (el.disabled || el.getAttribute('aria-disabled') === 'true') { disabled++; continue; }
+    const r = el.getBoundingClientRect();
+    if (taken.some((t) => t.contains(el) && sameBox(t.getBoundingClientRect(), r))) { duplicates++; continue; }
+    taken.push(el);
+    elements.push({
+      tag: el.tagName.toLowerCase(),
+      type: (el.getAttribute('type') || '').toLowerCase(),
+      role: (el.getAttribute('role') || '').toLowerCase(),
+      kind: kindOf(el),
+      label: labelOf(el),
+      href: el.tagName === 'A' ? el.getAttribute('href') : null,
+      target: el.getAttribute('target') || '',
+      selector: cssPath(el),
+      bbox: { x: r.x + window.scrollX, y: r.y + window.scrollY, width: r.width, height: r.height },
+    });
+  }
+  window.__genuiProbeTargets = taken.slice(0, maxElements);
+  return { elements: elements.slice(0, maxElements), visible: visibleCount, disabled, duplicates,
+           eligible: elements.length };
+}
+"""
+
+# Same label rule as in _ENUMERATE_JS, to recognise a re-rendered node as the same control.
+_LABEL_JS = """
+(el) => (el.getAttribute('aria-label') || (el.innerText || '').trim() || el.getAttribute('placeholder')
+  || el.getAttribute('title') || el.getAttribute('name') || el.id || '').replace(/\\s+/g, ' ').slice(0, 80)
+"""
+
+_STILL_THERE_JS = """
+(el) => el.isConnected && el.getClientRects().length > 0 && getComputedStyle(el).visibility === 'visible'
+"""
+
+# Native value setter + input/change events: React's value tracker sees the change (PLATFORM.md).
+_SET_RANGE_JS = """
+(el, [position, fallback]) => {
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+  const min = el.min !== '' && !isNaN(Number(el.min)) ? Number(el.min) : 0;
+  const max = el.max !== '' && !isNaN(Number(el.max)) ? Number(el.max) : 100;
+  const before = el.value;
+  let used = position;
+  setter.call(el, String(min + (max - min) * position));  // the browser snaps it to step
+  if (el.value === before) { used = fallback; setter.call(el, String(min + (max - min) * fallback)); }
+  el.dispatchEvent(new Event('input', { bubbles: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+  return { from: before, to: el.value, position: used };
+}
+"""
+
+_ARIA_VALUES_JS = """
+(el) => ['aria-valuenow', 'aria-valuemin', 'aria-valuemax'].map((a) => {
+  const v = el.getAttribute(a); return v === null || v === '' || isNaN(Number(v)) ? null : Number(v); })
+"""
+
+_SELECT_OPTIONS_JS = """
+(el) => Array.from(el.options).map((o) => ({ value: o.value, label: o.label, disabled: o.disabled,
+                                              selected: o.selected }))
+"""
+
+# Canonical values for inputs whose format the browser enforces.
+_SPECIAL_VALUES = {
+    "date": "2024-06-15",
+    "time": "12:30",
+    "datetime-local": "2024-06-15T12:30",
+    "month": "2024-06",
+    "week": "2024-W24",
+    "color": "#3366cc",
+}
+
+_MAX_ARIA_SLIDER_KEYS = 50
+
+
+class _StepFailure(Exception):
+    """The element could not be acted on; the step is recorded with ok=False."""
+
+
+class _Skipped(_StepFailure):
+    """The probe deliberately does not act (external link, file input): never part of A_p."""
+
+
+class ProbeActor:
+    """Deterministic Interaction Probe: one canonical action per visible interactive element."""
+
+    name = "probe"
+
+    def __init__(self, settings: ProbeSettings | None = None) -> None:
+        self.settings = settings or ProbeSettings()
+
+    async def aclose(self) -> None:
+        return None
+
+    async def act(self, session: "PageSession", context: ActorContext) -> Trace:
+        trace = await self.probe(session, context.out_dir)
+        return trace
+
+    async def probe(self, session: "PageSession", out_dir: Path) -> Trace:
+        """Run the probe on the session's page; write step screenshots and trace.json into out_dir."""
+        s = self.settings
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        trace = Trace(actor=self.name)
+        started = time.monotonic()
+        errors_before = len(session.page_errors)
+
+        try:
+            if s.reload_first or session.page.url in ("", "about:blank"):
+                await session.goto()
+            background = await self._background_mutations(session)
+            found = await session.evaluate(_ENUMERATE_JS, [_SELECTOR, s.max_elements])
+            handles = await asyncio.wait_for(
+                self._target_handles(session, len(found["elements"])), timeout=s.step_timeout_ms / 1000
+            )
+        except (PlaywrightError, asyncio.TimeoutError) as exc:
+            trace.finished = False
+            reason = _first_line(exc) if isinstance(exc, PlaywrightError) else "page unresponsive"
+            trace.summary = self._summary([], found=0, extra={"probe_error": reason})
+            trace.save(out_dir / TRACE_FILE)
+            return trace
+
+        reloaded = False  # after a navigation the original nodes are gone; re-find them by css path
+        aborted = ""
+        for index, element in enumerate(found["elements"]):
+            step = TraceStep(index=index, action={"kind": element["kind"], "element": element})
+            step_started = time.monotonic()
+            handle = handles[index] if not reloaded else None
+            try:
+                navigated = await asyncio.wait_for(
+                    self._step(session, handle, element, step, out_dir, index), timeout=s.step_timeout_ms / 1000
+                )
+                reloaded = reloaded or navigated
+            except _Skipped as exc:
+                step.ok, step.error = False, str(exc)
+                step.action["skipped"] = True
+            except _StepFailure as exc:
+                step.ok, step.error = False, str(exc)
+            except PlaywrightError as exc:
+                step.ok, step.error = False, _first_line(exc)
+                recovered, usable = await self._recover(session)
+                reloaded = reloaded or recovered
+                if not usable:
+                    aborted = f"page unusable after step {index}: {step.error}"
+            except asyncio.TimeoutError:
+                # The renderer is stuck (e.g. an endless loop in a handler): nothing after this can run.
+                step.ok, step.error = False, f"step timed out after {s.step_timeout_ms} ms (page unresponsive)"
+                aborted = step.error
+            step.duration_s = round(time.monotonic() - step_started, 4)
+            trace.steps.append(step)
+            if aborted:
+                trace.finished = False
+                break
+
+        extra = {
+            "visible_interactive": found["visible"],
+            "disabled_skipped": found["disabled"],
+            "duplicates_merged": found["duplicates"],
+            "capped": max(0, found["eligible"] - len(found["elements"])),
+            "background_mutations": background,
+            "page_errors_during_probe": len(session.page_errors) - errors_before,
+            "duration_s": round(time.monotonic() - started, 3),
+        }
+        if aborted:
+            extra["aborted"] = aborted
+        trace.summary = self._summary(trace.steps, found=found["eligible"], extra=extra)
+        trace.save(out_dir / TRACE_FILE)
+        return trace
+
+    # ---- stage 1 helpers ---------------------------------------------------------------------------------
+
+    async def _background_mutations(self, session: "PageSession") -> int:
+        """Mutations in one idle settle window: a page that mutates on its own (clocks, polling) makes
+        every action look responsive. Reported as a diagnostic; IR itself follows the seed unchanged."""
+        await session.reset_mutations()
+        await session.settle(self.settings.settle_ms)
+        return await session.mutation_count()
+
+    async def _target_handles(self, session: "PageSession", count: int) -> list[ElementHandle | None]:
+        array = await session.page.evaluate_handle("() => window.__genuiProbeTargets || []")
+        props = await array.get_properties()
+        await array.dispose()
+        handles: list[ElementHandle | None] = []
+        for i in range(count):
+            prop = props.get(str(i))
+            handles.append(prop.as_element() if prop is not None else None)
+        return handles
+
+    async def _step(
+        self,
+        session: "PageSession",
+        handle: ElementHandle | None,
+        element: dict[str, Any],
+        step: TraceStep,
+        out_dir: Path,
+        index: int,
+    ) -> bool:
+        handle, step.action["reresolved"] = await self._resolve(session, handle, element)
+        return await self._exercise(session, handle, element, step, out_dir, index)
+
+    async def _resolve(
+        self, session: "PageSession", handle: ElementHandle | None, element: dict[str, Any]
+    ) -> tuple[ElementHandle, bool]:
+        """The enumerated node if it is still attached and visible; else the node now at its css path,
+        if it is the same kind of control with the same label (e.g. re-rendered by the framework)."""
+        if handle is not None:
+            try:
+                if await handle.evaluate(_STILL_THERE_JS):
+                    return handle, False
+            except PlaywrightError:
+                pass  # its document is gone
+        candidate = await session.page.query_selector(element["selector"]) if element["selector"] else None
+        if candidate is not None and await candidate.evaluate(_STILL_THERE_JS):
+            tag = await candidate.evaluate("(el) => el.tagName.toLowerCase()")
+            label = await candidate.evaluate(_LABEL_JS)
+            if tag == element["tag"] and label == element["label"]:
+                return candidate, True
+        raise _StepFailure("element detached or no longer visible")
+
+    # ---- stages 2 and 3 ----------------------------------------------------------------------------------
+
+    async def _exercise(
+        self,
+        session: "PageSession",
+        handle: ElementHandle,
+        element: dict[str, Any],
+        step: TraceStep,
+        out_dir: Path,
+        index: int,
+    ) -> bool:
+        """Apply the canonical action and observe mutations. Returns True if the page navigated (and was
+        reloaded, so later elements must be re-found)."""
+        s = self.settings
+        page = session.page
+        if element["kind"] == "file":
+            raise _Skipped("file inputs are not exercised (no canonical file)")
+        if element["kind"] == "click" and element["tag"] == "a" and not self._link_is_local(session, element):
+            raise _Skipped(f"external link not followed: {element['href']}")
+
+        try:
+            await handle.scroll_into_view_if_needed(timeout=s.action_timeout_ms)
+        except PlaywrightError:
+            pass  # click/fill scroll themselves and report the real problem
+        if s.screenshots:
+            step.screenshot_before = f"step_{index:02d}_before.png"
+            await session.screenshot(out_dir / step.screenshot_before)
+
+        document_before = await session.evaluate("() => performance.timeOrigin")
+        url_before = page.url
+        popups_before = len(session.popups)
+        dialogs_before = len(session.dialogs)
+        await session.reset_mutations()
+        await self._apply(handle, element, step)
+        await session.settle(s.settle_ms)
+
+        navigated = False
+        try:
+            same_document = await session.evaluate("() => performance.timeOrigin") == document_before
+        except PlaywrightError:  # the context was destroyed by a navigation in flight
+            same_document = False
+        if same_document:
+            step.mutations = await session.mutation_count()
+            step.dom_changed = step.mutations > 0
+        else:
+            # A new document replaced the whole DOM: an observable response. Restore the artifact's
+            # start page so every element is probed from the same place.
+            navigated = True
+            await page.wait_for_load_state("load", timeout=session.nav_timeout_ms)
+            step.mutations = await session.mutation_count()
+            step.dom_changed = True
+
+        notes = []
+        if page.url != url_before:
+            notes.append(f"url changed to {page.url}")
+        if len(session.popups) > popups_before:
+            notes.append(f"opened {len(session.popups) - popups_before} popup(s)")
+        if len(session.dialogs) > dialogs_before:
+            notes.append(f"dialog: {session.dialogs[-1]['message'][:80]}")
+        step.observation = "; ".join([f"{step.mutations} DOM mutation(s)"] + notes)
+
+        if s.screenshots:
+            step.screenshot_after = f"step_{index:02d}_after.png"
+            await session.screenshot(out_dir / step.screenshot_after)
+        if navigated:
+            await session.goto()
+        return navigated
+
+    async def _apply(self, handle: ElementHandle, element: dict[str, Any], step: TraceStep) -> None:
+        """The canonical action for the element's HTML semantics (B.1 stage 2)."""
+        s = self.settings
+        timeout = s.action_timeout_ms
+        kind = element["kind"]
+        if kind == "click":
+            step.action["kind"] = "click"
+            await handle.click(timeout=timeout)
+        elif kind == "toggle":
+            step.action["kind"] = "toggle"
+            try:
+                await handle.click(timeout=timeout)
+            except PlaywrightError:
+                if element["tag"] != "input":
+                    raise
+                # Custom-styled checkboxes hide the native input under a label; a DOM click toggles it
+                # and fires the same click/input/change events a user's click on the label would.
+                await handle.evaluate("(el) => el.click()")
+                step.action["fallback"] = "dom_click"
+        elif kind in ("text", "number", "special"):
+            if kind == "special":
+                value = _SPECIAL_VALUES.get(element["type"], s.text_value)
+            else:
+                value = s.number_value if kind == "number" else s.text_value
+            current = await handle.input_value(timeout=timeout)
+            if current == value:  # refilling the same value is no action: change it
+                value = str(int(value) + 1) if kind == "number" and value.lstrip("-").isdigit() else value + "!"
+            step.action.update(kind="fill", value=value)
+            await handle.fill(value, timeout=timeout)
+        elif kind == "select":
+            options = await handle.evaluate(_SELECT_OPTIONS_JS)
+            choice = next((o for o in options if not o["disabled"] and not o["selected"]), None)
+            if choice is None:
+                raise _StepFailure("select has no other enabled option")
+            step.action.update(kind="select", value=choice["value"], label=choice["label"])
+            await handle.select_option(value=choice["value"], timeout=timeout)
+        elif kind == "range":
+            result = await handle.evaluate(_SET_RANGE_JS, [s.slider_position, s.slider_fallback_position])
+            step.action.update(kind="set_range", **result)
+        elif kind == "aria_slider":
+            step.action.update(kind="set_slider_keys", **await self._move_aria_slider(handle))
+        elif kind == "editable":
+            step.action.update(kind="type", value=s.text_value)
+            await handle.click(timeout=timeout)
+            await handle.press("End", timeout=timeout)
+            await handle.type(s.text_value, timeout=timeout)
+        else:
+            raise _StepFailure(f"no canonical action for kind {kind!r}")
+
+    async def _move_aria_slider(self, handle: ElementHandle) -> dict[str, Any]:
+        """Keyboard towards slider_position of [aria-valuemin, aria-valuemax] (WAI-ARIA slider keys)."""
+        timeout = self.settings.action_timeout_ms
+        now, low, high = await handle.evaluate(_ARIA_VALUES_JS)
+        await handle.focus()
+        if now is None or low is None or high is None or high <= low:
+            await handle.press("ArrowRight", timeout=timeout)
+            return {"keys": 1, "from": now}
+        target = low + (high - low) * self.settings.slider_position
+        if abs(now - target) < 1e-9:
+            target = low + (high - low) * self.settings.slider_fallback_position
+        key = "ArrowRight" if target > now else "ArrowLeft"
+        start, presses = now, 0
+        while presses < _MAX_ARIA_SLIDER_KEYS:
+            await handle.press(key, timeout=timeout)
+            presses += 1
+            value = (await handle.evaluate(_ARIA_VALUES_JS))[0]
+            if value is None or value == now or (value - target) * (1 if key == "ArrowRight" else -1) >= 0:
+                now = value if value is not None else now
+                break
+            now = value
+        return {"keys": presses, "key": key, "from": start, "to": now, "target": target}
+
+    # ---- helpers -----------------------------------------------------------------------------------------
+
+    def _link_is_local(self, session: "PageSession", element: dict[str, Any]) -> bool:
+        href = (element.get("href") or "").strip()
+        if href.lower().startswith("javascript:") or href.startswith("#") or not href:
+            return True
+        return session.is_allowed(urljoin(session.page.url, href))
+
+    async def _recover(self, session: "PageSession") -> tuple[bool, bool]:
+        """After an action error, make sure the page answers for the next element.
+        Returns (reloaded, usable): a page that neither answers nor reloads ends the probe."""
+        try:
+            await session.evaluate("() => 1")
+            return False, True
+        except PlaywrightError:
+            pass
+        try:
+            await session.goto()
+            return True, True
+        except PlaywrightError:
+            return True, False
+
+    def _summary(self, steps: list[TraceStep], *, found: int, extra: dict[str, Any]) -> dict[str, Any]:
+        executed = [st for st in steps if st.ok]
+        skipped = [st for st in steps if st.action.get("skipped")]
+        failed = [st for st in steps if not st.ok and not st.action.get("skipped")]
+        exercised = len(executed) + (len(failed) if self.settings.count_failed_actions else 0)
+        responsive = sum(1 for st in executed if st.dom_changed)
+        return {
+            "elements_found": found,
+            "elements_exercised": exercised,
+            "elements_responsive": responsive,
+            "interaction_rate": responsive / exercised if exercised else 0.0,
+            "errors": len(failed),
+            "skipped": len(skipped),
+            **extra,
+        }
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,103 @@
+"""capture_evidence: load an artifact once and write what it shows (screenshots, DOM, logs) to disk."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from playwright.async_api import Error as PlaywrightError
+
+from runner.browser.session import PageSession
+from runner.evidence import Evidence
+from runner.records import write_json_atomic
+
+log = logging.getLogger(__name__)
+
+MAX_VISIBLE_TEXT = 20000  # enough for any judge prompt; keeps records small
+
+SCREENSHOT_FULL = "screenshot_full.png"
+SCREENSHOT_VIEWPORT = "screenshot.png"
+DOM_FILE = "dom.html"
+CONSOLE_FILE = "console.json"
+NETWORK_FILE = "network.json"
+PAGE_ERRORS_FILE = "page_errors.json"
+
+# A page is blank when a user would see nothing: no visible text and no visible media or form control
+# with a nonzero box. Form controls count because an empty <input> is still something to look at.
+_HAS_VISIBLE_CONTENT_JS = """
+() => {
+  const body = document.body;
+  if (!body) return false;
+  if ((body.innerText || '').trim().length > 0) return true;
+  const media = body.querySelectorAll(
+    'img, canvas, svg, video, iframe, object, embed, input:not([type=hidden]), select, textarea');
+  for (const el of media) {
+    const r = el.getBoundingClientRect();
+    if (r.width <= 0 || r.height <= 0) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden' || style.display === 'none' || Number(style.opacity) === 0) continue;
+    if (el.checkVisibility && !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) continue;
+    return true;
+  }
+  return false;
+}
+"""
+
+
+async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeout_s: float = 30.0) -> Evidence:
+    """Load `session.url`, write evidence files into `out_dir`, return an Evidence (paths relative to out_dir).
+
+    Never raises for a broken artifact: a failed navigation or capture sets `load_error` instead.
+    `capture_timeout_s` bounds the capture after load: a page stuck in a JS loop answers no evaluate.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    evidence = Evidence(url=session.url)
+    started = time.monotonic()
+    try:
+        evidence.load_s = await session.goto()
+        if session.response_status is not None and session.response_status >= 400:
+            evidence.load_error = f"HTTP {session.response_status} for {session.url}"
+    except PlaywrightError as exc:
+        evidence.load_s = time.monotonic() - started
+        evidence.load_error = f"navigation failed: {_first_line(exc)}"
+
+    if not evidence.load_error or session.response_status is not None:
+        # Shoot whatever rendered, also for an HTTP error page, so a judge can see it.
+        try:
+            await asyncio.wait_for(_capture_page(session, out_dir, evidence), timeout=capture_timeout_s)
+        except asyncio.TimeoutError:
+            if not evidence.load_error:
+                evidence.load_error = f"capture timed out after {capture_timeout_s:g} s (page unresponsive)"
+
+    evidence.console = list(session.console)
+    evidence.page_errors = list(session.page_errors)
+    evidence.network = list(session.network)
+    write_json_atomic(out_dir / CONSOLE_FILE, evidence.console)
+    write_json_atomic(out_dir / PAGE_ERRORS_FILE, evidence.page_errors)
+    write_json_atomic(out_dir / NETWORK_FILE, [asdict(n) for n in evidence.network])
+    return evidence
+
+
+async def _capture_page(session: PageSession, out_dir: Path, evidence: Evidence) -> None:
+    try:
+        await session.screenshot(out_dir / SCREENSHOT_FULL, full_page=True)
+        evidence.screenshot_full = SCREENSHOT_FULL
+        await session.screenshot(out_dir / SCREENSHOT_VIEWPORT, full_page=False)
+        evidence.screenshot_viewport = SCREENSHOT_VIEWPORT
+        (out_dir / DOM_FILE).write_text(await session.page.content(), encoding="utf-8")
+        evidence.dom_path = DOM_FILE
+        evidence.visible_text = (await session.visible_text())[:MAX_VISIBLE_TEXT]
+        evidence.blank = not await session.evaluate(_HAS_VISIBLE_CONTENT_JS)
+    except PlaywrightError as exc:  # page crashed or navigated away mid-capture
+        log.warning("evidence capture failed for %s: %s", session.url, exc)
+        if not evidence.load_error:
+            evidence.load_error = f"capture failed: {_first_line(exc)}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,201 @@
+"""BrowserPool: one Playwright driver and one Chromium per worker, a fresh context per artifact."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from runner.browser.session import PageSession
+
+log = logging.getLogger(__name__)
+
+# PLATFORM.md "Browser": the flags the system Chromium needs on these machines.
+PLATFORM_ARGS: list[str] = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+# Rendering flags that keep screenshots byte-stable across runs and machines.
+DETERMINISM_ARGS: list[str] = [
+    "--font-render-hinting=none",
+    "--disable-lcd-text",
+    "--disable-font-subpixel-positioning",
+    "--force-color-profile=srgb",
+    "--hide-scrollbars",
+    # Measured: with several raster threads, antialiased edges of a focus ring differed between runs.
+    "--num-raster-threads=1",
+    "--disable-partial-raster",
+]
+# Defence in depth under the per-request origin filter of PageSession: no proxy and no DNS, so even
+# preconnects or requests the route layer cannot see (e.g. <link rel=dns-prefetch>) stay local.
+NETWORK_LOCKDOWN_ARGS: list[str] = [
+    "--no-proxy-server",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+]
+
+
+class BrowserSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    executable_path: str | None = "/usr/bin/chromium"  # None: Playwright's own downloaded browser
+    headless: bool = True
+    viewport_width: int = Field(1280, gt=0)
+    viewport_height: int = Field(800, gt=0)
+    device_scale_factor: float = Field(1.0, gt=0)
+    nav_timeout_ms: int = Field(15000, gt=0)
+    settle_ms: int = Field(150, ge=0)
+    launch_args: list[str] = Field(
+        default_factory=lambda: PLATFORM_ARGS + DETERMINISM_ARGS + NETWORK_LOCKDOWN_ARGS
+    )
+    extra_args: list[str] = Field(default_factory=list)
+    launch_timeout_ms: int = Field(30000, gt=0)
+    # Connect to a Playwright server (e.g. the docker sandbox's browser container) instead of launching
+    # locally; the server launches Chromium with these same settings (executable_path, headless, args).
+    connect_url: str | None = None
+
+    @field_validator("executable_path")
+    @classmethod
+    def _empty_is_none(cls, value: str | None) -> str | None:
+        return value or None
+
+    def args(self) -> list[str]:
+        return [*self.launch_args, *self.extra_args]
+
+
+class BrowserPool:
+    """Owns one browser; `session(url)` yields a PageSession in a fresh, isolated context.
+
+    Safe for concurrent sessions within one event loop. A crashed or disconnected browser is
+    relaunched on the next `session()` call, so one bad artifact cannot poison the rest of a worker.
+    """
+
+    def __init__(self, settings: BrowserSettings | None = None) -> None:
+        self.settings = settings or BrowserSettings()
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._lock = asyncio.Lock()
+        self.launches = 0  # how many times a browser was (re)launched; useful in logs and tests
+
+    @property
+    def browser(self) -> Browser | None:
+        return self._browser
+
+    async def start(self) -> None:
+        async with self._lock:
+            await self._ensure_browser()
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            browser, self._browser = self._browser, None
+            if browser is not None:
+                try:
+                    await browser.close()
+                except Exception:  # already dead: nothing left to close
+                    pass
+            playwright, self._playwright = self._playwright, None
+            if playwright is not None:
+                await playwright.stop()
+
+    async def __aenter__(self) -> "BrowserPool":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _ensure_browser(self) -> Browser:
+        """Return a connected browser, launching (or relaunching) one if needed. Caller holds the lock."""
+        if self._browser is not None and self._browser.is_connected():
+            return self._browser
+        if self._browser is not None:
+            log.warning("browser disconnected; relaunching")
+            try:
+                await self._browser.close()
+            except Exception:
+                pass
+            self._browser = None
+        if self._playwright is None:
+            self._playwright = await async_playwright().start()
+        s = self.settings
+        if s.connect_url:
+            # playwright run-server reads the launch options of each connection from this header.
+            options = {"headless": s.headless, "args": s.args()}
+            if s.executable_path:
+                options["executablePath"] = s.executable_path
+            self._browser = await self._playwright.chromium.connect(
+                s.connect_url, timeout=s.launch_timeout_ms,
+                headers={"x-playwright-launch-options": json.dumps(options)},
+            )
+            self.launches += 1
+            return self._browser
+        self._browser = await self._playwright.chromium.launch(
+            executable_path=s.executable_path,
+            headless=s.headless,
+            args=s.args(),
+            timeout=s.launch_timeout_ms,
+        )
+        self.launches += 1
+        return self._browser
+
+    async def _new_context(self) -> BrowserContext:
+        s = self.settings
+        async with self._lock:
+            for attempt in range(2):  # a browser can die between the liveness check and new_context
+                browser = await self._ensure_browser()
+                try:
+                    return await browser.new_context(
+                        viewport={"width": s.viewport_width, "height": s.viewport_height},
+                        device_scale_factor=s.device_scale_factor,
+                        reduced_motion="reduce",
+                        locale="en-US",
+                        timezone_id="UTC",
+                        color_scheme="light",
+                        service_workers="block",  # a SW could fetch outside context.route
+                        accept_downloads=False,
+                    )
+                except Exception:
+                    if attempt == 1:
+                        raise
+                    log.warning("new_context failed; relaunching browser", exc_info=True)
+                    try:
+                        await browser.close()
+                    except Exception:
+                        pass
+                    self._browser = None
+        raise AssertionError("unreachable")
+
+    @asynccontextmanager
+    async def session(
+        self, url: str, *, extra_origins: Sequence[str] = ()
+    ) -> AsyncIterator[PageSession]:
+        """A PageSession on `url` in a fresh context; requests to other origins are blocked.
+
+        `extra_origins` (e.g. "http://127.0.0.1:9000") are also allowed, for a tool server on another port.
+        The page is not loaded yet: call `await session.goto()`.
+        """
+        context = await self._new_context()
+        try:
+            session = await PageSession.open(
+                context,
+                url,
+                nav_timeout_ms=self.settings.nav_timeout_ms,
+                settle_ms=self.settings.settle_ms,
+                extra_origins=extra_origins,
+            )
+            yield session
+        finally:
+            try:
+                await context.close()
+            except Exception:  # the browser may have crashed under us; the next session relaunches it
+                pass

@@ -1,0 +1,566 @@
+"""DockerSandbox: builds and serves untrusted web artifacts in pinned containers (docker SDK).
+
+- build: a throw-away container of the build image with the workspace bind-mounted at /app; the template's
+  node_modules live in the image at /node_modules (Node and Vite find them by walking up from /app).
+  No network, read-only root (tmpfs /tmp), all capabilities dropped, no-new-privileges, memory/cpu/pids
+  limits, an init process, and a wall-clock timeout enforced here (wait with timeout, then kill + remove).
+- serve: the same artifact server as the local sandbox (runner/sandbox/server.py, mounted read-only) in a
+  container of the build image, with the dist folder mounted read-only.
+- browser: with `browser_in_container`, Chromium runs in the browser image behind a Playwright server;
+  artifact servers join the browser container's network namespace, so the page is http://127.0.0.1:PORT/
+  for the browser, exactly as with the local sandbox. That namespace sits on an `internal` Docker network:
+  the host reaches it, nothing outside does.
+Every container and network carries labels naming this process; stale ones of a crashed run are removed
+at start, and aclose removes everything this sandbox created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
+from runner.sandbox.images import OFFLINE_BASE, ImageInfo, ensure_images, tracking_tags
+from runner.sandbox.limits import folder_size_bytes
+from runner.sandbox.static import build_static
+from runner.sandbox.web_template import (
+    ALLOWED_PACKAGES,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_FILES,
+    prepare_workspace,
+    validate_files,
+)
+
+log = logging.getLogger(__name__)
+
+SERVER_SCRIPT = Path(__file__).resolve().parent / "server.py"
+LABEL_SANDBOX = "org.genui.sandbox"  # value: settings.label
+LABEL_OWNER = "org.genui.owner"  # value: host:pid of the runner process that created it
+LABEL_ROLE = "org.genui.role"  # build | serve | browser
+IMAGE_USER = "10001:10001"  # the non-root user of the build and browser images
+IN_APP = "/app"
+IN_MODULES = "/node_modules"
+IN_DIST = "/srv/dist"
+IN_GENUI = "/opt/genui"
+IN_BACKENDS = "/srv/backends"
+IN_BRIDGE_IO = "/srv/bridge"
+PLAYWRIGHT_PORT = 3000
+FIRST_SERVE_PORT = 8100
+# Binds the listening socket, then execs server.py with it (server.py itself only binds 127.0.0.1 or
+# takes an inherited descriptor; here the browser reaches it from another container's view).
+LISTEN_SHIM = (
+    "import os,socket,sys\n"
+    "s=socket.socket(socket.AF_INET,socket.SOCK_STREAM)\n"
+    "s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+    "s.bind((sys.argv[1],int(sys.argv[2])));s.listen(128);s.set_inheritable(True)\n"
+    "os.execv(sys.executable,[sys.executable,'-B','-s',*sys.argv[3:],'--fd',str(s.fileno())])\n"
+)
+
+
+class DockerSandboxSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    images: dict[str, str] = Field(default_factory=dict)  # "build"/"browser" -> explicit tag (else content tag)
+    base_image: str = OFFLINE_BASE  # BASE_IMAGE build argument when a missing image is built
+    build_missing_images: bool = True
+    cpus: float = Field(2.0, gt=0)
+    memory_mb: int = Field(2048, gt=0)
+    pids: int = Field(256, gt=0)
+    build_timeout_s: float = Field(120, gt=0)
+    max_output_mb: int = Field(64, gt=0)
+    server_memory_mb: int = Field(512, gt=0)
+    server_pids: int = Field(64, gt=0)
+    server_start_timeout_s: float = Field(20, gt=0)
+    browser_memory_mb: int = Field(4096, gt=0)
+    browser_pids: int = Field(2048, gt=0)
+    browser_start_timeout_s: float = Field(60, gt=0)
+    user: str | None = None  # None: the image's non-root user (root hosts) or the caller's uid:gid
+    network: Literal["none"] = "none"  # builds never get a network
+    browser_in_container: bool = True
+    label: str = "genui-runner"
+    docker_timeout_s: float = Field(120, gt=0)  # docker API calls
+    max_files: int = DEFAULT_MAX_FILES
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    allowed_packages: list[str] = Field(default_factory=lambda: list(ALLOWED_PACKAGES))
+    max_log_bytes: int = 1024 * 1024
+    # Test-only hook: run this argv in the build container (cwd /app) instead of `vite build`.
+    build_command: list[str] | None = None
+
+
+class DockerSetupError(RuntimeError):
+    """The engine, an image or a container could not be set up (status infra, not the artifact's fault)."""
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _cap_log(data: bytes, limit: int) -> str:
+    if len(data) <= limit:
+        return data.decode(errors="replace")
+    half = limit // 2
+    dropped = len(data) - 2 * half
+    return (data[:half].decode(errors="replace") + f"\n... [{dropped} bytes of log dropped] ...\n"
+            + data[-half:].decode(errors="replace"))
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    os.chown(root, uid, gid, follow_symlinks=False)
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
+
+
+class DockerSandbox:
+    name = "docker"
+
+    def __init__(self, settings: DockerSandboxSettings | None = None, *, cache_root: Path | None = None):
+        self.settings = settings or DockerSandboxSettings()
+        self.cache_root = cache_root
+        self.owner = _owner()
+        self.images: dict[str, ImageInfo] = {}
+        self._client: Any = None
+        self._started = False
+        self._start_lock = asyncio.Lock()
+        self._created: dict[str, str] = {}  # container id -> role, removed at aclose
+        self._created_lock = threading.Lock()
+        self._network: Any = None
+        self._browser: Any = None
+        self._browser_ip: str | None = None
+        self._next_port = FIRST_SERVE_PORT
+
+    # ---- set-up ----------------------------------------------------------------------------------
+    def client(self) -> Any:
+        if self._client is None:
+            import docker
+            from docker.errors import DockerException
+
+            try:
+                self._client = docker.from_env(timeout=int(self.settings.docker_timeout_s))
+                self._client.ping()
+            except DockerException as exc:
+                self._client = None
+                raise DockerSetupError(f"no Docker engine reachable: {exc}") from exc
+        return self._client
+
+    def ensure_images(self) -> dict[str, ImageInfo]:
+        """Content-tagged images (built if missing); blocking. Their digests go into the run's tags."""
+        if not self.images:
+            names = ["build", "browser"] if self.settings.browser_in_container else ["build"]
+            try:
+                self.images = ensure_images(
+                    self.client(), base_image=self.settings.base_image, names=names, overrides=self.settings.images,
+                    cache_root=self.cache_root, build_missing=self.settings.build_missing_images,
+                )
+            except (RuntimeError, OSError) as exc:
+                raise DockerSetupError(str(exc)) from exc
+        return self.images
+
+    def tracking_tags(self) -> dict[str, str]:
+        return {"sandbox.kind": "docker", **tracking_tags(self.ensure_images())}
+
+    def _labels(self, role: str) -> dict[str, str]:
+        return {LABEL_SANDBOX: self.settings.label, LABEL_OWNER: self.owner, LABEL_ROLE: role}
+
+    def remove_stale(self) -> list[str]:
+        """Remove labelled containers and networks whose owning runner process on this host is gone."""
+        client = self.client()
+        host = socket.gethostname()
+        removed: list[str] = []
+
+        def stale(labels: dict[str, str]) -> bool:
+            owner_host, _, pid = (labels.get(LABEL_OWNER) or "").rpartition(":")
+            return owner_host == host and pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid))
+
+        from docker.errors import NotFound
+
+        for container in client.containers.list(all=True, filters={"label": f"{LABEL_SANDBOX}={self.settings.label}"}):
+            if stale(container.labels):
+                with contextlib.suppress(NotFound):
+                    container.remove(force=True)
+                removed.append(container.name)
+        for network in client.networks.list(filters={"label": f"{LABEL_SANDBOX}={self.settings.label}"}):
+            if stale(network.attrs.get("Labels") or {}):
+                with contextlib.suppress(NotFound):
+                    network.remove()
+                removed.append(network.name)
+        if removed:
+            log.warning("removed %d stale sandbox container(s)/network(s): %s", len(removed), ", ".join(removed))
+        return removed
+
+    async def start(self) -> None:
+        """Engine check, images, stale clean-up and (when configured) the browser container. Idempotent."""
+        async with self._start_lock:
+            if self._started:
+                return
+            await asyncio.to_thread(self.ensure_images)
+            await asyncio.to_thread(self.remove_stale)
+            if self.settings.browser_in_container:
+                await asyncio.to_thread(self._start_browser)
+            self._started = True
+
+    def _track(self, container: Any, role: str) -> None:
+        with self._created_lock:
+            self._created[container.id] = role
+
+    def _remove(self, container: Any) -> None:
+        from docker.errors import APIError, NotFound
+
+        with contextlib.suppress(NotFound):
+            try:
+                container.remove(force=True)
+            except APIError as exc:  # "removal already in progress" and the like
+                log.debug("removing %s: %s", container.id[:12], exc)
+        with self._created_lock:
+            self._created.pop(container.id, None)
+
+    def _ensure_network(self) -> Any:
+        if self._network is None:
+            name = f"genui-{self.settings.label}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+            # internal: no route out of the host, but the host reaches the containers on it.
+            self._network = self.client().networks.create(
+                name, driver="bridge", internal=True, labels=self._labels("network"), check_duplicate=True
+            )
+        return self._network
+
+    def _hardening(self, memory_mb: int, pids: int) -> dict[str, Any]:
+        return {
+            "read_only": True,
+            "tmpfs": {"/tmp": "rw,nosuid,nodev,size=512m,mode=1777"},
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "mem_limit": f"{memory_mb}m",
+            "memswap_limit": f"{memory_mb}m",  # no swap: the limit is the limit
+            "nano_cpus": int(self.settings.cpus * 1e9),
+            "pids_limit": pids,
+            "init": True,
+        }
+
+    def _start_browser(self) -> None:
+        settings = self.settings
+        network = self._ensure_network()
+        hardening = self._hardening(settings.browser_memory_mb, settings.browser_pids)
+        hardening["tmpfs"] = {"/tmp": "rw,nosuid,nodev,size=1g,mode=1777",
+                              "/home/genui": "rw,nosuid,nodev,size=512m,uid=10001,gid=10001,mode=0700"}
+        container = self.client().containers.create(
+            self.images["browser"].tag, name=f"genui-browser-{os.getpid()}-{uuid.uuid4().hex[:6]}",
+            # Appended to the image's `playwright run-server` entrypoint: accept the client's executablePath and
+            # args (the runner's Chromium flags). Only the runner reaches this server (internal network).
+            command=["--unsafe"],
+            network=network.name, labels=self._labels("browser"), shm_size="512m", detach=True, **hardening,
+        )
+        self._track(container, "browser")
+        container.start()
+        self._browser = container
+        container.reload()
+        self._browser_ip = container.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
+        deadline = time.monotonic() + settings.browser_start_timeout_s
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection((self._browser_ip, PLAYWRIGHT_PORT), 1):
+                return
+            container.reload()
+            if container.status not in ("created", "running"):
+                break
+            time.sleep(0.1)
+        logs = container.logs().decode(errors="replace")[-4000:]
+        raise DockerSetupError(f"browser container did not start its Playwright server:\n{logs}")
+
+    @property
+    def browser_ws_endpoint(self) -> str | None:
+        return f"ws://{self._browser_ip}:{PLAYWRIGHT_PORT}/" if self._browser_ip else None
+
+    async def browser_settings(self, base: Any) -> Any:
+        """The browser settings workers use: connect to the browser container (when configured)."""
+        await self.start()
+        if self.settings.browser_in_container:
+            return base.model_copy(update={"connect_url": self.browser_ws_endpoint})
+        # The host's browser reaches the artifact servers by their addresses on the internal network; the
+        # resolver lockdown (runner/browser/launch.py) maps IP literals too, so let that subnet through.
+        network = await asyncio.to_thread(self._ensure_network)
+        network.reload()
+        subnet = network.attrs["IPAM"]["Config"][0]["Subnet"]  # e.g. 172.23.0.0/16
+        prefix = ".".join(p for p in subnet.split("/")[0].split(".") if p != "0") + ".*"
+        args = [f"{a}, EXCLUDE {prefix}" if a.startswith("--host-resolver-rules=") else a for a in base.launch_args]
+        return base.model_copy(update={"launch_args": args})
+
+    # ---- build -----------------------------------------------------------------------------------
+    def _run_user(self) -> tuple[str, tuple[int, int] | None]:
+        """The container user, and the uid/gid the workspace must be handed to (root hosts only)."""
+        if self.settings.user:
+            return self.settings.user, None
+        if os.geteuid() == 0:
+            uid, gid = (int(x) for x in IMAGE_USER.split(":"))
+            return IMAGE_USER, (uid, gid)
+        return f"{os.getuid()}:{os.getgid()}", None
+
+    async def build(self, files: dict[str, str], workspace: Path, *, kind: str = "vite",
+                    assets_dir: Path | None = None) -> BuildResult:
+        """Build `files` into an artifact in a container. kind="static": vetted and copied, no container."""
+        if kind == "static":
+            return await asyncio.to_thread(build_static, files, workspace, assets_dir=assets_dir)
+        started = time.monotonic()
+        settings = self.settings
+        reasons = validate_files(
+            files, settings.allowed_packages, max_files=settings.max_files, max_file_bytes=settings.max_file_bytes
+        )
+        if reasons:
+            log_text = "rejected before build:\n" + "\n".join(f"- {r}" for r in reasons)
+            return BuildResult("rejected", log=log_text, rejected=reasons, duration_s=time.monotonic() - started)
+        try:
+            await self.start()
+            workspace = Path(workspace).resolve()
+            # node_modules -> /node_modules: the link resolves inside the container (the image's install).
+            await asyncio.to_thread(prepare_workspace, files, workspace, Path(IN_MODULES))
+        except (DockerSetupError, OSError, ValueError) as exc:
+            return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
+        result = await self._run_build(workspace)
+        result.duration_s = time.monotonic() - started
+        if result.status != "ok":
+            return result
+        dist = workspace / "dist"
+        if settings.build_command is None and not (dist / "index.html").is_file():
+            result.status = "build_failed"
+            result.log += "\n[sandbox] build exited 0 but produced no dist/index.html"
+            return result
+        size = folder_size_bytes(workspace) if dist.exists() else 0
+        if size > settings.max_output_mb * 1024 * 1024:
+            result.status = "build_failed"
+            result.log += f"\n[sandbox] output {size / 2**20:.1f} MB exceeds {settings.max_output_mb} MB"
+            return result
+        result.dist_dir = dist
+        return result
+
+    async def _run_build(self, workspace: Path) -> BuildResult:
+        settings = self.settings
+        user, chown_to = self._run_user()
+        command = settings.build_command or ["node", f"{IN_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"]
+        timeout = settings.build_timeout_s
+        container = None
+        try:
+            if chown_to is not None:
+                await asyncio.to_thread(_chown_tree, workspace, *chown_to)
+            container = await asyncio.to_thread(
+                self.client().containers.create, self.images["build"].tag, command=command, user=user,
+                working_dir=IN_APP, network_mode=settings.network, labels=self._labels("build"),
+                volumes={str(workspace): {"bind": IN_APP, "mode": "rw"}},
+                environment={"HOME": "/tmp", "NODE_ENV": "production", "NO_COLOR": "1"},
+                ulimits=[_ulimit("nofile", 1024), _ulimit("core", 0)],
+                detach=True, **self._hardening(settings.memory_mb, settings.pids),
+            )
+            self._track(container, "build")
+            await asyncio.to_thread(container.start)
+        except Exception as exc:  # docker errors: the sandbox failed, not the artifact
+            if container is not None:
+                await asyncio.to_thread(self._remove, container)
+            return BuildResult("infra", log=f"could not start the build container: {exc}")
+        notes: list[str] = []
+        timed_out = False
+        try:
+            try:
+                outcome = await asyncio.to_thread(container.wait, timeout=timeout)
+                exit_code = int(outcome.get("StatusCode", -1))
+            except asyncio.CancelledError:
+                self._remove(container)  # the turn was cancelled: never leave the build running
+                raise
+            except Exception:  # requests' ReadTimeout/ConnectionError: the wall clock ran out
+                timed_out = True
+                exit_code = -1
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(container.kill)
+            output = await asyncio.to_thread(container.logs, stdout=True, stderr=True)
+            await asyncio.to_thread(container.reload)
+            state = container.attrs.get("State", {})
+            oom = bool(state.get("OOMKilled"))
+        finally:
+            await asyncio.to_thread(self._remove, container)
+            if chown_to is not None:
+                with contextlib.suppress(OSError):
+                    await asyncio.to_thread(_chown_tree, workspace, os.getuid(), os.getgid())
+        text = _cap_log(output, settings.max_log_bytes)
+        notes.append(f"[sandbox] docker image={self.images['build'].tag} exit={exit_code}")
+        if oom:
+            notes.append(f"[sandbox] OOM: killed by the memory limit ({settings.memory_mb} MB)")
+        if timed_out:
+            notes.append(f"[sandbox] timeout: killed after {timeout:.1f}s wall clock")
+            status = "timeout"
+        elif exit_code == 0 and not oom:
+            status = "ok"
+        else:
+            status = "build_failed"
+            if exit_code == 137 and not oom:
+                notes.append("[sandbox] killed by signal SIGKILL")
+        log_text = text + ("\n" if text and not text.endswith("\n") else "") + "\n".join(notes)
+        return BuildResult(status, log=log_text)
+
+    # ---- serve -----------------------------------------------------------------------------------
+    def _serve_port(self) -> int:
+        port = self._next_port
+        self._next_port = FIRST_SERVE_PORT + (self._next_port - FIRST_SERVE_PORT + 1) % 20000
+        return port
+
+    def _bridge_mounts(self, bridge: ToolBridge, scratch: Path) -> tuple[dict[str, dict[str, str]], list[Path]]:
+        """Mounts and rewritten config for the tool bridge (as the local sandbox does with bwrap binds)."""
+        volumes = {str(Path(bridge.backends_path).resolve()): {"bind": IN_BACKENDS, "mode": "ro"}}
+        io_dirs: dict[Path, str] = {}
+        for path in (bridge.log_out, bridge.state_out):
+            folder = Path(path).resolve().parent
+            folder.mkdir(parents=True, exist_ok=True)
+            if folder not in io_dirs:
+                io_dirs[folder] = f"{IN_BRIDGE_IO}/{len(io_dirs)}"
+                volumes[str(folder)] = {"bind": io_dirs[folder], "mode": "rw"}
+
+        def inner(path: Path) -> str:
+            real = Path(path).resolve()
+            return f"{io_dirs[real.parent]}/{real.name}"
+
+        state_in = Path(bridge.state_in).resolve()
+        if state_in.parent in io_dirs:
+            inner_state_in = inner(state_in)
+        else:
+            inner_state_in = f"{IN_BRIDGE_IO}/in/{state_in.name}"
+            if state_in.exists():
+                volumes[str(state_in)] = {"bind": inner_state_in, "mode": "ro"}
+        config = {
+            "backends_path": IN_BACKENDS,
+            "fixture_ids": bridge.fixture_ids,
+            "state_in": inner_state_in,
+            "log_out": inner(bridge.log_out),
+            "state_out": inner(bridge.state_out),
+            "extra": bridge.extra,
+        }
+        (scratch / "bridge.json").write_text(json.dumps(config, default=str))
+        volumes[str(scratch / "bridge.json")] = {"bind": f"{IN_GENUI}/bridge.json", "mode": "ro"}
+        return volumes, list(io_dirs)
+
+    @contextlib.asynccontextmanager
+    async def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None) -> AsyncIterator[ServedArtifact]:
+        """Serve dist_dir from a container running the artifact server; yields the URL the browser uses."""
+        await self.start()
+        settings = self.settings
+        # Beside dist (inside the run directory), not in /tmp: bind-mount sources are host paths, and when the
+        # runner itself runs in a container only its mounted run directory is visible to the engine as such.
+        scratch = Path(tempfile.mkdtemp(prefix=".genui-serve-", dir=Path(dist_dir).resolve().parent))
+        container = None
+        handed: list[Path] = []
+        user, chown_to = self._run_user()
+        try:
+            volumes = {
+                str(Path(dist_dir).resolve()): {"bind": IN_DIST, "mode": "ro"},
+                str(scratch / "server.py"): {"bind": f"{IN_GENUI}/server.py", "mode": "ro"},
+            }
+            shutil.copy2(SERVER_SCRIPT, scratch / "server.py")
+            server_args = [f"{IN_GENUI}/server.py", "--root", IN_DIST]
+            if tool_bridge is not None:
+                bridge_volumes, handed = await asyncio.to_thread(self._bridge_mounts, tool_bridge, scratch)
+                volumes.update(bridge_volumes)
+                server_args += ["--bridge", f"{IN_GENUI}/bridge.json"]
+                if chown_to is not None:
+                    for folder in handed:
+                        os.chown(folder, *chown_to)
+                    for path in (tool_bridge.log_out, tool_bridge.state_out):
+                        if Path(path).exists():
+                            os.chown(path, *chown_to)
+            if settings.browser_in_container:
+                port = self._serve_port()
+                network_args: dict[str, Any] = {"network_mode": f"container:{self._browser.id}"}
+            else:
+                port = 8000
+                network_args = {"network": (await asyncio.to_thread(self._ensure_network)).name}
+            container = await asyncio.to_thread(
+                self.client().containers.create, self.images["build"].tag,
+                command=["python3", "-B", "-s", "-c", LISTEN_SHIM, "0.0.0.0", str(port), *server_args],
+                user=user, working_dir="/tmp", labels=self._labels("serve"), volumes=volumes,
+                environment={"PYTHONUTF8": "1", "HOME": "/tmp"}, detach=True, **network_args,
+                **self._hardening(settings.server_memory_mb, settings.server_pids),
+            )
+            self._track(container, "serve")
+            await asyncio.to_thread(container.start)
+            if settings.browser_in_container:
+                probe_url, url = f"http://{self._browser_ip}:{port}/", f"http://127.0.0.1:{port}/"
+            else:
+                await asyncio.to_thread(container.reload)
+                ip = container.attrs["NetworkSettings"]["Networks"][network_args["network"]]["IPAddress"]
+                probe_url = url = f"http://{ip}:{port}/"
+            await self._wait_ready(probe_url, container)
+            yield ServedArtifact(url=url)
+        finally:
+            if container is not None:
+                await asyncio.to_thread(self._remove, container)
+            if chown_to is not None:
+                for folder in handed:
+                    with contextlib.suppress(OSError):
+                        _chown_tree(folder, os.getuid(), os.getgid())
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    async def _wait_ready(self, url: str, container: Any) -> None:
+        deadline = time.monotonic() + self.settings.server_start_timeout_s
+        async with httpx.AsyncClient(trust_env=False, timeout=2.0) as client:
+            while time.monotonic() < deadline:
+                with contextlib.suppress(httpx.HTTPError):
+                    response = await client.get(url)
+                    if response.status_code < 500:
+                        return
+                await asyncio.to_thread(container.reload)
+                if container.status not in ("created", "running"):
+                    break
+                await asyncio.sleep(0.05)
+        logs = (await asyncio.to_thread(container.logs)).decode(errors="replace")[-4000:]
+        raise DockerSetupError(f"artifact server container did not become ready ({container.status}):\n{logs}")
+
+    # ---- tear-down -------------------------------------------------------------------------------
+    def _close_sync(self) -> None:
+        if self._client is None:
+            return
+        from docker.errors import APIError, NotFound
+
+        with self._created_lock:
+            leftovers = list(self._created)
+        for container_id in leftovers:
+            with contextlib.suppress(NotFound, APIError):
+                self._client.containers.get(container_id).remove(force=True)
+            with self._created_lock:
+                self._created.pop(container_id, None)
+        if self._network is not None:
+            with contextlib.suppress(NotFound, APIError):
+                self._network.remove()
+            self._network = None
+        self._browser = None
+        self._browser_ip = None
+        self._client.close()
+        self._client = None
+        self._started = False
+
+    async def aclose(self) -> None:
+        """Remove every container and network this sandbox created."""
+        await asyncio.to_thread(self._close_sync)
+
+
+def _ulimit(name: str, value: int) -> Any:
+    from docker.types import Ulimit
+
+    return Ulimit(name=name, soft=value, hard=value)

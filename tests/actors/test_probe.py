@@ -1,0 +1,255 @@
+"""The Interaction Probe (seed 001 §3.2/§4.1/B.1) against real Chromium: actions, mutations and IR."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from runner.actors.base import ActorContext
+from runner.actors.probe import ProbeActor, ProbeSettings
+from runner.browser.launch import BrowserPool, BrowserSettings
+from runner.evidence import Evidence, Trace
+from runner.tasks import Task, TurnSpec
+
+pytestmark = pytest.mark.browser
+
+# The HTTP test server lives with the browser tests; load it by path (tests/ is not a package).
+_spec = importlib.util.spec_from_file_location(
+    "browser_support", Path(__file__).parents[1] / "browser" / "browser_support.py"
+)
+browser_support = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(browser_support)
+
+
+@pytest.fixture
+def site() -> Iterator["browser_support.StaticSite"]:
+    if not shutil.which("/usr/bin/chromium"):
+        pytest.skip("system Chromium not installed")
+    s = browser_support.StaticSite().start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+# Six controls: five wired, one dead. The slider mimics React's value tracker (it ignores an 'input'
+# event unless the value changed behind the instance setter), so only the native-setter path works.
+SIX_CONTROLS = """<!doctype html><html><body>
+<button id=add>Add</button> <span id=count>0</span>
+<button id=dead>Does nothing</button>
+<input id=speed type=range min=0 max=10 value=2> <label id=speed-label>2</label>
+<input id=ctl type=text> <p id=ctl-out></p>
+<select id=unit><option value=m>metres</option><option value=ft>feet</option></select> <p id=unit-out>m</p>
+<label><input id=agree type=checkbox> agree</label> <p id=agree-out>no</p>
+<input type=hidden name=secret value=1>
+<button style="display:none">invisible</button>
+<script>
+  const $ = (id) => document.getElementById(id);
+  $('add').addEventListener('click', () => { $('count').textContent = Number($('count').textContent) + 1; });
+  // React-like controlled slider
+  const proto = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value');
+  const slider = $('speed'); let tracked = slider.value;
+  Object.defineProperty(slider, 'value', { configurable: true,
+    get() { return proto.get.call(this); }, set(v) { tracked = String(v); proto.set.call(this, v); } });
+  slider.addEventListener('input', () => {
+    const v = proto.get.call(slider); if (v === tracked) return; tracked = v; $('speed-label').textContent = v; });
+  // React-like controlled text input: state is the source of truth, the DOM is re-rendered from it
+  let state = '';
+  $('ctl').addEventListener('input', (e) => { state = e.target.value.toUpperCase(); $('ctl').value = state;
+    $('ctl-out').textContent = state; });
+  $('unit').addEventListener('change', (e) => { $('unit-out').textContent = e.target.value; });
+  $('agree').addEventListener('change', (e) => { $('agree-out').textContent = e.target.checked ? 'yes' : 'no'; });
+</script></body></html>"""
+
+
+def _context(out_dir: Path) -> ActorContext:
+    task = Task(id="t", suite="test", turns=[TurnSpec(index=1, prompt="p")])
+    return ActorContext(task=task, turn=task.turns[0], evidence=Evidence(url=""), out_dir=out_dir)
+
+
+def _run_probe(url: str, out_dir: Path, settings: ProbeSettings | None = None) -> tuple[Trace, float, dict]:
+    async def main():
+        async with BrowserPool(BrowserSettings(settle_ms=100)) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                actor = ProbeActor(settings)
+                started = time.monotonic()
+                trace = await actor.act(session, _context(out_dir))
+                elapsed = time.monotonic() - started
+                state = await session.page.evaluate(
+                    "() => Object.fromEntries([...document.querySelectorAll('[id]')].map(e => [e.id, e.textContent]))"
+                )
+                await actor.aclose()
+                return trace, elapsed, state
+
+    return asyncio.run(main())
+
+
+def test_probe_six_controls_ir_counts_the_dead_button(site, tmp_path) -> None:
+    url = site.add("/", SIX_CONTROLS)
+    trace, elapsed, state = _run_probe(url, tmp_path)
+    print(f"probe on 6 elements: {elapsed:.2f} s")
+
+    kinds = [(s.action["kind"], s.action["element"]["label"]) for s in trace.steps]
+    assert kinds == [
+        ("click", "Add"),
+        ("click", "Does nothing"),
+        ("set_range", "speed"),
+        ("fill", "ctl"),
+        ("select", "metres feet"),
+        ("toggle", "agree"),
+    ]  # document order; hidden input and display:none button are not enumerated
+    responsive = {s.action["element"]["label"]: s.dom_changed for s in trace.steps}
+    assert responsive == {
+        "Add": True,
+        "Does nothing": False,
+        "speed": True,
+        "ctl": True,
+        "metres feet": True,
+        "agree": True,
+    }
+    assert all(s.ok for s in trace.steps)
+    assert trace.summary["elements_found"] == 6
+    assert trace.summary["elements_exercised"] == 6
+    assert trace.summary["elements_responsive"] == 5
+    assert trace.summary["interaction_rate"] == pytest.approx(5 / 6)
+    assert trace.summary["errors"] == 0
+
+    # the actions really happened with the canonical values (B.1: sliders to their midpoint)
+    slider = trace.steps[2].action
+    assert (slider["from"], slider["to"], slider["position"]) == ("2", "5", 0.5)
+    assert state["speed-label"] == "5" and state["ctl-out"] == "TEST INPUT 42"
+    assert state["unit-out"] == "ft" and state["agree-out"] == "yes" and state["count"] == "1"
+
+    # evidence on disk: before/after shots per step, relative paths, and trace.json
+    for i, step in enumerate(trace.steps):
+        assert step.screenshot_before == f"step_{i:02d}_before.png"
+        assert (tmp_path / step.screenshot_before).exists() and (tmp_path / step.screenshot_after).exists()
+        assert step.action["element"]["bbox"]["width"] > 0
+    saved = json.loads((tmp_path / "trace.json").read_text())
+    assert saved["actor"] == "probe" and saved["summary"]["interaction_rate"] == pytest.approx(5 / 6)
+
+
+DETACHING_TABS = """<!doctype html><body>
+<div role=tablist><button role=tab id=t1>One</button><button role=tab id=t2>Two</button></div>
+<div id=panel><button id=inner>Inner</button></div>
+<script>
+  const panel = document.getElementById('panel');
+  document.getElementById('t1').onclick = () => { panel.innerHTML = '<p>panel one</p>'; };
+  document.getElementById('t2').onclick = () => { panel.innerHTML = '<p>panel two</p>'; };
+  document.getElementById('inner').onclick = () => { document.body.append('inner'); };
+</script></body>"""
+
+
+def test_detached_element_is_a_failed_step_outside_ir_by_default(site, tmp_path) -> None:
+    url = site.add("/", DETACHING_TABS)
+    trace, _, _ = _run_probe(url, tmp_path / "default", ProbeSettings(screenshots=False))
+    assert [s.ok for s in trace.steps] == [True, True, False]
+    assert "detached" in trace.steps[2].error
+    assert trace.steps[2].screenshot_before == ""  # screenshots=False
+    assert trace.summary["elements_exercised"] == 2 and trace.summary["elements_responsive"] == 2
+    assert trace.summary["interaction_rate"] == 1.0 and trace.summary["errors"] == 1
+
+    counted, _, _ = _run_probe(url, tmp_path / "counted", ProbeSettings(screenshots=False, count_failed_actions=True))
+    assert counted.summary["elements_exercised"] == 3
+    assert counted.summary["interaction_rate"] == pytest.approx(2 / 3)
+
+
+LINKS_AND_MORE = """<!doctype html><body>
+<a id=ext href="http://example.invalid/away">external</a>
+<a id=int href="/second">internal</a>
+<button id=after onclick="document.body.append('after')">After</button>
+<input id=at-mid type=range min=0 max=100 value=50 oninput="document.getElementById('mid-out').textContent = this.value">
+<span id=mid-out>50</span>
+<div id=knob role=slider tabindex=0 aria-valuemin=0 aria-valuemax=10 aria-valuenow=0>knob</div>
+<div id=notes contenteditable=true>notes</div>
+<input id=n type=number>
+<button id=b2>Extra 1</button><button id=b3>Extra 2</button>
+<script>
+  const knob = document.getElementById('knob');
+  knob.addEventListener('keydown', (e) => {
+    const now = Number(knob.getAttribute('aria-valuenow'));
+    if (e.key === 'ArrowRight') knob.setAttribute('aria-valuenow', String(Math.min(10, now + 1)));
+  });
+</script></body>"""
+
+
+def test_links_sliders_editables_and_cap(site, tmp_path) -> None:
+    site.add("/second", "<p>second page</p>")
+    url = site.add("/", LINKS_AND_MORE)
+    trace, _, state = _run_probe(url, tmp_path, ProbeSettings(max_elements=7, screenshots=False))
+    steps = {s.action["element"]["label"]: s for s in trace.steps}
+    assert len(trace.steps) == 7 and trace.summary["capped"] == 2
+
+    ext = steps["external"]
+    assert not ext.ok and ext.action["skipped"] and "external link" in ext.error
+    internal = steps["internal"]  # a new document is a response; the probe then restores the start page
+    assert internal.ok and internal.dom_changed and "/second" in internal.observation
+    assert steps["After"].ok and steps["After"].dom_changed  # re-found after the reload
+    mid = steps["at-mid"].action  # already at the midpoint: moved to the fallback position instead
+    assert (mid["from"], mid["to"], mid["position"]) == ("50", "75", 0.75)
+    knob = steps["knob"].action
+    assert knob["kind"] == "set_slider_keys" and knob["to"] == 5 and steps["knob"].dom_changed
+    assert steps["notes"].action["kind"] == "type" and steps["notes"].dom_changed
+    assert steps["n"].action == {**steps["n"].action, "kind": "fill", "value": "7"}
+    assert not steps["n"].dom_changed  # nothing listens to it
+    assert state["mid-out"] == "75"
+
+    s = trace.summary
+    assert s["skipped"] == 1 and s["elements_exercised"] == 6
+    assert s["elements_responsive"] == 5 and s["interaction_rate"] == pytest.approx(5 / 6)
+
+
+def test_page_without_controls_has_ir_zero(site, tmp_path) -> None:
+    url = site.add("/", "<h1>Just a poster</h1><p>No controls at all.</p>")
+    trace, _, _ = _run_probe(url, tmp_path)
+    assert trace.steps == []
+    assert trace.summary["elements_found"] == 0 and trace.summary["interaction_rate"] == 0.0
+    assert (tmp_path / "trace.json").exists()
+
+
+def test_background_mutations_are_reported(site, tmp_path) -> None:
+    url = site.add(
+        "/",
+        "<span id=clock></span><button>Noop</button>"
+        "<script>setInterval(() => { clock.textContent = String(Date.now()); }, 20)</script>",
+    )
+    trace, _, _ = _run_probe(url, tmp_path, ProbeSettings(screenshots=False))
+    assert trace.summary["background_mutations"] > 0  # so this button's "response" is not trustworthy
+
+
+def test_hung_page_aborts_the_probe_within_bounds(site, tmp_path) -> None:
+    url = site.add(
+        "/",
+        "<button id=ok onclick=\"document.body.append('ok')\">Fine</button>"
+        "<button id=hang onclick='while (true) {}'>Hang</button><button>Never reached</button>",
+    )
+    started = time.monotonic()
+    trace, _, after = _run_probe_no_state(url, tmp_path, ProbeSettings(step_timeout_ms=2000, screenshots=False))
+    assert time.monotonic() - started < 30
+    assert after == "FineHangNever reached"  # the same browser serves the next artifact normally
+    assert [s.ok for s in trace.steps] == [True, False]
+    assert "timed out" in trace.steps[1].error and not trace.finished
+    assert trace.summary["aborted"] and trace.summary["interaction_rate"] == 1.0
+
+
+def _run_probe_no_state(url: str, out_dir: Path, settings: ProbeSettings) -> tuple[Trace, float, str]:
+    """Like _run_probe, but reads the page afterwards in a new session (a hung page answers no evaluate)."""
+
+    async def main():
+        async with BrowserPool(BrowserSettings(settle_ms=100)) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                trace = await ProbeActor(settings).act(session, _context(out_dir))
+            async with pool.session(url) as session:
+                await session.goto()
+                return trace, 0.0, await session.visible_text()
+
+    return asyncio.run(main())

@@ -1,0 +1,37 @@
+"""Fixtures for the browser tests: local HTTP sites on 127.0.0.1 and browser settings."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from browser_support import StaticSite
+from runner.browser.launch import BrowserSettings
+
+
+@pytest.fixture
+def site() -> Iterator[StaticSite]:
+    s = StaticSite().start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def other_site() -> Iterator[StaticSite]:
+    """A second origin (another port) used to prove cross-origin requests never reach their server."""
+    s = StaticSite().start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def browser_settings() -> BrowserSettings:
+    if not shutil.which("chromium") and not shutil.which("/usr/bin/chromium"):
+        pytest.skip("system Chromium not installed")
+    return BrowserSettings(settle_ms=100)

@@ -1,0 +1,148 @@
+"""capture_evidence: files written, blank detection, load errors, deterministic screenshots."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from runner.browser.evidence import capture_evidence
+from runner.browser.launch import BrowserPool
+
+pytestmark = pytest.mark.browser
+
+RICH_PAGE = """<!doctype html><html><head><style>
+  body { font-family: sans-serif; margin: 0; background: linear-gradient(90deg, #fff, #cde); }
+  h1 { font-family: serif; font-size: 40px; } .spin { animation: spin 1s linear infinite; display: inline-block; }
+  @keyframes spin { to { transform: rotate(360deg); } }
+  .tall { height: 1500px; border: 1px solid #999; }
+</style></head><body>
+  <h1>Evidence page &mdash; <span class=spin>&#9881;</span></h1>
+  <p>Small text, <em>italic</em>, <b>bold</b> and a long line to check glyph placement 0123456789.</p>
+  <input id=field value="typed value" autofocus> <button>Press</button>
+  <svg width=60 height=60><circle cx=30 cy=30 r=25 fill=teal /></svg>
+  <div class=tall>tall block</div>
+  <img src="http://example.invalid/tracker.png">
+  <script>console.log("loaded"); document.getElementById('field').focus();</script>
+</body></html>"""
+
+
+def _capture(settings, url: str, out_dir: Path):
+    async def main():
+        async with BrowserPool(settings) as pool:
+            async with pool.session(url) as session:
+                started = time.monotonic()
+                evidence = await capture_evidence(session, out_dir)
+                return evidence, time.monotonic() - started
+
+    return asyncio.run(main())
+
+
+def test_capture_writes_all_files_with_relative_paths(site, browser_settings, tmp_path) -> None:
+    url = site.add("/", RICH_PAGE)
+    evidence, elapsed = _capture(browser_settings, url, tmp_path)
+    print(f"session goto + evidence: {elapsed:.2f} s")
+
+    assert evidence.load_error == "" and not evidence.blank
+    assert evidence.screenshot_full == "screenshot_full.png" and evidence.screenshot_viewport == "screenshot.png"
+    assert evidence.dom_path == "dom.html"
+    with Image.open(tmp_path / "screenshot.png") as shot:
+        assert shot.size == (1280, 800)
+    with Image.open(tmp_path / "screenshot_full.png") as full:
+        assert full.size[0] == 1280 and full.size[1] > 1500  # the whole page, not just the viewport
+    assert "tall block" in (tmp_path / "dom.html").read_text()
+    assert "Evidence page" in evidence.visible_text
+    console = json.loads((tmp_path / "console.json").read_text())
+    assert any(c["text"] == "loaded" for c in console)
+    network = json.loads((tmp_path / "network.json").read_text())
+    assert any(n["url"] == "http://example.invalid/tracker.png" and n["blocked"] for n in network)
+    assert json.loads((tmp_path / "page_errors.json").read_text()) == []
+    assert evidence.load_s > 0
+    json.dumps(evidence.to_json())  # serialisable as is
+
+
+BLANK_CASES = [
+    ("<div></div><div style='height:300px'></div>", True),
+    # the usual broken React app: the script throws before rendering anything
+    ("<div id=root></div><script>undefinedFunction()</script>", True),
+    ("<p style='visibility:hidden'>hidden</p><img style='display:none' src='/x.png'>", True),
+    ("<canvas width=100 height=100></canvas>", False),
+    ("<svg width=10 height=10></svg>", False),
+    ("<input placeholder=''>", False),
+    ("<p>words</p>", False),
+]
+
+
+def test_blank_page_detection(site, browser_settings, tmp_path) -> None:
+    urls = [site.add(f"/{i}", f"<!doctype html><html><body>{body}</body></html>") for i, (body, _) in enumerate(BLANK_CASES)]
+
+    async def main():
+        results = []
+        async with BrowserPool(browser_settings) as pool:  # one browser, a fresh context per case
+            for i, url in enumerate(urls):
+                async with pool.session(url) as session:
+                    results.append(await capture_evidence(session, tmp_path / str(i)))
+        return results
+
+    results = asyncio.run(main())
+    for (body, blank), evidence in zip(BLANK_CASES, results):
+        assert evidence.blank is blank, body
+        assert evidence.load_error == ""
+    assert any("undefinedFunction" in e for e in results[1].page_errors)
+
+
+def test_unreachable_artifact_sets_load_error_without_raising(browser_settings, tmp_path) -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    evidence, _ = _capture(browser_settings, f"http://127.0.0.1:{port}/", tmp_path)
+    assert evidence.load_error.startswith("navigation failed")
+    assert "ERR_CONNECTION_REFUSED" in evidence.load_error
+    assert evidence.screenshot_full == ""
+    assert (tmp_path / "network.json").exists() and (tmp_path / "console.json").exists()
+
+
+def test_http_error_status_is_a_load_error(site, browser_settings, tmp_path) -> None:
+    url = site.add("/broken", "<p>server exploded</p>", status=500)
+    evidence, _ = _capture(browser_settings, url, tmp_path / "body")
+    assert evidence.load_error.startswith("HTTP 500")
+    assert evidence.screenshot_viewport == "screenshot.png" and "exploded" in evidence.visible_text
+    evidence, _ = _capture(browser_settings, site.url("/does-not-exist"), tmp_path / "empty")
+    # Chromium refuses an empty 4xx/5xx body outright (ERR_HTTP_RESPONSE_CODE_FAILURE)
+    assert evidence.load_error.startswith("navigation failed") and "RESPONSE_CODE" in evidence.load_error
+
+
+def test_screenshots_are_deterministic_across_browser_launches(site, browser_settings, tmp_path) -> None:
+    url = site.add("/", RICH_PAGE)
+    first, _ = _capture(browser_settings, url, tmp_path / "a")
+    second, _ = _capture(browser_settings, url, tmp_path / "b")
+    for name in (first.screenshot_viewport, first.screenshot_full):
+        with Image.open(tmp_path / "a" / name) as a, Image.open(tmp_path / "b" / name) as b:
+            assert a.size == b.size
+            assert np.array_equal(np.asarray(a), np.asarray(b)), f"{name} differs between runs"
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_page_that_hangs_after_load_is_bounded(site, browser_settings, tmp_path) -> None:
+    url = site.add("/", "<p>about to hang</p><script>addEventListener('load', () => setTimeout(() => { while (true) {} }, 50))</script>")
+    settings = browser_settings.model_copy(update={"nav_timeout_ms": 3000, "settle_ms": 300})
+
+    async def main():
+        async with BrowserPool(settings) as pool:
+            async with pool.session(url) as session:
+                evidence = await capture_evidence(session, tmp_path, capture_timeout_s=3)
+            async with pool.session(site.add("/ok", "<p>fine</p>")) as session:
+                await session.goto()
+                return evidence, await session.visible_text()
+
+    started = time.monotonic()
+    evidence, next_text = asyncio.run(main())
+    assert time.monotonic() - started < 40
+    assert any(w in evidence.load_error for w in ("did not answer", "timed out", "Timeout")), evidence.load_error
+    assert next_text == "fine"

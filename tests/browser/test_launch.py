@@ -1,0 +1,155 @@
+"""BrowserPool against the real system Chromium: context settings, isolation, crash recovery."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Error as PlaywrightError
+from pydantic import ValidationError
+
+from runner.browser.launch import DETERMINISM_ARGS, PLATFORM_ARGS, BrowserPool, BrowserSettings
+
+pytestmark = pytest.mark.browser
+
+
+def test_settings_defaults_and_validation() -> None:
+    s = BrowserSettings()
+    assert s.executable_path == "/usr/bin/chromium"
+    assert (s.viewport_width, s.viewport_height, s.device_scale_factor) == (1280, 800, 1.0)
+    assert (s.nav_timeout_ms, s.settle_ms, s.headless) == (15000, 150, True)
+    for flag in PLATFORM_ARGS + DETERMINISM_ARGS:
+        assert flag in s.args()
+    assert "--no-sandbox" in PLATFORM_ARGS and "--font-render-hinting=none" in DETERMINISM_ARGS
+    assert BrowserSettings(extra_args=["--foo"]).args()[-1] == "--foo"
+    assert BrowserSettings(executable_path="").executable_path is None  # "" = Playwright's own browser
+    with pytest.raises(ValidationError):
+        BrowserSettings(viewport_widht=10)  # typo is an error, not ignored
+    with pytest.raises(ValidationError):
+        BrowserSettings(viewport_width=0)
+
+
+def test_session_has_fixed_viewport_locale_timezone_motion(site, browser_settings) -> None:
+    url = site.add("/", "<p>hi</p>")
+    settings = browser_settings.model_copy(update={"viewport_width": 1024, "viewport_height": 600})
+
+    async def main() -> dict:
+        started = time.monotonic()
+        async with BrowserPool(settings) as pool:
+            launch_s = time.monotonic() - started
+            async with pool.session(url) as session:
+                await session.goto()
+                env = await session.page.evaluate(
+                    """() => ({w: innerWidth, h: innerHeight, dpr: devicePixelRatio, lang: navigator.language,
+                    tz: Intl.DateTimeFormat().resolvedOptions().timeZone,
+                    reduce: matchMedia('(prefers-reduced-motion: reduce)').matches})"""
+                )
+                return {**env, "launch_s": launch_s}
+
+    env = asyncio.run(main())
+    assert (env["w"], env["h"], env["dpr"]) == (1024, 600, 1)
+    assert env["lang"] == "en-US" and env["tz"] == "UTC" and env["reduce"] is True
+    print(f"browser launch: {env['launch_s']:.2f} s")
+
+
+def test_each_session_is_a_fresh_context(site, browser_settings) -> None:
+    url = site.add("/", "<script>document.title = localStorage.getItem('k') || 'empty'; localStorage.setItem('k', 'set')</script>")
+
+    async def main() -> list[str]:
+        titles = []
+        async with BrowserPool(browser_settings) as pool:
+            for _ in range(2):
+                async with pool.session(url) as session:
+                    await session.goto()
+                    titles.append(await session.page.title())
+            # sessions may also run concurrently on one browser
+            async def one() -> str:
+                async with pool.session(url) as session:
+                    await session.goto()
+                    return await session.page.title()
+
+            titles += await asyncio.gather(one(), one())
+        return titles
+
+    assert asyncio.run(main()) == ["empty"] * 4
+
+
+def test_relaunches_after_browser_closed_behind_its_back(site, browser_settings) -> None:
+    url = site.add("/", "<p>alive</p>")
+
+    async def main() -> tuple[str, int]:
+        async with BrowserPool(browser_settings) as pool:
+            await pool.browser.close()  # as if something else tore it down
+            async with pool.session(url) as session:
+                await session.goto()
+                return await session.visible_text(), pool.launches
+
+    assert asyncio.run(main()) == ("alive", 2)
+
+
+def _ppid_and_name(pid: int) -> tuple[int, str]:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    name = stat[stat.index("(") + 1 : stat.rindex(")")]
+    return int(stat.rsplit(")", 1)[1].split()[1]), name
+
+
+def _our_browser_pids() -> list[int]:
+    """Main Chromium processes descended from this test process (never anyone else's)."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                table[int(entry.name)] = _ppid_and_name(int(entry.name))
+            except (OSError, ValueError):
+                continue
+    ours = {os.getpid()}
+    changed = True
+    while changed:  # transitive closure of children, bounded by the process table size
+        changed = False
+        for pid, (ppid, _) in table.items():
+            if ppid in ours and pid not in ours:
+                ours.add(pid)
+                changed = True
+    return [
+        pid
+        for pid in ours
+        if pid in table and "chrom" in table[pid][1] and "chrom" not in table.get(table[pid][0], (0, ""))[1]
+    ]
+
+
+def test_relaunches_after_browser_process_killed(site, browser_settings) -> None:
+    url = site.add("/", "<p>alive again</p>")
+
+    async def main() -> tuple[str, int]:
+        async with BrowserPool(browser_settings) as pool:
+            # This test started exactly one browser: kill that pid, as a crash would.
+            browsers = _our_browser_pids()
+            assert len(browsers) == 1
+            os.kill(browsers[0], signal.SIGKILL)
+            for _ in range(100):  # wait (bounded) until Playwright notices the disconnect
+                if not pool.browser.is_connected():
+                    break
+                await asyncio.sleep(0.05)
+            async with pool.session(url) as session:
+                await session.goto()
+                return await session.visible_text(), pool.launches
+
+    assert asyncio.run(main()) == ("alive again", 2)
+
+
+def test_missing_executable_fails_loudly(browser_settings) -> None:
+    settings = browser_settings.model_copy(update={"executable_path": "/nonexistent/chromium"})
+
+    async def main() -> None:
+        pool = BrowserPool(settings)
+        try:
+            await pool.start()
+        finally:
+            await pool.aclose()
+
+    with pytest.raises(PlaywrightError):
+        asyncio.run(main())

@@ -1,0 +1,183 @@
+"""PageSession: network confinement, console and page errors, the mutation counter, frozen motion."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from runner.browser.launch import BrowserPool
+from runner.browser.session import origin_of
+
+pytestmark = pytest.mark.browser
+
+
+def test_origin_of_normalises_default_ports() -> None:
+    assert origin_of("http://127.0.0.1/x") == "http://127.0.0.1:80"
+    assert origin_of("HTTP://LOCALHOST:8080/a?b") == "http://localhost:8080"
+    assert origin_of("https://example.com") == "https://example.com:443"
+
+
+def test_external_requests_are_blocked_flagged_and_never_sent(site, other_site, browser_settings) -> None:
+    other = other_site.base
+    url = site.add(
+        "/",
+        f"""<!doctype html><link rel=stylesheet href="{other}/style.css">
+        <img src="http://example.invalid/x.png"><img src="/own.png">
+        <script>
+          fetch("{other}/data.json").catch(() => console.log("fetch refused"));
+          fetch("/missing.json");
+          try {{ const ws = new WebSocket("ws://127.0.0.1:{other_site.port}/ws");
+                 ws.onclose = () => console.log("ws closed"); }} catch (e) {{}}
+        </script><p>page</p>""",
+    )
+    site.add("/own.png", b"\x89PNG\r\n\x1a\n", "image/png")
+
+    async def main():
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                await asyncio.sleep(0.3)  # let the websocket attempt finish
+                return list(session.network), list(session.console)
+
+    network, console = asyncio.run(main())
+    by_url = {n.url: n for n in network}
+    assert by_url["http://example.invalid/x.png"].blocked
+    assert by_url[f"{other}/data.json"].blocked and by_url[f"{other}/data.json"].resource_type == "fetch"
+    assert by_url[f"{other}/style.css"].blocked
+    assert by_url[f"ws://127.0.0.1:{other_site.port}/ws"].blocked
+    assert all(n.status is None for n in network if n.blocked)
+    assert other_site.hits == []  # nothing reached the other origin's server
+    own = {n.url: n for n in network if not n.blocked}
+    assert own[url].status == 200 and own[url].resource_type == "document"
+    assert own[site.url("/own.png")].status == 200
+    assert own[site.url("/missing.json")].status == 404
+    assert any(c["text"] == "fetch refused" for c in console)
+
+
+def test_extra_origins_are_allowed(site, other_site, browser_settings) -> None:
+    other_site.add("/data.json", '{"ok": true}', "application/json")
+    url = site.add("/", f"<script>fetch('{other_site.base}/data.json', {{mode: 'no-cors'}})</script>")
+
+    async def main():
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url, extra_origins=[other_site.base]) as session:
+                await session.goto()
+                return list(session.network)
+
+    network = asyncio.run(main())
+    assert not any(n.blocked for n in network)
+    assert "/data.json" in other_site.hits
+
+
+def test_console_and_page_errors_are_captured(site, browser_settings) -> None:
+    url = site.add(
+        "/",
+        """<script>
+          console.log("hello", 42); console.warn("careful"); console.error("bad thing");
+          setTimeout(() => { null.boom(); }, 0);
+          Promise.reject(new Error("unhandled rejection"));
+        </script><p>x</p>""",
+    )
+
+    async def main():
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                return list(session.console), list(session.page_errors)
+
+    console, errors = asyncio.run(main())
+    assert [(c["type"], c["text"]) for c in console[:3]] == [
+        ("log", "hello 42"),
+        ("warning", "careful"),
+        ("error", "bad thing"),
+    ]
+    assert console[0]["location"]["url"] == url
+    assert any("TypeError" in e and "boom" in e for e in errors)
+    assert any("unhandled rejection" in e for e in errors)
+
+
+def test_mutation_counter_counts_child_attribute_and_text_changes(site, browser_settings) -> None:
+    # The page mutates itself while loading; goto must leave the counter at zero afterwards.
+    url = site.add(
+        "/",
+        """<div id=a class=x>text</div><script>
+          for (let i = 0; i < 5; i++) document.body.append(document.createElement('span'));
+        </script>""",
+    )
+
+    async def main():
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                counts = {"after_goto": None}
+                await session.goto()
+                counts["after_goto"] = await session.mutation_count()
+                await session.page.evaluate("document.getElementById('a').setAttribute('class', 'y')")
+                counts["attribute"] = await session.mutation_count()
+                await session.reset_mutations()
+                await session.page.evaluate("document.getElementById('a').firstChild.data = 'changed'")
+                counts["text"] = await session.mutation_count()
+                await session.reset_mutations()
+                await session.page.evaluate("document.body.append(document.createElement('p'))")
+                counts["child"] = await session.mutation_count()
+                await session.reset_mutations()
+                await session.page.evaluate("document.getElementById('a').getBoundingClientRect()")  # a read
+                counts["read"] = await session.mutation_count()
+                await session.goto()  # reload re-arms the observer in the new document
+                counts["after_reload"] = await session.mutation_count()
+                await session.page.evaluate("document.body.append('t')")
+                counts["after_reload_change"] = await session.mutation_count()
+                return counts
+
+    assert asyncio.run(main()) == {
+        "after_goto": 0,
+        "attribute": 1,
+        "text": 1,
+        "child": 1,
+        "read": 0,
+        "after_reload": 0,
+        "after_reload_change": 1,
+    }
+
+
+def test_animations_are_frozen_without_touching_the_dom(site, browser_settings) -> None:
+    url = site.add(
+        "/",
+        """<style>@keyframes spin { to { transform: rotate(360deg) } }
+        .s { animation: spin 2s infinite; transition: color 3s; }</style><div class=s>spin</div>""",
+    )
+
+    async def main():
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                style = await session.page.evaluate(
+                    "() => { const s = getComputedStyle(document.querySelector('.s'));"
+                    " return [s.animationDuration, s.transitionDuration, document.querySelectorAll('style').length]; }"
+                )
+                return style
+
+    assert asyncio.run(main()) == ["0s", "0s", 1]  # only the page's own <style>: ours is adopted, not inserted
+
+
+def test_dialogs_and_popups_never_block(site, browser_settings) -> None:
+    site.add("/pop", "<p>popup</p>")
+    url = site.add(
+        "/",
+        """<button id=a onclick="if (confirm('sure?')) document.body.append('yes')">a</button>
+        <a id=p href="/pop" target="_blank">pop</a>""",
+    )
+
+    async def main():
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                await session.page.click("#a", timeout=2000)
+                await session.page.click("#p", timeout=2000)
+                await asyncio.sleep(0.3)
+                return session.dialogs, session.popups, await session.visible_text(), len(session.context.pages)
+
+    dialogs, popups, text, pages = asyncio.run(main())
+    assert dialogs == [{"type": "confirm", "message": "sure?"}]
+    assert "yes" in text
+    assert len(popups) == 1 and pages == 1

@@ -1,0 +1,264 @@
+"""DockerSandbox against a real Docker engine, real images (built offline if missing) and real Vite builds.
+
+CI starts the engine (scripts/start-dockerd.sh) and builds the images (scripts/build-images.sh) first; the
+fixture below builds whatever is still missing, so a cold engine only makes the first test slower.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from runner.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, DockerSandbox, DockerSandboxSettings
+from runner.sandbox.images import OFFLINE_BASE, ensure_images
+from tests.conftest import REPO_ROOT, cli_env, runner_command
+
+pytestmark = [pytest.mark.docker, pytest.mark.build]
+
+APP = 'export default function App() { return <h1>Hello from docker</h1>; }\n'
+FILES = {"src/App.jsx": APP}
+
+
+def _engine():
+    import docker
+    from docker.errors import DockerException
+
+    try:
+        client = docker.from_env(timeout=30)
+        client.ping()
+        return client
+    except DockerException as exc:
+        pytest.skip(f"no Docker engine reachable ({exc}); start one with scripts/start-dockerd.sh")
+
+
+@pytest.fixture(scope="module")
+def engine():
+    client = _engine()
+    try:
+        client.images.get(OFFLINE_BASE)
+    except Exception:
+        subprocess.run(["bash", str(REPO_ROOT / "images" / "bootstrap.sh")], check=True, timeout=900)
+    ensure_images(client, base_image=OFFLINE_BASE)  # builds what is missing (minutes, once per engine)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def label(engine):
+    """A label of this test's own: afterwards no container or network with it may remain."""
+    name = f"test-{uuid.uuid4().hex[:8]}"
+    yield name
+    flt = {"label": f"{LABEL_SANDBOX}={name}"}
+    assert engine.containers.list(all=True, filters=flt) == [], "a container was left behind"
+    assert engine.networks.list(filters=flt) == [], "a network was left behind"
+
+
+def _sandbox(label: str, **settings) -> DockerSandbox:
+    return DockerSandbox(DockerSandboxSettings(label=label, **settings))
+
+
+def _command(tmp_path: Path, label: str, command: list[str], **settings):
+    async def scenario():
+        sandbox = _sandbox(label, browser_in_container=False, build_command=command, **settings)
+        try:
+            return await sandbox.build(FILES, tmp_path / "ws")
+        finally:
+            await sandbox.aclose()
+
+    return asyncio.run(scenario())
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("in_container", [True, False], ids=["container-browser", "host-browser"])
+def test_build_and_serve_in_containers(tmp_path: Path, label: str, in_container: bool) -> None:
+    async def scenario():
+        sandbox = _sandbox(label, browser_in_container=in_container)
+        try:
+            result = await sandbox.build(FILES, tmp_path / "ws")
+            assert result.status == "ok", result.log
+            assert (result.dist_dir / "index.html").is_file()
+            assert os.stat(result.dist_dir).st_uid == os.getuid(), "the workspace is handed back to the caller"
+            async with sandbox.serve(result.dist_dir) as served:
+                from runner.browser.launch import BrowserPool, BrowserSettings
+
+                settings = await sandbox.browser_settings(BrowserSettings())
+                if in_container:
+                    assert served.url.startswith("http://127.0.0.1:"), "the browser sees the artifact on its loopback"
+                    assert settings.connect_url and settings.connect_url.startswith("ws://")
+                else:
+                    assert settings.connect_url is None
+                async with BrowserPool(settings) as pool, pool.session(served.url) as session:
+                    await session.goto()
+                    assert "Hello from docker" in await session.visible_text()
+                    agent = await session.page.evaluate("navigator.userAgent")
+                    assert "Chrome/156" in agent
+        finally:
+            await sandbox.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_build_has_no_network(tmp_path: Path, label: str) -> None:
+    probe = (
+        "fetch('http://deb.debian.org/debian/').then(() => { console.log('REACHED'); process.exit(0); })"
+        ".catch((e) => { console.log('BLOCKED', String(e.cause && e.cause.code)); process.exit(3); });"
+        "const os = require('os'); console.log('IFACES', Object.keys(os.networkInterfaces()).join(','));"
+    )
+    result = _command(tmp_path, label, ["node", "-e", probe])
+    assert result.status == "build_failed", result.log
+    assert "BLOCKED" in result.log and "REACHED" not in result.log
+    assert "IFACES lo" in result.log, "network none: only the loopback interface"
+
+
+def test_memory_bomb_is_killed_and_the_sandbox_keeps_working(tmp_path: Path, label: str) -> None:
+    bomb = "const a = []; for (;;) a.push(Buffer.alloc(16 << 20, 1));"
+
+    async def scenario():
+        sandbox = _sandbox(label, browser_in_container=False, memory_mb=256)
+        try:
+            sandbox.settings.build_command = ["node", "-e", bomb]
+            bombed = await sandbox.build(FILES, tmp_path / "bomb")
+            sandbox.settings.build_command = None
+            after = await sandbox.build(FILES, tmp_path / "after")
+            return bombed, after
+        finally:
+            await sandbox.aclose()
+
+    bombed, after = asyncio.run(scenario())
+    assert bombed.status == "build_failed", bombed.log
+    assert "OOM" in bombed.log, bombed.log[-500:]
+    assert after.status == "ok", after.log
+
+
+def test_hanging_build_is_killed_at_the_timeout(tmp_path: Path, label: str) -> None:
+    started = time.monotonic()
+    result = _command(tmp_path, label, ["node", "-e", "setInterval(() => {}, 1000)"], build_timeout_s=3)
+    elapsed = time.monotonic() - started
+    assert result.status == "timeout", result.log
+    assert "killed after 3.0s" in result.log
+    assert elapsed < 20
+
+
+def test_limits_and_hardening_are_applied(tmp_path: Path, label: str) -> None:
+    script = (
+        "const fs = require('fs');"
+        "try { fs.writeFileSync('/etc/x', 'x'); console.log('ROOT-WRITABLE'); } catch { console.log('ROOT-RO'); }"
+        "fs.writeFileSync('/app/ok.txt', 'x'); fs.writeFileSync('/tmp/ok.txt', 'x');"
+        "console.log('UID', process.getuid());"
+        "console.log(fs.readFileSync('/proc/self/status', 'utf8').split('\\n')"
+        ".filter(l => /^(CapEff|NoNewPrivs)/.test(l)).join(' '));"
+    )
+    result = _command(tmp_path, label, ["node", "-e", script], pids=64)
+    assert result.status == "ok", result.log
+    assert "ROOT-RO" in result.log
+    assert "UID 0" not in result.log
+    assert "CapEff:\t0000000000000000" in result.log and "NoNewPrivs:\t1" in result.log
+    assert (tmp_path / "ws" / "ok.txt").exists(), "the workspace is writable"
+
+
+def test_stale_containers_of_a_dead_run_are_removed(engine, label: str) -> None:
+    import socket
+
+    from runner.sandbox.images import ensure_images as images
+
+    tag = images(engine, names=["build"])["build"].tag
+    dead = engine.containers.create(tag, command=["sleep", "60"], labels={
+        LABEL_SANDBOX: label, LABEL_OWNER: f"{socket.gethostname()}:999999999"})
+    alive = engine.containers.create(tag, command=["sleep", "60"], labels={
+        LABEL_SANDBOX: label, LABEL_OWNER: f"{socket.gethostname()}:{os.getppid()}"})
+    try:
+        sandbox = _sandbox(label, browser_in_container=False)
+        removed = sandbox.remove_stale()
+        asyncio.run(sandbox.aclose())
+        assert dead.name in removed and alive.name not in removed
+    finally:
+        alive.remove(force=True)
+
+
+# ---- whole experiments through the CLI --------------------------------------------------------------
+
+def _run(run_dir: Path, *overrides: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(runner_command(f"hydra.run.dir={run_dir}", *overrides), cwd=REPO_ROOT, env=cli_env(),
+                          capture_output=True, text=True, timeout=600)
+
+
+def _slots(run_dir: Path) -> dict[tuple[str, int], str]:
+    records = [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
+    return {(r["task_id"], r["turn"]): r["status"] for r in records}
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.sandbox
+def test_smoke_experiment_matches_local_and_records_image_digests(tmp_path: Path, engine) -> None:
+    flt = {"label": f"{LABEL_SANDBOX}=genui-runner"}
+    before = {c.id for c in engine.containers.list(all=True, filters=flt)}
+    networks_before = {n.id for n in engine.networks.list(filters=flt)}
+    local = _run(tmp_path / "local", "sandbox=local", "tracking=off")
+    assert local.returncode == 0, local.stderr[-3000:]
+    tracking = [f"tracking.uri=sqlite:///{tmp_path}/mlflow.db", f"tracking.artifact_root={tmp_path}/artifacts"]
+    docker = _run(tmp_path / "docker", "sandbox=docker", *tracking)
+    assert docker.returncode == 0, docker.stderr[-3000:]
+
+    local_summary = json.loads((tmp_path / "local" / "summary.json").read_text())
+    docker_summary = json.loads((tmp_path / "docker" / "summary.json").read_text())
+    assert docker_summary["turn_pass"] == local_summary["turn_pass"] == 1.0
+    assert _slots(tmp_path / "docker") == _slots(tmp_path / "local")
+    assert docker_summary["run"]["sandbox"] == "docker"
+
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlflow.db")
+    experiment = client.get_experiment_by_name("genui-runner")
+    job = next(r for r in client.search_runs([experiment.experiment_id]) if "mlflow.parentRunId" not in r.data.tags)
+    tags = job.data.tags
+    for name in ("build", "browser"):
+        image = engine.images.get(tags[f"sandbox.image.{name}"])
+        assert tags[f"sandbox.image.{name}.digest"] == image.id
+        assert tags[f"sandbox.image.{name}"].startswith(f"genui-{name}:")
+    after = {c.id for c in engine.containers.list(all=True, filters=flt)}
+    assert after <= before, "the run left containers behind"
+    assert {n.id for n in engine.networks.list(filters=flt)} <= networks_before, "the run left a network behind"
+
+
+def test_tool_bridge_is_served_from_the_container(tmp_path: Path, label: str) -> None:
+    from runner.sandbox.base import ToolBridge
+
+    backends = tmp_path / "backends"
+    backends.mkdir()
+    (backends / "counter.py").write_text(
+        "TOOL_SCHEMAS = {'bump': {'inputSchema': {'type': 'object', 'properties': {'by': {'type': 'integer'}}}}}\n"
+        "def invoke(tool, arguments, state):\n"
+        "    state['n'] = state.get('n', 0) + arguments.get('by', 1)\n"
+        "    return {'n': state['n']}\n"
+    )
+    io = tmp_path / "io"
+    io.mkdir()
+    (io / "state_in.json").write_text('{"n": 40}')
+    bridge = ToolBridge(backends_path=backends, fixture_ids={"bump": "counter"}, state_in=io / "state_in.json",
+                        log_out=io / "tools.jsonl", state_out=io / "state_out.json")
+
+    async def scenario():
+        sandbox = _sandbox(label, browser_in_container=False)
+        try:
+            built = await sandbox.build(FILES, tmp_path / "ws")
+            assert built.ok, built.log
+            async with sandbox.serve(built.dist_dir, tool_bridge=bridge) as served:
+                async with httpx.AsyncClient(trust_env=False, timeout=5) as client:
+                    reply = await client.post(served.url + "__tools/call", json={"tool": "bump", "arguments": {"by": 2}})
+                    assert reply.status_code == 200 and reply.json() == {"result": {"n": 42}}
+        finally:
+            await sandbox.aclose()
+
+    asyncio.run(scenario())
+    assert json.loads((io / "state_out.json").read_text()) == {"n": 42}
+    assert json.loads((io / "tools.jsonl").read_text().splitlines()[0])["ok"] is True
+    assert os.stat(io / "state_out.json").st_uid == os.getuid()
