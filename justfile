@@ -30,3 +30,7 @@ bench:
 # Sandbox images for sandbox=docker (offline bootstrap + build/browser images; idempotent).
 images:
     bash scripts/build-images.sh
+
+# Download pinned weights for offline runs, e.g. `just pull model=qwen3-coder judge=kimi`.
+pull *overrides:
+    .venv/bin/python -m runner.pull {{overrides}}

@@ -132,7 +132,13 @@ def validate_model_settings(model: ModelConfig, *, prefix: str = "model") -> Non
         from runner.models.openai_provider import OpenAIModelSettings
 
         if model.provider == "vllm":
-            return  # validated by the vLLM launcher when it is configured
+            from runner.models.vllm_provider import VLLMModelSettings
+
+            try:
+                VLLMModelSettings.model_validate(raw)
+            except ValidationError as error:
+                raise ConfigError(format_validation_error(error, raw, prefix)) from None
+            return
         try:
             OpenAIModelSettings.model_validate(raw)
         except ValidationError as error:

@@ -45,6 +45,8 @@ class OpenAIModelSettings(BaseModel):
     retry_max_s: float = Field(default=20.0, ge=0)  # cap on a single backoff (and on Retry-After)
     cache: bool = True
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    # Identity of the endpoint in the response cache, where base_url is not stable (a server on a free port).
+    cache_endpoint: str | None = None
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -126,7 +128,7 @@ class OpenAIModel:
         key = None
         if self._cache is not None:
             key = cache_key(
-                endpoint=self.settings.base_url,
+                endpoint=self.settings.cache_endpoint or self.settings.base_url,
                 model=self.settings.model,
                 messages=request.messages,
                 # `sample` keeps repeated draws of one prompt apart, should the request grow one

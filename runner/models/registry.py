@@ -52,5 +52,11 @@ def build_model(
             raise ConfigError(f"model {data.get('name')!r}: invalid openai settings: {exc}") from exc
         return OpenAIModel(validated, cache=cache)
     if provider == "vllm":
-        raise ConfigError("model.provider='vllm' is not implemented yet; use provider 'openai' with a base_url")
+        from runner.models.vllm_provider import VLLMModel, VLLMModelSettings
+
+        try:
+            validated_vllm = VLLMModelSettings.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"model {data.get('name')!r}: invalid vllm settings: {exc}") from exc
+        return VLLMModel(validated_vllm, cache=cache)
     raise ConfigError(f"model.provider={provider!r} is not one of {', '.join(PROVIDERS)}")

@@ -220,7 +220,7 @@ def test_bad_options_name_the_key() -> None:
         build_judge(JudgeConfig(name="j", kind="llm", options={"model": model, "colour": 1}))
 
 
-@pytest.mark.parametrize("name", ["kimi", "mimo", "qwen2.5-vl-72b", "gpt-4o", "local-llm"])
+@pytest.mark.parametrize("name", ["kimi", "mimo", "qwen2.5-vl-72b", "qwen2.5-vl-7b", "kimi-endpoint", "mimo-endpoint", "qwen2.5-vl-72b-endpoint", "gpt-4o", "local-llm"])
 def test_named_judge_configs_build(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import yaml
 

@@ -1,0 +1,139 @@
+"""provider: vllm — a model served by its own vLLM server, reached through the OpenAI-compatible provider.
+
+The config names the weights and the server (`server:` block, see VLLMServerSettings); the generation keys are
+the same as for provider openai. The server starts at `start()` (the runner calls it before the first turn) or,
+for models built elsewhere (a judge's or an actor's model), on the first `generate`. `aclose()` stops it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from runner.models.base import GenerationRequest, ModelResponse, ProviderError
+from runner.models.cache import ResponseCache
+from runner.models.openai_provider import OpenAIModel, OpenAIModelSettings
+from runner.models.vllm_server import ServerStartError, VLLMServer, VLLMServerSettings
+
+__all__ = ["VLLMModel", "VLLMModelSettings"]
+
+
+class VLLMModelSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    name: str
+    provider: Literal["vllm"] = "vllm"
+    server: VLLMServerSettings
+    # Generation: same meaning and defaults as OpenAIModelSettings.
+    api_key_env: str | None = None  # attach mode only: a server started with --api-key
+    temperature: float = 0.0
+    max_tokens: int = Field(default=4096, ge=1)
+    top_p: float | None = None
+    seed: int | None = None
+    vision: bool = False
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    retry_base_s: float = Field(default=0.5, ge=0)
+    retry_max_s: float = Field(default=20.0, ge=0)
+    cache: bool = True
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _served_name(self) -> VLLMModelSettings:
+        if self.server.served_model_name is None:
+            self.server = self.server.model_copy(update={"served_model_name": self.name})
+        return self
+
+    @property
+    def served_model_name(self) -> str:
+        return self.server.served_model_name or self.name
+
+    def cache_identity(self) -> str:
+        """Stable across runs (the port is not): the weights' pin, or the attached URL."""
+        s = self.server
+        if s.mode == "attach":
+            return str(s.base_url)
+        if s.model_path:
+            return f"vllm:{Path(s.model_path).expanduser().resolve()}"
+        return f"vllm:{s.hf_repo}@{s.revision}"
+
+    def openai_settings(self, base_url: str) -> OpenAIModelSettings:
+        generation = self.model_dump(exclude={"name", "provider", "server"})
+        return OpenAIModelSettings(
+            name=self.name,
+            provider="openai",
+            model=self.served_model_name,
+            base_url=base_url,
+            cache_endpoint=self.cache_identity(),
+            **generation,
+        )
+
+
+class VLLMModel:
+    """Implements the Model protocol; owns one VLLMServer."""
+
+    def __init__(self, settings: VLLMModelSettings, *, cache: ResponseCache | None = None) -> None:
+        self.settings = settings
+        self.name = settings.name
+        api_key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
+        self.server = VLLMServer(
+            settings.server, name=settings.name, served_model_name=settings.served_model_name, api_key=api_key
+        )
+        self._cache = cache
+        self._client: OpenAIModel | None = None
+        self._starting: asyncio.Task[None] | None = None
+        self._failure: str | None = None
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.server.log_path
+
+    async def start(self, *, log_dir: Path | None = None) -> None:
+        """Bring the server up (idempotent). Raises ServerStartError with the log's tail when it cannot.
+
+        The launch runs in its own task, shielded from the caller: a judge call that times out while a large
+        checkpoint loads must not kill the server half-way; the next caller waits on the same launch.
+        """
+        if self._client is not None:
+            return
+        if self._failure is not None:
+            raise ServerStartError(self._failure)
+        if self._starting is None:
+            self._starting = asyncio.get_running_loop().create_task(self._launch(log_dir))
+        await asyncio.shield(self._starting)
+
+    async def _launch(self, log_dir: Path | None) -> None:
+        try:
+            base_url = await self.server.start(log_dir=log_dir)
+        except ServerStartError as error:
+            self._failure = str(error)
+            raise
+        self._client = OpenAIModel(self.settings.openai_settings(base_url), cache=self._cache)
+
+    async def generate(self, request: GenerationRequest) -> ModelResponse:
+        if self._client is None:
+            try:
+                await self.start()
+            except ServerStartError as error:
+                first = str(error).splitlines()[0]
+                raise ProviderError(f"{self.name}: the vLLM server failed to start: {first}") from error
+        assert self._client is not None
+        return await self._client.generate(request)
+
+    async def aclose(self) -> None:
+        starting, self._starting = self._starting, None
+        if starting is not None and not starting.done():
+            starting.cancel()  # the server's own start() stops what it launched when cancelled
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await starting
+        client, self._client = self._client, None
+        try:
+            if client is not None:
+                await client.aclose()
+        finally:
+            await self.server.aclose()

@@ -1,0 +1,157 @@
+"""provider: vllm through the registry, in attach mode against the fault-injection server (no vLLM needed).
+
+Proves: readiness via GET /v1/models (and a clear error when the server is absent or serves another name),
+the OpenAI provider's retries/timeouts/malformed-body handling behind it (ProviderError -> provider_error), a
+server that failed to start is not relaunched per call, and config validation names the bad keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner.config import ConfigError, ModelConfig, validate_model_settings
+from runner.models.base import GenerationRequest, ProviderError
+from runner.models.registry import build_model
+from runner.models.serving import served_models, start_served_models
+from runner.models.vllm_provider import VLLMModel
+from runner.models.vllm_server import ServerStartError
+from tests.support.fault_server import FaultServer, completion
+
+REQUEST = GenerationRequest(task_id="t", turn=0, messages=[{"role": "user", "content": "A counter."}])
+
+
+def attach_config(base_url: str, **extra: object) -> dict:
+    return {
+        "name": "tiny",
+        "provider": "vllm",
+        "cache": False,
+        "timeout_s": 1.0,
+        "max_retries": 2,
+        "retry_base_s": 0.01,
+        "retry_max_s": 0.05,
+        "server": {"mode": "attach", "base_url": base_url, "ready_timeout_s": 2, "poll_interval_s": 0.1},
+        **extra,
+    }
+
+
+def test_attach_generates_through_openai_provider() -> None:
+    with FaultServer(lambda messages: (200, completion("<App/>")), models=["tiny"]) as server:
+        model = build_model(attach_config(server.base_url.removesuffix("/v1")))
+        assert isinstance(model, VLLMModel)
+
+        async def scenario() -> str:
+            await model.start()
+            try:
+                return (await model.generate(REQUEST)).text
+            finally:
+                await model.aclose()
+
+        assert asyncio.run(scenario()) == "<App/>"
+        assert server.requests[0]["model"] == "tiny"
+
+
+@pytest.mark.parametrize(
+    "behaviour, match, calls",
+    [
+        (lambda m: (500, '{"error": {"message": "boom"}}'), "HTTP 500", 3),  # retried: max_retries=2
+        (lambda m: (200, "{not json"), "malformed|APIError|JSON", 1),  # a broken body is not retried
+        (lambda m: (200, None), "Timeout", 3),
+    ],
+    ids=["http-500", "malformed-json", "hang"],
+)
+def test_attach_faults_become_provider_errors(behaviour, match: str, calls: int) -> None:
+    with FaultServer(behaviour, hang_s=3.0, models=["tiny"]) as server:
+        model = build_model(attach_config(server.base_url))
+
+        async def scenario() -> None:
+            try:
+                await model.generate(REQUEST)  # starts (attaches) lazily
+            finally:
+                await model.aclose()
+
+        with pytest.raises(ProviderError, match=match):
+            asyncio.run(scenario())
+        assert server.calls == calls
+
+
+def test_attach_to_absent_or_wrong_server_fails_clearly() -> None:
+    with FaultServer(lambda m: (200, completion("x")), models=None) as server:  # no /v1/models at all
+        model = build_model(attach_config(server.base_url))
+        with pytest.raises(ServerStartError, match=r"did not answer GET .*/v1/models within 2 s.*HTTP 404"):
+            asyncio.run(model.start())
+    with FaultServer(lambda m: (200, completion("x")), models=["other-model"]) as server:
+        model = build_model(attach_config(server.base_url))
+        with pytest.raises(ServerStartError, match=r"does not serve 'tiny' \(it serves \['other-model'\]\)"):
+            asyncio.run(model.start())
+
+
+def test_failed_start_is_not_retried_per_call(tmp_path: Path) -> None:
+    weights = tmp_path / "w"
+    weights.mkdir()
+    (weights / "config.json").write_text("{}")
+    config = {
+        "name": "broken",
+        "provider": "vllm",
+        "server": {"model_path": str(weights), "command": [sys.executable, "-c", "import sys; sys.exit(4)"],
+                   "log_dir": str(tmp_path), "poll_interval_s": 0.1},
+    }
+    model = build_model(config)
+
+    async def scenario() -> list[str]:
+        errors = []
+        for _ in range(2):
+            try:
+                await model.generate(REQUEST)
+            except ProviderError as error:
+                errors.append(str(error))
+        await model.aclose()
+        return errors
+
+    errors = asyncio.run(scenario())
+    assert len(errors) == 2 and all("failed to start" in e and "exit code 4" in e for e in errors)
+    assert len(list(tmp_path.glob("broken-*.log"))) == 1  # launched once
+
+
+def test_served_models_found_in_judge_and_actor(tmp_path: Path) -> None:
+    with FaultServer(lambda m: (200, completion("x")), models=["tiny"]) as server:
+        model = build_model(attach_config(server.base_url))
+
+        class Holder:  # like LLMJudge / LLMActor: the endpoint model in an attribute
+            def __init__(self) -> None:
+                self._model = model
+
+        holder = Holder()
+        assert served_models(None, holder, model) == [model]
+        asyncio.run(start_served_models(holder, log_dir=tmp_path))
+        asyncio.run(model.aclose())
+
+
+def test_cache_identity_ignores_the_port(tmp_path: Path) -> None:
+    from runner.models.vllm_provider import VLLMModelSettings
+
+    settings = VLLMModelSettings.model_validate(
+        {"name": "q", "server": {"hf_repo": "Qwen/X", "revision": "c" * 40}}
+    )
+    a = settings.openai_settings("http://127.0.0.1:1111/v1")
+    b = settings.openai_settings("http://127.0.0.1:2222/v1")
+    assert a.cache_endpoint == b.cache_endpoint == f"vllm:Qwen/X@{'c' * 40}"
+    assert a.model == "q"  # served name defaults to the config name
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ({"server": {"hf_repo": "a/b", "revision": "r", "tensor_paralel_size": 2}}, "model.server.tensor_paralel_size: unknown key"),
+        ({"server": {"hf_repo": "a/b", "revision": "r", "gpu_memory_utilization": 1.5}}, "model.server.gpu_memory_utilization = 1.5"),
+        ({"server": {"hf_repo": "a/b"}}, "needs revision"),
+        ({"server": {"hf_repo": "a/b", "revision": "r"}, "temprature": 0}, "model.temprature: unknown key"),
+        ({}, "model.server: required but missing"),
+    ],
+)
+def test_config_validation_names_keys(raw: dict, expected: str) -> None:
+    with pytest.raises(ConfigError, match=expected.replace(".", r"\.").replace("(", r"\(")):
+        validate_model_settings(ModelConfig(name="x", provider="vllm", **raw))
