@@ -13,7 +13,7 @@ run *overrides:
 
 # The whole test suite (what CI runs).
 test *args:
-    {{python}} -m pytest {{args}}
+    bash scripts/test.sh {{args}}
 
 # Only the fast unit tests (no browser, no builds).
 unit:

@@ -43,6 +43,9 @@ def main(cfg: DictConfig) -> None:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
+    from runner.sweep import attach_to_sweep
+
+    config = attach_to_sweep(config)  # a multirun job nests its MLflow run under the sweep's parent run
     run_dir = HydraConfig.get().runtime.output_dir
     from runner.experiment import run_experiment
     from runner.suites.native import TaskFormatError
@@ -59,4 +62,7 @@ def main(cfg: DictConfig) -> None:
 
 if __name__ == "__main__":
     sys.argv = quote_null_choices(sys.argv)
+    from runner.sweep import quiet_schema_matching
+
+    quiet_schema_matching()
     main()

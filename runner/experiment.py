@@ -17,11 +17,13 @@ from runner.browser.launch import BrowserPool
 from runner.config import ConfigError, RunnerConfig
 from runner.engine import Engine, Services
 from runner.judges.registry import build_judge
+from runner import lineage as lineage_mod
 from runner.models.cache import ResponseCache
 from runner.models.registry import build_model
+from runner.models.serving import SERVER_LOG_DIR, log_server_logs, start_served_models
 from runner.records import RunDirectory, TurnRecord
 from runner.report.console import print_summary
-from runner.sandbox.registry import build_sandbox
+from runner.sandbox.registry import build_sandbox, sandbox_browser_settings, sandbox_tracking_tags
 from runner.suites.registry import build_suite
 from runner import tracking
 
@@ -42,8 +44,12 @@ def _changed_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
     return [] if old == new else [prefix.rstrip(".")]
 
 
-def prepare_run_dir(config: RunnerConfig, run_dir: RunDirectory) -> bool:
-    """Check resume rules and write config.yaml. Returns True when earlier records will be reused."""
+def prepare_run_dir(config: RunnerConfig, run_dir: RunDirectory, lineage: dict[str, Any] | None = None) -> bool:
+    """Check resume rules and write config.yaml (and lineage.json when given). True when earlier records are reused.
+
+    Resuming also compares the stored lineage (git commit, config/task-set hashes, image digests, model
+    revisions, prompt versions) with the current one and refuses, naming each changed item.
+    """
     current = config.model_dump(mode="json")
     has_records = run_dir.records_path.exists() and run_dir.records_path.stat().st_size > 0
     config_path = run_dir.path / RunDirectory.CONFIG
@@ -55,9 +61,17 @@ def prepare_run_dir(config: RunnerConfig, run_dir: RunDirectory) -> bool:
             changed = _changed_keys(_comparable(previous), _comparable(current))
             if changed:
                 raise ConfigError(f"cannot resume {run_dir.path}: the configuration changed ({', '.join(changed)}); results would mix")
+        previous_lineage = lineage_mod.load_lineage(run_dir.path) if lineage is not None else None
+        if previous_lineage is not None:
+            assert lineage is not None
+            changed = lineage_mod.diff_lineage(previous_lineage, lineage)
+            if changed:
+                raise ConfigError(f"cannot resume {run_dir.path}: the lineage changed ({'; '.join(changed)}); results would mix")
     elif config.resume is True:
         raise ConfigError(f"resume=true but {run_dir.path} holds no earlier results; pass hydra.run.dir=<the earlier run dir>")
     config_path.write_text(yaml.safe_dump(current, sort_keys=False))
+    if lineage is not None:
+        lineage_mod.write_lineage(run_dir.path, lineage)
     return has_records
 
 
@@ -66,17 +80,22 @@ async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: C
     project_root = Path(config.project_root)
     run_dir = RunDirectory(run_dir_path)
     suite = build_suite(config.suite, project_root=project_root)
+    configure = getattr(suite, "configure_run", None)  # optional: suites that need run-level settings
+    if configure is not None:
+        configure(config)
     tasks = await suite.load_tasks()
     if not tasks:
         raise ConfigError(f"suite {config.suite.name!r} selected no tasks")
-    resumed = prepare_run_dir(config, run_dir)
+    lineage = lineage_mod.compute_lineage(config, tasks, suite=suite)
+    resumed = prepare_run_dir(config, run_dir, lineage)
     reference = tracking.load_run_ref(run_dir.path) if resumed else None
     tracker = tracking.Tracker.open(
         config.tracking,
         project_root=project_root,
         run_params=config.model_dump(mode="json"),
         tags={"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
-              "run_dir": str(run_dir.path)},
+              "run_dir": str(run_dir.path), **lineage_mod.lineage_tags(lineage),
+              **(await sandbox_tracking_tags(config))},
         resume_run_id=reference["run_id"] if reference else None,
     )
     tracking.save_run_ref(run_dir.path, tracker)
@@ -93,9 +112,12 @@ async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: C
                 stack.push_async_callback(actor.aclose)
             judge = build_judge(config.judge)
             stack.push_async_callback(judge.aclose)
+            # Models served by vLLM (generator, judge's, actor's) start now, one by one; their logs go to the run dir.
+            await start_served_models(model, judge, actor, log_dir=run_dir.path / SERVER_LOG_DIR)
+            browser_settings = await sandbox_browser_settings(sandbox, config.browser)
             browsers = []
             for _ in range(config.concurrency.browsers):
-                pool = BrowserPool(config.browser)
+                pool = BrowserPool(browser_settings)
                 await pool.start()
                 stack.push_async_callback(pool.aclose)
                 browsers.append(pool)
@@ -127,4 +149,5 @@ async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: C
         status = "KILLED"
         raise
     finally:
+        log_server_logs(tracker, run_dir.path / SERVER_LOG_DIR)
         tracker.finish(status)

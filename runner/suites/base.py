@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from runner.records import TurnRecord
 from runner.sandbox.base import ToolBridge
@@ -23,6 +23,32 @@ class SuiteSettings(BaseModel):
     task_ids: list[str] = Field(default_factory=list)  # run only these (empty: all)
     limit: int | None = Field(default=None, ge=1)  # the first N tasks
     turns: int | None = Field(default=None, ge=1)  # the first N turns of each task
+    shard: str | None = None  # "I/N": only the I-th of N deterministic parts of the selection (0 <= I < N)
+
+    @field_validator("shard")
+    @classmethod
+    def _check_shard(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_shard(value)
+        return value
+
+
+def parse_shard(value: str) -> tuple[int, int]:
+    """'I/N' -> (I, N) with 0 <= I < N; the error names the value."""
+    index, sep, count = str(value).strip().partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        i = n = -1
+    if not sep or n < 1 or not 0 <= i < n:
+        raise ValueError(f"shard {value!r} must look like I/N with 0 <= I < N (e.g. 0/4)")
+    return i, n
+
+
+def shard_tasks(tasks: list[Task], shard: str) -> list[Task]:
+    """Round-robin over the tasks sorted by id: balanced, and the N parts are disjoint and cover everything."""
+    index, count = parse_shard(shard)
+    return sorted(tasks, key=lambda task: task.id)[index::count]
 
 
 @dataclass
@@ -79,6 +105,8 @@ def select_tasks(tasks: list[Task], settings: SuiteSettings) -> list[Task]:
         chosen = [task for task in chosen if task.id in settings.task_ids]
     if settings.limit is not None:
         chosen = chosen[: settings.limit]
+    if settings.shard is not None:  # after limit, so the shards of a limited run add up to that run
+        chosen = shard_tasks(chosen, settings.shard)
     if settings.turns is not None:
         chosen = [task.model_copy(update={"turns": task.turns[: settings.turns]}) for task in chosen]
     return chosen

@@ -1,0 +1,230 @@
+"""Lineage: what a run's results depend on, recorded so results of different origins never mix.
+
+Each run writes lineage.json beside config.yaml and tags its MLflow job run with the same items:
+git commit (+ dirty flag), a hash of the comparable config, a hash of the selected task set, sandbox
+image digests, model revisions and prompt versions. `resume` compares the stored lineage with the current
+one (runner.experiment.prepare_run_dir) and `runner.merge` checks that shards share one lineage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from runner.records import write_json_atomic
+from runner.tasks import Task
+
+log = logging.getLogger(__name__)
+
+LINEAGE_FILE = "lineage.json"
+LINEAGE_VERSION = 1
+
+# Config keys that never change results (same list as runner.experiment's resume rules) plus the shard,
+# which is recorded on its own so the shards of one experiment share a config hash.
+CONFIG_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s"}
+
+# Modules whose PROMPT_VERSION shapes what models or judges are asked; suites and judges that own
+# prompts add their module here (a missing module is simply skipped).
+PROMPT_VERSION_MODULES: list[str] = ["runner.suites.payload"]
+
+# sandbox kind -> function(config) -> {image name: digest}. A sandbox that runs images registers one.
+ImageDigestHook = Callable[[Any], dict[str, str]]
+IMAGE_DIGEST_HOOKS: dict[str, ImageDigestHook] = {}
+
+# Items compared on resume, in the order a refusal names them, with their human-readable names.
+COMPARED: dict[str, str] = {
+    "git_commit": "git commit",
+    "git_dirty": "git dirty state",
+    "config_hash": "config hash",
+    "shard": "shard",
+    "task_set_hash": "task set",
+    "image_digests": "image digests",
+    "model_revisions": "model revisions",
+    "prompt_versions": "prompt versions",
+}
+# Keys in model/judge/actor config that pin which weights answer (anything else is covered by the config hash).
+REVISION_KEYS = ("name", "provider", "model", "revision", "model_revision", "tokenizer_revision", "checkpoint",
+                 "quantization", "dtype", "served_model_name")
+
+
+def digest(payload: Any) -> str:
+    """sha256 of canonical JSON (sorted keys, no whitespace)."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def comparable_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The config without result-neutral keys and without suite.shard."""
+    kept = {key: value for key, value in config.items() if key not in CONFIG_NEUTRAL}
+    if isinstance(kept.get("suite"), Mapping):
+        kept["suite"] = {key: value for key, value in kept["suite"].items() if key != "shard"}
+    return kept
+
+
+def task_digest(task: Task) -> str:
+    """Content hash of one task; `source_path` is left out because it differs between checkouts."""
+    return digest(task.model_dump(mode="json", exclude={"source_path"}))
+
+
+def task_set_hash(digests: Mapping[str, str]) -> str:
+    return digest(sorted(digests.items()))
+
+
+def model_revisions(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The revision-pinning keys of every model in the config: the generator, and the judge's/actor's own."""
+    found: dict[str, dict[str, Any]] = {}
+    model = config.get("model") or {}
+    found["model"] = {key: model[key] for key in REVISION_KEYS if key in model}
+    for section in ("judge", "actor"):
+        options = (config.get(section) or {}).get("options") or {}
+        picked = {key: options[key] for key in REVISION_KEYS if key in options}
+        if isinstance(options.get("model"), Mapping):  # a nested model block
+            picked = {key: options["model"][key] for key in REVISION_KEYS if key in options["model"]}
+        if picked:
+            found[section] = picked
+    return found
+
+
+def prompt_versions(suite: Any = None) -> dict[str, str]:
+    versions: dict[str, str] = {}
+    for name in PROMPT_VERSION_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        value = getattr(module, "PROMPT_VERSION", None)
+        if value is not None:
+            versions[name] = str(value)
+    suite_version = getattr(suite, "prompt_version", None) if suite is not None else None
+    if suite_version is not None:
+        versions[f"suite:{getattr(suite, 'name', '?')}"] = str(suite_version)
+    return versions
+
+
+def image_digests(config: Any) -> dict[str, str]:
+    """Digests of the sandbox's images, from the hook registered for its kind ({} if none)."""
+    kind = getattr(getattr(config, "sandbox", None), "kind", None)
+    hook = IMAGE_DIGEST_HOOKS.get(str(kind))
+    if hook is None:
+        return {}
+    try:
+        return {str(k): str(v) for k, v in hook(config).items()}
+    except Exception as error:  # an unreachable engine must not stop the run; record that it was unknown
+        log.warning("could not read image digests: %s", error)
+        return {"error": "unavailable"}
+
+
+def _docker_digests(config: Any) -> dict[str, str]:
+    """The Docker sandbox's image (sandbox.options.image), resolved to its id by the local engine."""
+    image = (config.sandbox.options or {}).get("image")
+    if not image:
+        return {}
+    import docker
+
+    client = docker.from_env(timeout=10)
+    try:
+        found = client.images.get(image)
+        return {str(image): found.id, **{str(d): d for d in found.attrs.get("RepoDigests", [])[:1]}}
+    finally:
+        client.close()
+
+
+IMAGE_DIGEST_HOOKS["docker"] = _docker_digests
+
+
+def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dict[str, Any]:
+    """The lineage of a run of `config` (a RunnerConfig) over `tasks` (the selected tasks)."""
+    from runner.tracking import git_state
+
+    dumped = config.model_dump(mode="json")
+    commit, dirty = git_state(Path(config.project_root))
+    digests = {task.id: task_digest(task) for task in tasks}
+    return {
+        "version": LINEAGE_VERSION,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "config_hash": digest(comparable_config(dumped)),
+        "shard": (dumped.get("suite") or {}).get("shard"),
+        "task_set_hash": task_set_hash(digests),
+        "task_digests": digests,
+        "image_digests": image_digests(config),
+        "model_revisions": model_revisions(dumped),
+        "prompt_versions": prompt_versions(suite),
+    }
+
+
+def diff_lineage(old: Mapping[str, Any], new: Mapping[str, Any], *, ignore: tuple[str, ...] = ()) -> list[str]:
+    """Human-readable descriptions of the compared items that differ, e.g. "git commit (abc123 -> def456)"."""
+    changes = []
+    for key, label in COMPARED.items():
+        if key in ignore or key not in old:  # an item an older lineage did not record cannot be compared
+            continue
+        before, after = old.get(key), new.get(key)
+        if before == after:
+            continue
+        if key == "task_set_hash":
+            changes.append(f"{label} ({_task_changes(old.get('task_digests') or {}, new.get('task_digests') or {})})")
+        elif isinstance(before, Mapping) and isinstance(after, Mapping):
+            keys = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+            changes.append(f"{label} ({', '.join(keys)})")
+        else:
+            changes.append(f"{label} ({_short(before)} -> {_short(after)})")
+    return changes
+
+
+def _task_changes(before: Mapping[str, str], after: Mapping[str, str]) -> str:
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    edited = sorted(k for k in set(before) & set(after) if before[k] != after[k])
+    parts = [f"{name}: {', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"
+             for name, ids in (("edited", edited), ("added", added), ("removed", removed)) if ids]
+    return "; ".join(parts) or "content changed"
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text[:12] if len(text) == 64 or len(text) == 40 else text  # hashes and commits, shortened
+
+
+def lineage_tags(lineage: Mapping[str, Any]) -> dict[str, str]:
+    """MLflow tags (genui.lineage.*) for a job run; per-task digests stay in lineage.json only."""
+    tags = {}
+    for key in COMPARED:
+        value = lineage.get(key)
+        tags[f"genui.lineage.{key}"] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return tags
+
+
+def write_lineage(run_dir: Path, lineage: Mapping[str, Any]) -> Path:
+    return write_json_atomic(Path(run_dir) / LINEAGE_FILE, dict(lineage))
+
+
+def load_lineage(run_dir: Path) -> dict[str, Any] | None:
+    path = Path(run_dir) / LINEAGE_FILE
+    try:
+        payload = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+__all__ = [
+    "COMPARED",
+    "IMAGE_DIGEST_HOOKS",
+    "LINEAGE_FILE",
+    "PROMPT_VERSION_MODULES",
+    "compute_lineage",
+    "comparable_config",
+    "diff_lineage",
+    "digest",
+    "lineage_tags",
+    "load_lineage",
+    "task_digest",
+    "task_set_hash",
+    "write_lineage",
+]

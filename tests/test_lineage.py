@@ -1,0 +1,103 @@
+"""Lineage: recorded per run, and `resume` refuses to mix results when any item changed, naming it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+import runner.suites.payload as payload
+from runner import lineage as lineage_mod
+from runner.config import ConfigError, RunnerConfig, validate_config
+from runner.experiment import prepare_run_dir
+from runner.records import RunDirectory
+from runner.suites.registry import build_suite
+from tests.conftest import REPO_ROOT, cli_env, runner_command
+
+
+def compose_config(*overrides: str) -> RunnerConfig:
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=list(overrides))
+    raw = OmegaConf.to_container(cfg, resolve=True)
+    raw["project_root"] = str(REPO_ROOT)
+    return validate_config(raw)
+
+
+def _lineage(config: RunnerConfig) -> dict:
+    suite = build_suite(config.suite, project_root=REPO_ROOT)
+    return lineage_mod.compute_lineage(config, asyncio.run(suite.load_tasks()), suite=suite)
+
+
+def _started_run(tmp_path: Path, config: RunnerConfig, lineage: dict) -> RunDirectory:
+    run_dir = RunDirectory(tmp_path / "run")
+    prepare_run_dir(config, run_dir, lineage)
+    run_dir.records_path.write_text('{"partial": true}\n')  # any bytes: "holds results"
+    return run_dir
+
+
+def test_lineage_records_every_item() -> None:
+    lineage = _lineage(compose_config())
+    assert set(lineage_mod.COMPARED) <= set(lineage)
+    assert lineage["prompt_versions"] == {"runner.suites.payload": payload.PROMPT_VERSION}
+    assert lineage["model_revisions"]["model"] == {"name": "oracle", "provider": "oracle"}
+    assert sorted(lineage["task_digests"]) == ["smoke-converter", "smoke-counter", "smoke-todo"]
+    assert len(lineage["git_commit"]) == 40 or lineage["git_commit"] == "unknown"
+    tags = lineage_mod.lineage_tags(lineage)
+    assert tags["genui.lineage.task_set_hash"] == lineage["task_set_hash"]
+    # Neutral keys and the shard do not move the config hash; a result-relevant key does.
+    assert _lineage(compose_config("concurrency.episodes=1", "suite.shard=0/2"))["config_hash"] == lineage["config_hash"]
+    assert _lineage(compose_config("seed=1"))["config_hash"] != lineage["config_hash"]
+
+
+def test_resume_refuses_a_changed_prompt_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = compose_config()
+    run_dir = _started_run(tmp_path, config, _lineage(config))
+    monkeypatch.setattr(payload, "PROMPT_VERSION", "webapp-v999")
+    with pytest.raises(ConfigError, match=r"lineage changed \(prompt versions \(runner.suites.payload\)\)"):
+        prepare_run_dir(config, run_dir, _lineage(config))
+
+
+def test_resume_refuses_a_changed_commit_and_image(tmp_path: Path) -> None:
+    config = compose_config()
+    before = _lineage(config)
+    run_dir = _started_run(tmp_path, config, before)
+    after = {**before, "git_commit": "f" * 40, "image_digests": {"genui-sandbox": "sha256:new"}}
+    with pytest.raises(ConfigError) as error:
+        prepare_run_dir(config, run_dir, after)
+    message = str(error.value)
+    assert f"git commit ({before['git_commit'][:12]} -> ffffffffffff)" in message
+    assert "image digests (genui-sandbox)" in message
+
+
+def test_resume_with_the_same_lineage_is_accepted(tmp_path: Path) -> None:
+    config = compose_config()
+    run_dir = _started_run(tmp_path, config, _lineage(config))
+    assert prepare_run_dir(config, run_dir, _lineage(config)) is True
+    assert json.loads((run_dir.path / "lineage.json").read_text())["config_hash"] == _lineage(config)["config_hash"]
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.sandbox
+def test_cli_resume_refuses_an_edited_task_naming_it(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks"
+    shutil.copytree(REPO_ROOT / "tasks" / "smoke", tasks)
+    run_dir = tmp_path / "run"
+    common = ["model=null", f"suite.tasks_path={tasks}", "suite.turns=1", "tracking=off", "concurrency.browsers=1",
+              f"hydra.run.dir={run_dir}"]
+    first = subprocess.run(runner_command(*common), cwd=REPO_ROOT, env=cli_env(), capture_output=True, text=True,
+                           timeout=300)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert json.loads((run_dir / "lineage.json").read_text())["shard"] is None
+    counter = tasks / "counter.yaml"
+    counter.write_text(counter.read_text().replace("Build a counter.", "Build a tally counter.", 1))
+    second = subprocess.run(runner_command(*common, "resume=true"), cwd=REPO_ROOT, env=cli_env(),
+                            capture_output=True, text=True, timeout=300)
+    assert second.returncode == 2
+    assert "lineage changed (task set (edited: smoke-counter))" in second.stderr, second.stderr[-2000:]
