@@ -75,6 +75,26 @@ def prepare_run_dir(config: RunnerConfig, run_dir: RunDirectory, lineage: dict[s
     return has_records
 
 
+def write_run_viewer(run_dir: Path, tasks: list[Any], tracker: Any) -> Path | None:
+    """The run's static evidence viewer (report.html) and task library (tasks.json), logged to the job run.
+
+    A viewer problem never fails a run: the records and summary are already written."""
+    try:
+        from runner.report.viewer import write_run_report
+
+        path = write_run_report(run_dir, tasks=tasks)
+    except Exception:
+        log.exception("writing the evidence viewer (report.html) failed")
+        return None
+    client, run_id = getattr(tracker, "client", None), getattr(tracker, "run_id", None)
+    if client is not None and run_id is not None:
+        try:
+            client.log_artifact(run_id, str(path))
+        except Exception:
+            log.exception("logging report.html to MLflow failed")
+    return path
+
+
 async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: Console | None = None) -> dict[str, Any]:
     console = console or Console(stderr=True)
     project_root = Path(config.project_root)
@@ -142,6 +162,7 @@ async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: C
             await asyncio.to_thread(tracker.log_summary, summary, run_dir=run_dir.path)
         except Exception:  # the run dir is the record of truth; a tracking hiccup is only a warning
             log.exception("logging the summary to MLflow failed")
+        await asyncio.to_thread(write_run_viewer, run_dir.path, tasks, tracker)
         print_summary(console, summary, records)
         status = "FINISHED"
         return summary

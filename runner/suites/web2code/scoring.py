@@ -1,0 +1,257 @@
+"""Dual-axis scoring of one MT-Web2Code turn (seed paper 003, §3.5, eqs. 8-12).
+
+Micro (pixel alignment): G = golden repaired page H_{t-1}, B = the page the turn started from, M = the
+model's page, all rendered deterministically in one coordinate system. Ω = 1[|G - B| > τ] (eq. 9),
+S_inbox = SSIM_Ω(G, M) (eq. 10), S_outbox = SSIM_Ω̄(G, M) x (1 - colour penalty) (eq. 11 + §3.5), with the primitives of
+runner/metrics/image.py; the SSIM part of S_outbox averages only pixels whose 7x7 SSIM window lies wholly
+outside Ω (OURS: a guard band of the window radius, so an untouched page keeps S_outbox = 1). Per defect (OURS, for Table 3's per-dimension columns): SSIM over Ω restricted to
+that defect's boxes on G and B; a dimension's score is the mean over its defects; "overall" is the mean over
+all defects (each defect weighs the same, whereas S_inbox weighs each footprint pixel the same).
+
+Macro (rubric): the region bracketed on the model's page by the surviving anchors a-, a+ is cropped and
+compared with the golden crop. With an LLM judge (an object with `async complete(messages) -> str`), the
+judge rates Layout, Elements, Text, Color, Spacing and Overall on {1, .75, .5, .25, 0} and S_inbox is their
+mean (eq. 8); when judging fails, or with judge=rules, SSIM of the two crops is the fallback (§3.5). A region
+that cannot be found or is collapsed or empty scores 0 in-box. S_outbox compares the rest of the page block by
+block with the region masked: the rows above the region, the rows below it (aligned at the region's bottom on
+each page, so a region of another height is judged in-box, not as collateral reflow) and, for a region narrower
+than the page, the band beside it; each block's SSIM x (1 - colour penalty), averaged weighted by area.
+Score = 0.8 S_inbox + 0.2 S_outbox (eq. 12) in both tracks.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from typing import Any
+
+import numpy as np
+from scipy.ndimage import binary_dilation
+
+from runner.metrics.image import (
+    RUBRIC_BANDS,
+    RUBRIC_DIMENSIONS,
+    SSIM_BORDER,
+    SSIM_WIN,
+    color_penalty,
+    diff_footprint,
+    final_score,
+    masked_ssim,
+    pad_to_common,
+    rubric_inbox_score,
+    ssim_map,
+)
+
+MIN_REGION_PX = 4  # a region thinner than this is "collapsed" (§3.5: in-box score 0)
+
+
+def _box_mask(shape: tuple[int, int], boxes: list[list[float] | None]) -> np.ndarray:
+    mask = np.zeros(shape, dtype=bool)
+    for b in boxes:
+        if not b:
+            continue
+        x0, y0 = max(0, int(np.floor(b[0]))), max(0, int(np.floor(b[1])))
+        x1, y1 = min(shape[1], int(np.ceil(b[0] + b[2]))), min(shape[0], int(np.ceil(b[1] + b[3])))
+        if x1 > x0 and y1 > y0:
+            mask[y0:y1, x0:x1] = True
+    return mask
+
+
+def _mean_over(smap: np.ndarray, mask: np.ndarray) -> float | None:
+    """Mean of an SSIM map over a mask, the window-radius border dropped like skimage's mean."""
+    if not mask.any():
+        return None
+    inner = np.zeros_like(mask)
+    p = SSIM_BORDER
+    inner[p : mask.shape[0] - p, p : mask.shape[1] - p] = True
+    use = mask & inner
+    return float(smap[use if use.any() else mask].mean())
+
+
+def score_micro(golden: np.ndarray, broken: np.ndarray, model: np.ndarray, defects: list[dict[str, Any]],
+                tau: int = 0) -> dict[str, Any]:
+    """eqs. 9-12 plus per-defect and per-dimension in-box scores (see module docstring).
+
+    Same numbers as runner.metrics.image.micro_turn_score, computed from one SSIM map for everything.
+    """
+    g, b, m = pad_to_common(golden, broken, model)
+    if min(g.shape[:2]) < SSIM_WIN:
+        raise ValueError(f"images must be at least {SSIM_WIN}x{SSIM_WIN}, got {g.shape[:2]}")
+    omega = diff_footprint(g, b, tau)  # eq. 9
+    smap = ssim_map(g, m)
+    result: dict[str, Any] = {}
+    s_in = _mean_over(smap, omega)  # eq. 10
+    if s_in is None:  # G == B: nothing to repair (possible only from a chained input)
+        s_in = 1.0
+        result["note"] = "empty footprint: the input already equals the golden page"
+    # eq. 11, times the colour penalty of §3.5. A pixel's SSIM describes its 7x7 window, so only pixels whose
+    # whole window lies outside Ω speak for preservation (OURS): otherwise an untouched page would lose points
+    # at every footprint edge. The colour penalty still counts every pixel of Ω̄.
+    guarded = ~binary_dilation(omega, structure=np.ones((SSIM_WIN, SSIM_WIN), dtype=bool))
+    ssim_out = _mean_over(smap, guarded if guarded.any() else ~omega)
+    s_out = 1.0 if ssim_out is None else ssim_out * (1.0 - color_penalty(g, m, ~omega, tau))
+    result.update(s_inbox=s_in, s_outbox=s_out, score=final_score(s_in, s_out))
+    per_defect = []
+    for d in defects:
+        boxes = _box_mask(omega.shape, [d.get("box_before"), d.get("box_after")])
+        local = omega & boxes
+        value = _mean_over(smap, local if local.any() else boxes)
+        per_defect.append({"op": d["op"], "dimension": d["dimension"], "score": 1.0 if value is None else value})
+    dims: dict[str, float] = {}
+    for dim in RUBRIC_DIMENSIONS:
+        values = [p["score"] for p in per_defect if p["dimension"] == dim]
+        if values:
+            dims[dim] = float(np.mean(values))
+    result["per_defect"] = per_defect
+    result["dimensions"] = dims
+    result["overall"] = float(np.mean([p["score"] for p in per_defect])) if per_defect else s_in
+    result["footprint_px"] = int(omega.sum())
+    return result
+
+
+def crop(image: np.ndarray, box: list[float] | None) -> np.ndarray | None:
+    if not box:
+        return None
+    x0, y0 = max(0, int(np.floor(box[0]))), max(0, int(np.floor(box[1])))
+    x1, y1 = min(image.shape[1], int(np.ceil(box[0] + box[2]))), min(image.shape[0], int(np.ceil(box[1] + box[3])))
+    if x1 - x0 < MIN_REGION_PX or y1 - y0 < MIN_REGION_PX:
+        return None
+    return image[y0:y1, x0:x1]
+
+
+def crop_ssim(golden_crop: np.ndarray, model_crop: np.ndarray) -> float:
+    """SSIM fallback of the macro in-box term: the two crops anchored top-left, padded white to one size."""
+    g, m = pad_to_common(golden_crop, model_crop)
+    if min(g.shape[:2]) < SSIM_WIN:
+        return float((g == m).all())
+    value = masked_ssim(g, m, np.ones(g.shape[:2], dtype=bool))
+    return 0.0 if value is None else max(0.0, value)
+
+
+def _rows(image: np.ndarray, y0: int, y1: int) -> np.ndarray:
+    y0, y1 = max(0, min(image.shape[0], y0)), max(0, min(image.shape[0], y1))
+    return image[y0:max(y0, y1)]
+
+
+def _block_score(g: np.ndarray, m: np.ndarray, mask: np.ndarray | None, tau: int) -> tuple[float, int]:
+    """(SSIM x (1 - colour penalty), weight) of one out-of-box block; weight = golden pixels compared."""
+    if g.shape[0] == 0 and m.shape[0] == 0:
+        return 1.0, 0
+    weight = int(mask.sum()) if mask is not None else g.shape[0] * g.shape[1]
+    if g.shape[0] == 0 or m.shape[0] == 0:  # content that vanished or appeared wholesale
+        return 0.0, max(weight, m.shape[0] * m.shape[1])
+    g, m = pad_to_common(g, m)
+    full = np.ones(g.shape[:2], dtype=bool)
+    if mask is not None:
+        full = np.zeros(g.shape[:2], dtype=bool)
+        full[: mask.shape[0], : mask.shape[1]] = mask[: g.shape[0], : g.shape[1]]
+    if not full.any():
+        return 1.0, 0
+    if min(g.shape[:2]) < SSIM_WIN:
+        same = float((g[full] == m[full]).all())
+        return same, int(full.sum())
+    value = masked_ssim(g, m, full)
+    value = 0.0 if value is None else max(0.0, value)
+    return value * (1.0 - color_penalty(g, m, full, tau)), int(full.sum())
+
+
+def macro_outbox(golden: np.ndarray, model: np.ndarray, golden_box: list[float], model_box: list[float] | None,
+                 tau: int = 0) -> float:
+    """Macro S_outbox: the page outside the region, block by block, region masked (module docstring)."""
+    gx0, gy0 = int(round(golden_box[0])), int(round(golden_box[1]))
+    gx1, gy1 = int(round(golden_box[0] + golden_box[2])), int(round(golden_box[1] + golden_box[3]))
+    if model_box:
+        my0, my1 = int(round(model_box[1])), int(round(model_box[1] + model_box[3]))
+    else:  # not found or collapsed: the rest of the page closed up where the region belongs
+        my0 = my1 = gy0
+    blocks = [
+        _block_score(_rows(golden, 0, gy0), _rows(model, 0, my0), None, tau),
+        _block_score(_rows(golden, gy1, golden.shape[0]), _rows(model, my1, model.shape[0]), None, tau),
+    ]
+    width = golden.shape[1]
+    if gx1 - gx0 < 0.9 * width and gy1 > gy0:  # content beside a narrow region shares its rows
+        band_g = _rows(golden, gy0, gy1)
+        band_m = _rows(model, my0, max(my1, my0 + (gy1 - gy0)))
+        mask = np.ones(band_g.shape[:2], dtype=bool)
+        mask[:, max(0, gx0) : max(0, gx1)] = False
+        blocks.append(_block_score(band_g, band_m, mask, tau))
+    total = sum(w for _, w in blocks)
+    if total == 0:
+        return 1.0
+    return float(sum(s * w for s, w in blocks) / total)
+
+
+# --------------------------------------------------------------------------- the LLM rubric (eq. 8)
+
+RUBRIC_PROMPT = """You are a strict judge of web UI reconstruction. Image 1 is the GOLDEN reference crop of a page
+region. Image 2 is the region a coding agent reconstructed at the same place on its page (cropped between the
+same surrounding elements). Rate how faithfully image 2 reproduces image 1 along five equally weighted
+dimensions, and give one holistic overall rating:
+- layout: arrangement, alignment and relative positions of blocks, columns and components;
+- elements: presence and correctness of every component (headings, images, icons, buttons, lists, cards);
+- text: the text content, its wording, font size and weight;
+- color: foreground, background and border colours;
+- spacing: margins, padding, sizes and decoration.
+Each score must be one of 1.0, 0.75, 0.5, 0.25, 0.0:
+1.0 = indistinguishable; 0.75 = minor deviations; 0.5 = clearly recognisable but with several visible errors;
+0.25 = largely wrong, only a few parts match; 0.0 = missing, empty or unrelated.
+Answer with one JSON object only:
+{"layout": s, "elements": s, "text": s, "color": s, "spacing": s, "overall": s, "reason": "one sentence"}"""
+
+
+def _data_url(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+def rubric_messages(golden_png: bytes, model_png: bytes) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": [
+            {"type": "text", "text": RUBRIC_PROMPT},
+            {"type": "text", "text": "Image 1 (golden reference):"},
+            {"type": "image_url", "image_url": {"url": _data_url(golden_png)}},
+            {"type": "text", "text": "Image 2 (reconstruction):"},
+            {"type": "image_url", "image_url": {"url": _data_url(model_png)}},
+        ]},
+    ]
+
+
+def _snap(value: Any) -> float:
+    v = float(value)
+    if v > 1.0 and v <= 100.0:  # a judge answering in percent
+        v /= 100.0
+    return min(RUBRIC_BANDS, key=lambda band: abs(band - v))
+
+
+def parse_rubric(text: str) -> dict[str, float]:
+    """The six ratings of a rubric answer, snapped to the five-band scale; ValueError when unusable."""
+    match = re.search(r"\{.*\}", text or "", re.DOTALL)
+    if not match:
+        raise ValueError("no JSON object in the judge's answer")
+    data = json.loads(match.group(0))
+    out = {}
+    for key in (*RUBRIC_DIMENSIONS, "overall"):
+        if key not in data:
+            raise ValueError(f"rubric answer lacks {key!r}")
+        out[key] = _snap(data[key])
+    out["reason"] = str(data.get("reason", ""))[:500]  # type: ignore[assignment]
+    return out
+
+
+async def rubric_scores(judge: Any, golden_png: bytes, model_png: bytes, *, attempts: int = 2) -> tuple[dict[str, Any] | None, str]:
+    """Ask an LLM judge for the eq. 8 rubric. Returns (ratings incl. s_inbox, "") or (None, why it failed)."""
+    complete = getattr(judge, "complete", None)
+    if not callable(complete):
+        return None, f"judge {getattr(judge, 'name', '?')!r} has no complete(); SSIM fallback"
+    problem = ""
+    for _ in range(attempts):
+        try:
+            text = await complete(rubric_messages(golden_png, model_png))
+            ratings = parse_rubric(text if isinstance(text, str) else getattr(text, "text", ""))
+        except Exception as error:  # a bad or missing answer: retry, then fall back (§3.5)
+            problem = f"{type(error).__name__}: {error}"
+            continue
+        dims = {d: ratings[d] for d in RUBRIC_DIMENSIONS}
+        ratings["s_inbox"] = rubric_inbox_score(dims, ratings["overall"])
+        return ratings, ""
+    return None, f"rubric judging failed ({problem}); SSIM fallback"

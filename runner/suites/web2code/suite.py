@@ -1,0 +1,437 @@
+"""suite=macro and suite=micro: MT-Web2Code (seed paper 003) on a folder of golden pages.
+
+One task per page (`artifact_kind = "static"`). Its T turns reverse a cached Reverse-Corruption trajectory
+(trajectory.py, eq. 2): turn j starts from H_{T-j+1} and its ground truth (TurnSpec.reference_files, what
+model=oracle answers) is H_{T-j}. `mode=chain` starts each turn from the model's own previous output (the
+default, §3.1), `independent` from the golden previous state (§5.3), `both` runs each page in both modes
+(task ids `<page>.chain` / `<page>.independent`) so one run gives the chain-vs-independent curve of Fig. 4.
+
+Scoring (judge_turn, scoring.py) renders the model's files deterministically and fills Verdict.scores with
+s_inbox, s_outbox, score (eq. 12) and the per-dimension numbers. The paper defines no pass/fail for this
+benchmark, so Verdict.passed is always None ("unassessed") and summarize() reports scores, with turn_pass
+set to None rather than a misleading 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import Field, model_validator
+
+from runner.browser.launch import BrowserPool, BrowserSettings
+from runner.metrics.basic import basic_summary
+from runner.metrics.image import RUBRIC_DIMENSIONS, final_score, load_rgb
+from runner.records import DimensionScore, TurnRecord, Verdict, write_json_atomic
+from runner.sandbox.base import ToolBridge
+from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
+from runner.suites.web2code import observation, scoring
+from runner.suites.web2code.render import render_settings
+from runner.suites.web2code.trajectory import (
+    Trajectory,
+    TrajectoryParams,
+    files_digest,
+    load_or_generate,
+    locate_on_files,
+)
+from runner.tasks import Task, TurnSpec
+
+log = logging.getLogger(__name__)
+
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+TABLE_COLUMNS = (*RUBRIC_DIMENSIONS, "overall", "s_inbox", "s_outbox", "score")
+CAPTION_PROMPT = ("Describe this web page region precisely so that a front-end developer could rebuild it without "
+                  "seeing it: its layout, every element, all visible text, colours, sizes and spacing.")
+
+
+class Web2CodeSuiteSettings(SuiteSettings):
+    pages_path: str = "tasks/web2code/pages"  # a folder of page folders, each with an index.html
+    seed: int = 0
+    turns: int | None = Field(5, ge=1, le=20)  # T: turns per page (§4.1)
+    k_defects: int = Field(3, ge=1, le=10)  # K: defects per micro turn (§4.1)
+    tau: int = Field(0, ge=0, le=254)  # eq. 9 footprint threshold (and eq. 7's per-pixel threshold)
+    tau_vis: int = Field(100, ge=1)  # eq. 7: minimum changed pixels for a defect to count as visible
+    tau_w: float = Field(320, ge=0)  # eq. 4 region bounds (px)
+    tau_h_min: float = Field(40, ge=0)
+    tau_h_max: float = Field(1600, gt=0)
+    caption: bool = False  # §5.1 ablation: add a caption of the golden crop (macro only)
+    caption_model: str | dict[str, Any] | None = None  # conf/model/<name>.yaml, or an inline model config
+    mode: Literal["chain", "independent", "both"] = "chain"  # §5.3
+    text_only: bool | None = None  # None: from the model config's `vision` (text-only when vision is false)
+    cache_dir: str = ".cache/web2code"  # trajectories and renders, keyed by content
+    generation_workers: int = Field(2, ge=1, le=8)  # pages generated at once
+
+    @model_validator(mode="after")
+    def _caption_needs_model(self) -> "Web2CodeSuiteSettings":
+        if self.caption and not self.caption_model:
+            raise ValueError("caption=true needs caption_model (a conf/model name or an inline model config)")
+        return self
+
+
+def _run_blocking(factory) -> Any:
+    """Run a coroutine to completion from sync code that may itself run inside an event loop."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(factory())).result(timeout=300)
+
+
+class Web2CodeSuite:
+    artifact_kind = "static"
+
+    def __init__(self, settings: Web2CodeSuiteSettings, *, project_root: Path, track: str) -> None:
+        self.settings = settings
+        self.project_root = Path(project_root)
+        self.track = track
+        self.name = track
+        self.vision = True
+        self.browser = render_settings()
+        self.skipped: list[dict[str, str]] = []
+        self._trajectories: dict[str, Trajectory] = {}
+        self._inputs: dict[tuple[str, int], Path] = {}  # (task, turn) -> render of the page the turn started from
+
+    # -- configuration ------------------------------------------------------------------------------
+
+    def configure_run(self, config: Any) -> None:
+        """Optional hook (runner/experiment.py): learn the model's vision and the browser executable."""
+        vision = getattr(config.model, "vision", None)
+        if vision is None and getattr(config.model, "model_extra", None):
+            vision = config.model.model_extra.get("vision")
+        self.vision = True if vision is None else bool(vision)
+        browser: BrowserSettings = config.browser
+        self.browser = render_settings(executable_path=browser.executable_path, launch_args=browser.launch_args,
+                                       extra_args=browser.extra_args, nav_timeout_ms=browser.nav_timeout_ms)
+
+    @property
+    def text_only(self) -> bool:
+        return self.settings.text_only if self.settings.text_only is not None else not self.vision
+
+    def _path(self, value: str) -> Path:
+        path = Path(value)
+        return path if path.is_absolute() else self.project_root / path
+
+    @property
+    def cache_root(self) -> Path:
+        return self._path(self.settings.cache_dir)
+
+    def params(self) -> TrajectoryParams:
+        s = self.settings
+        return TrajectoryParams(track=self.track, seed=s.seed, turns=s.turns or 5, k_defects=s.k_defects,
+                                tau_vis=s.tau_vis, diff_tau=s.tau, tau_w=s.tau_w, tau_h_min=s.tau_h_min,
+                                tau_h_max=s.tau_h_max)
+
+    # -- tasks --------------------------------------------------------------------------------------
+
+    def page_dirs(self) -> list[Path]:
+        root = self._path(self.settings.pages_path)
+        if not root.is_dir():
+            raise FileNotFoundError(f"suite.pages_path: {root} is not a folder")
+        if (root / "index.html").is_file():  # a single page given directly
+            return [root]
+        return sorted(p for p in root.iterdir() if p.is_dir() and (p / "index.html").is_file())
+
+    async def load_tasks(self) -> list[Task]:
+        params = self.params()
+        dirs = self.page_dirs()
+        if self.settings.task_ids:
+            wanted = {i.split(".")[0] for i in self.settings.task_ids}
+            dirs = [d for d in dirs if d.name in wanted] or dirs
+        limit = asyncio.Semaphore(self.settings.generation_workers)
+
+        async def one(pool: BrowserPool, page_dir: Path) -> Trajectory:
+            async with limit:
+                return await load_or_generate(pool, page_dir, params, self.cache_root)
+
+        async with BrowserPool(self.browser) as pool:
+            trajectories = await asyncio.gather(*(one(pool, d) for d in dirs))
+        tasks: list[Task] = []
+        modes = ["chain", "independent"] if self.settings.mode == "both" else [self.settings.mode]
+        for traj in trajectories:
+            if not traj.ok:
+                self.skipped.append({"page": traj.page, "reason": traj.reason})
+                log.warning("web2code: page %s skipped: %s", traj.page, traj.reason)
+                continue
+            if self.track == "macro" and self.settings.caption:
+                await self._captions(traj)
+            for mode in modes:
+                task = self._task(traj, mode, single=len(modes) == 1)
+                self._trajectories[task.id] = traj
+                tasks.append(task)
+        if not tasks:
+            reasons = "; ".join(f"{s['page']}: {s['reason']}" for s in self.skipped) or "no page folders"
+            raise ValueError(f"suite {self.track}: no page yields a trajectory ({reasons})")
+        return select_tasks(tasks, self.settings)
+
+    def _task(self, traj: Trajectory, mode: str, *, single: bool) -> Task:
+        T = traj.params.turns
+        turns = []
+        for j in range(1, T + 1):
+            t = Trajectory.step_for_turn(T, j)
+            instruction = observation.MACRO_INSTRUCTION if self.track == "macro" else observation.MICRO_INSTRUCTION
+            turns.append(TurnSpec(
+                index=j,
+                prompt=instruction,
+                reference_files=traj.state(t - 1),
+                reference_text=f"Repaired step {t} of the trajectory.",
+                requires_previous_artifact=(mode == "chain"),
+                extra={"step": t},
+            ))
+        return Task(
+            id=traj.page if single else f"{traj.page}.{mode}",
+            suite=self.track,
+            sub_suite=mode,
+            title=traj.page,
+            context=f"MT-Web2Code {self.track}-level repair of the page '{traj.page}'.",
+            turns=turns,
+            source_path=str(traj.page_dir),
+            extra={"trajectory": str(traj.folder), "mode": mode, "page": traj.page},
+        )
+
+    async def _captions(self, traj: Trajectory) -> None:
+        """§5.1 ablation: one caption per golden crop, by the configured model, cached beside the trajectory."""
+        from runner.models.base import GenerationRequest
+        from runner.models.registry import build_model
+
+        spec = self.settings.caption_model
+        config = spec if isinstance(spec, dict) else yaml.safe_load((self.project_root / "conf" / "model" / f"{spec}.yaml").read_text())
+        model = build_model(config)
+        try:
+            for step in traj.steps:
+                t = step["t"]
+                png = traj.crop_path(t).read_bytes()
+                key = hashlib.sha256(json.dumps(config, sort_keys=True).encode() + png).hexdigest()[:16]
+                path = traj.folder / "captions" / f"step{t}-{key}.txt"
+                if not path.exists():
+                    messages = [{"role": "user", "content": [
+                        {"type": "text", "text": CAPTION_PROMPT},
+                        {"type": "image_url", "image_url": {"url": observation.data_url(png)}},
+                    ]}]
+                    response = await model.generate(GenerationRequest(task_id=f"caption:{traj.page}", turn=t, messages=messages))
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(response.text.strip())
+                step["region"]["caption"] = path.read_text()
+        finally:
+            await model.aclose()
+
+    def trajectory(self, task: Task) -> Trajectory:
+        return self._trajectories[task.id]
+
+    def artifact_assets(self, task: Task, turn: TurnSpec) -> Path | None:
+        return self.trajectory(task).assets_dir
+
+    def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None:
+        return None
+
+    # -- observation --------------------------------------------------------------------------------
+
+    def _targets(self, traj: Trajectory, t: int) -> list[dict[str, Any]]:
+        step = traj.step(t)
+        return [step["region"]] if "region" in step else step["ops"]
+
+    def _render_cache(self, traj: Trajectory, files: dict[str, str]) -> tuple[Path, Path]:
+        key = hashlib.sha256((files_digest(files) + "|" + traj.folder.name).encode()).hexdigest()[:24]
+        root = self.cache_root / "renders"
+        return root / f"{key}.png", root / f"{key}.json"
+
+    @staticmethod
+    def _loc_key(loc: dict[str, Any]) -> str:
+        return json.dumps(loc, sort_keys=True)
+
+    async def _observe(self, traj: Trajectory, files: dict[str, str], locators: list[dict[str, Any]],
+                       pool: BrowserPool | None = None) -> tuple[Path, list[dict[str, Any]]]:
+        """Render `files`, locate `locators` on the page (fresh eq. 3 ids); both cached by content."""
+        png_path, meta_path = self._render_cache(traj, files)
+        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"located": {}}
+        missing = [loc for loc in locators if self._loc_key(loc) not in meta["located"]]
+        if not png_path.exists() or missing:
+            if pool is None:
+                async with BrowserPool(self.browser) as own:
+                    png, results = await locate_on_files(own, files, traj.assets_dir, locators)
+            else:
+                png, results = await locate_on_files(pool, files, traj.assets_dir, locators)
+            png_path.parent.mkdir(parents=True, exist_ok=True)
+            png_path.write_bytes(png)
+            for loc, result in zip(locators, results):
+                meta["located"][self._loc_key(loc)] = result
+            write_json_atomic(meta_path, meta)
+        return png_path, [meta["located"][self._loc_key(loc)] for loc in locators]
+
+    def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
+        traj = self.trajectory(task)
+        t = turn.extra["step"]
+        targets = self._targets(traj, t)
+        chained = task.extra["mode"] == "chain" and turn.index > 1 and bool(episode.files)
+        if chained:
+            files = dict(episode.files)
+            locators = [target["locator_after"] for target in targets]
+            png_path, found = _run_blocking(lambda: self._observe(traj, files, locators))
+            # A target the model's page no longer has keeps its golden position.
+            boxes = [f["box"] or target["box_after"] for f, target in zip(found, targets)]
+        else:
+            files = traj.state(t)
+            png_path = traj.render_path(t)
+            boxes = [target["box_after"] for target in targets]
+        self._inputs[(task.id, turn.index)] = png_path
+        region = targets[0] if self.track == "macro" else None
+        return observation.build_messages(
+            track=self.track, turn=turn.index, turns=len(task.turns), screenshot=png_path.read_bytes(),
+            targets=targets, boxes=boxes, files=files,
+            assets=region["assets"] if region else traj.assets, vision=not self.text_only,
+            crop_png=traj.crop_path(t).read_bytes() if region else None,
+            caption=region.get("caption") if region and self.settings.caption else None,
+            region_text=region.get("text") if region else None,
+        )
+
+    # -- scoring ------------------------------------------------------------------------------------
+
+    async def judge_turn(self, judge: Any, judge_input: Any) -> Verdict:
+        task, turn = judge_input.task, judge_input.turn
+        traj = self.trajectory(task)
+        t = turn.extra["step"]
+        judge_name = getattr(judge, "name", "judge")
+        if not judge_input.build.ok:
+            return Verdict(judge=judge_name, passed=None, scores={"s_inbox": 0.0, "s_outbox": 0.0, "score": 0.0},
+                           summary=f"not renderable ({judge_input.build.status}): scored 0")
+        targets = self._targets(traj, t)
+        locators: list[dict[str, Any]] = []
+        if self.track == "macro":
+            locators.append(targets[0]["locator_between"])
+        if task.extra["mode"] == "chain" and t - 1 >= 1:  # warm the next turn's observation
+            locators += [target["locator_after"] for target in self._targets(traj, t - 1)]
+        async with BrowserPool(self.browser) as pool:
+            png_path, located = await self._observe(traj, dict(judge_input.files), locators, pool)
+        out = Path(judge_input.out_dir)
+        model_img = load_rgb(png_path)
+        golden_img = load_rgb(traj.render_path(t - 1))
+        (out / "render.png").write_bytes(png_path.read_bytes())
+        if self.track == "micro":
+            input_path = self._inputs.get((task.id, turn.index), traj.render_path(t))
+            result = scoring.score_micro(golden_img, load_rgb(input_path), model_img, targets, self.settings.tau)
+            return self._verdict(judge_name, result["s_inbox"], result["s_outbox"], result["dimensions"],
+                                 result["overall"], method="pixel",
+                                 extra={"footprint_px": float(result["footprint_px"])},
+                                 summary=result.get("note", "pixel alignment (eqs. 9-12)"),
+                                 raw={"per_defect": result["per_defect"]})
+        return await self._judge_macro(judge, judge_name, traj, t, golden_img, model_img, located[0].get("between"), out)
+
+    async def _judge_macro(self, judge: Any, judge_name: str, traj: Trajectory, t: int, golden_img: np.ndarray,
+                           model_img: np.ndarray, between: dict[str, Any] | None, out: Path) -> Verdict:
+        region = traj.step(t)["region"]
+        golden_box = region["box_before"]
+        golden_crop = scoring.crop(golden_img, golden_box)
+        model_box = between["box"] if between and between.get("found") else None
+        model_crop = scoring.crop(model_img, model_box)
+        s_out = scoring.macro_outbox(golden_img, model_img, golden_box, model_box if model_crop is not None else None,
+                                     self.settings.tau)
+        from PIL import Image
+
+        if golden_crop is not None:
+            Image.fromarray(golden_crop).save(out / "crop_golden.png")
+        if model_crop is None or golden_crop is None:
+            why = (between or {}).get("why") or "the reconstructed region is collapsed or empty"
+            if between and between.get("found") and not between.get("count"):
+                why = "nothing was inserted between the anchors"
+            return self._verdict(judge_name, 0.0, s_out, {}, None, method="collapsed", summary=f"in-box 0: {why}")
+        Image.fromarray(model_crop).save(out / "crop_model.png")
+        ratings, problem = await scoring.rubric_scores(
+            judge, (out / "crop_golden.png").read_bytes(), (out / "crop_model.png").read_bytes())
+        if ratings is not None:
+            dims = {d: ratings[d] for d in RUBRIC_DIMENSIONS}
+            return self._verdict(judge_name, ratings["s_inbox"], s_out, dims, ratings["overall"], method="rubric",
+                                 summary=ratings.get("reason", ""), raw=ratings)
+        s_in = scoring.crop_ssim(golden_crop, model_crop)
+        return self._verdict(judge_name, s_in, s_out, {}, None, method="ssim", summary=problem)
+
+    @staticmethod
+    def _verdict(judge_name: str, s_in: float, s_out: float, dims: dict[str, float], overall: float | None, *,
+                 method: str, summary: str = "", extra: dict[str, float] | None = None, raw: Any = None) -> Verdict:
+        s_in, s_out = min(1.0, max(0.0, float(s_in))), min(1.0, max(0.0, float(s_out)))  # float noise, negative SSIM
+        scores = {"s_inbox": s_in, "s_outbox": s_out, "score": final_score(s_in, s_out)}
+        scores.update({f"dim_{d}": float(v) for d, v in dims.items()})
+        if overall is not None:
+            scores["overall"] = float(overall)
+        scores.update(extra or {})
+        dimensions = {d: DimensionScore(score=dims.get(d), reason="" if d in dims else "not rated") for d in RUBRIC_DIMENSIONS}
+        dimensions["overall"] = DimensionScore(score=overall)
+        dimensions["s_inbox"] = DimensionScore(score=float(s_in), reason=method)
+        dimensions["s_outbox"] = DimensionScore(score=float(s_out))
+        # No pass/fail exists in MT-Web2Code: passed stays None and the scores carry the result.
+        return Verdict(judge=judge_name, passed=None, dimensions=dimensions, scores=scores,
+                       summary=f"[{method}] {summary}".strip(), raw=raw)
+
+    # -- summary ------------------------------------------------------------------------------------
+
+    def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
+        return summarize_web2code(records, tasks, track=self.track, skipped=self.skipped)
+
+
+def _mean(values: list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def _table(records: list[TurnRecord]) -> dict[str, Any]:
+    """Table 3's columns over requested slots: unscored slots count 0 for s_inbox, s_outbox and score;
+    per-dimension and overall columns average the turns that have them."""
+    row: dict[str, Any] = {}
+    for column in TABLE_COLUMNS:
+        key = column if column in ("overall", "s_inbox", "s_outbox", "score") else f"dim_{column}"
+        if column in ("s_inbox", "s_outbox", "score"):
+            row[column] = _mean([r.scores.get(key, 0.0) for r in records])
+        else:
+            row[column] = _mean([r.scores[key] for r in records if key in r.scores])
+    row["turns"] = len(records)
+    row["scored_turns"] = sum(1 for r in records if "score" in r.scores)
+    return row
+
+
+def summarize_web2code(records: list[TurnRecord], tasks: list[Task], *, track: str,
+                       skipped: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    requested = sum(len(task.turns) for task in tasks)
+    summary = basic_summary(records, requested_slots=requested)
+    # MT-Web2Code defines no pass/fail: report scores, never a turn pass rate of 0 that reads like failure.
+    summary["turn_pass"] = None
+    summary["passed"] = None
+    summary["unassessed_turns"] = sum(1 for r in records if "score" not in r.scores)
+    summary["turn_pass_note"] = "MT-Web2Code has no pass/fail; see score, s_inbox, s_outbox (eq. 12)"
+    overall = _table(records)
+    summary["score"] = overall["score"]
+    summary["s_inbox"] = overall["s_inbox"]
+    summary["s_outbox"] = overall["s_outbox"]
+    modes = sorted({task.sub_suite for task in tasks})
+    by_mode = {m: [r for r in records if r.sub_suite == m] for m in modes}
+    curves: dict[str, list[dict[str, Any]]] = {}
+    for mode, recs in by_mode.items():
+        turns = sorted({r.turn for r in recs})
+        curves[mode] = [{"turn": j, **{k: v for k, v in _table([r for r in recs if r.turn == j]).items()
+                                        if k in ("score", "s_inbox", "s_outbox", "turns")}} for j in turns]
+    per_task = {}
+    for task in tasks:
+        recs = sorted((r for r in records if r.task_id == task.id), key=lambda r: r.turn)
+        per_task[task.id] = {"mode": task.sub_suite, **{k: v for k, v in _table(recs).items() if k in ("score", "s_inbox", "s_outbox")},
+                             "turn_scores": [r.scores.get("score") for r in recs]}
+    summary["web2code"] = {
+        "track": track,
+        "table3": {"overall": overall, **{m: _table(recs) for m, recs in by_mode.items()}},
+        "per_turn": curves,
+        "per_task": per_task,
+        "skipped_pages": list(skipped or []),
+    }
+    if {"chain", "independent"} <= set(curves):
+        ind = {row["turn"]: row["score"] for row in curves["independent"]}
+        summary["web2code"]["chain_minus_independent"] = [
+            {"turn": row["turn"], "gap": None if row["score"] is None or ind.get(row["turn"]) is None
+             else row["score"] - ind[row["turn"]]} for row in curves["chain"]]
+    return summary
+
+
+def macro_suite(settings: Web2CodeSuiteSettings, *, project_root: Path) -> Web2CodeSuite:
+    return Web2CodeSuite(settings, project_root=project_root, track="macro")
+
+
+def micro_suite(settings: Web2CodeSuiteSettings, *, project_root: Path) -> Web2CodeSuite:
+    return Web2CodeSuite(settings, project_root=project_root, track="micro")
