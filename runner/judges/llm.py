@@ -118,6 +118,13 @@ class LLMJudge:
     async def aclose(self) -> None:
         await self._model.aclose()
 
+    async def complete(self, messages: list[dict[str, Any]], *, task_id: str = "", turn: int = 0) -> str:
+        """A plain chat call on the judge's model, for suites with rubrics of their own (MT-Web2Code eq. 8)."""
+        from runner.models.base import GenerationRequest
+
+        response = await self._model.generate(GenerationRequest(task_id=task_id, turn=turn, messages=messages))
+        return response.text
+
     async def score(self, judge_input: JudgeInput) -> Verdict:
         try:
             verdict = await self._score(judge_input)

@@ -233,3 +233,25 @@ def test_named_judge_configs_build(name: str, monkeypatch: pytest.MonkeyPatch) -
     assert judge.settings.vision is True and judge.settings.rubric == "evogenui"
     assert judge.settings.model["temperature"] == 0.0
     asyncio.run(judge.aclose())
+
+
+def test_complete_serves_suite_rubrics_through_the_judge_model() -> None:
+    """MT-Web2Code's macro rubric (eq. 8) asks the configured judge through complete()."""
+    from runner.suites.web2code.scoring import rubric_scores
+
+    answer = json.dumps({"layout": 1, "elements": 0.75, "text": 0.5, "color": 1, "spacing": 0.25, "overall": 0.75,
+                         "reason": "close"})
+    with FaultServer(Script(answer)) as server:
+        judge = judge_for(server)
+
+        async def main() -> tuple[Any, str]:
+            try:
+                return await rubric_scores(judge, b"golden", b"model")
+            finally:
+                await judge.aclose()
+
+        ratings, problem = asyncio.run(main())
+    assert problem == ""
+    assert ratings["overall"] == 0.75
+    assert 0 < ratings["s_inbox"] < 1
+    assert server.requests, "the rubric went to the judge's server"
