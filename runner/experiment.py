@@ -109,8 +109,14 @@ async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: C
     lineage = lineage_mod.compute_lineage(config, tasks, suite=suite)
     resumed = prepare_run_dir(config, run_dir, lineage)
     reference = tracking.load_run_ref(run_dir.path) if resumed else None
+    # Name job runs after what they compare, so grids read well in the MLflow UI.
+    settings = config.tracking
+    if settings.run_name is None:
+        parts = [config.suite.name, config.model.name, config.judge.name, config.actor.name]
+        shard = getattr(config.suite, "shard", None)
+        settings = settings.model_copy(update={"run_name": "/".join(parts) + (f"#{shard}" if shard else "")})
     tracker = tracking.Tracker.open(
-        config.tracking,
+        settings,
         project_root=project_root,
         run_params=config.model_dump(mode="json"),
         tags={"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,

@@ -68,6 +68,7 @@ def test_default_experiment_is_tracked_in_mlflow(oracle_run) -> None:
     assert job.info.status == "FINISHED"
     assert job.data.metrics["turn_pass"] == 1.0
     assert job.data.params["model.name"] == "oracle"
+    assert job.info.run_name == "smoke/oracle/rules/probe"
     children = [run for run in runs if run.data.tags.get("mlflow.parentRunId") == job.info.run_id]
     assert len(children) == 3, "one nested run per task"
     child = next(run for run in children if run.data.tags.get("genui.task_id") == "smoke-counter")
