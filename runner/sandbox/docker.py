@@ -43,7 +43,7 @@ from runner.sandbox.web_template import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
     prepare_workspace,
-    validate_files,
+    rejection,
 )
 
 log = logging.getLogger(__name__)
@@ -325,12 +325,10 @@ class DockerSandbox:
             return await asyncio.to_thread(build_static, files, workspace, assets_dir=assets_dir)
         started = time.monotonic()
         settings = self.settings
-        reasons = validate_files(
-            files, settings.allowed_packages, max_files=settings.max_files, max_file_bytes=settings.max_file_bytes
-        )
-        if reasons:
-            log_text = "rejected before build:\n" + "\n".join(f"- {r}" for r in reasons)
-            return BuildResult("rejected", log=log_text, rejected=reasons, duration_s=time.monotonic() - started)
+        rejected = rejection(files, settings.allowed_packages, max_files=settings.max_files,
+                             max_file_bytes=settings.max_file_bytes)
+        if rejected is not None:
+            return rejected
         try:
             await self.start()
             workspace = Path(workspace).resolve()

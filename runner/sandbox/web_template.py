@@ -181,3 +181,16 @@ def prepare_workspace(files: Mapping[str, str], workspace: Path, node_modules: P
         dest.write_text(content, encoding="utf-8")
     (workspace / "node_modules").symlink_to(Path(node_modules).resolve(), target_is_directory=True)
     return workspace
+
+
+def rejection(files: Mapping[str, str], allowed_packages: Iterable[str] = ALLOWED_PACKAGES, *,
+              max_files: int = DEFAULT_MAX_FILES, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> "BuildResult | None":
+    """The recorded `rejected` build result for files that break the template's rules, or None if they are fine."""
+    from runner.sandbox.base import BuildResult
+
+    started = time.monotonic()
+    reasons = validate_files(files, allowed_packages, max_files=max_files, max_file_bytes=max_file_bytes)
+    if not reasons:
+        return None
+    log_text = "rejected before build:\n" + "\n".join(f"- {r}" for r in reasons)
+    return BuildResult("rejected", log=log_text, rejected=reasons, duration_s=time.monotonic() - started)
