@@ -3,7 +3,6 @@ logging to an `mlflow server` over HTTP (the shared-store setup of a multi-machi
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path

@@ -26,13 +26,12 @@ __all__ = ["OpenAIModel", "OpenAIModelSettings"]
 _NO_KEY = "EMPTY"  # what local OpenAI-compatible servers accept when they need no key
 
 
-class OpenAIModelSettings(BaseModel):
+class GenerationSettings(BaseModel):
+    """How a chat model is asked and retried; shared by every OpenAI-compatible provider."""
+
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
     name: str
-    provider: str = "openai"
-    model: str  # the served model id sent in requests
-    base_url: str
     api_key_env: str | None = None  # name of the env var holding the key; None: local server, no key
     temperature: float = 0.0
     max_tokens: int = Field(default=4096, ge=1)
@@ -45,6 +44,12 @@ class OpenAIModelSettings(BaseModel):
     retry_max_s: float = Field(default=20.0, ge=0)  # cap on a single backoff (and on Retry-After)
     cache: bool = True
     extra_body: dict[str, Any] = Field(default_factory=dict)
+
+
+class OpenAIModelSettings(GenerationSettings):
+    provider: str = "openai"
+    model: str  # the served model id sent in requests
+    base_url: str
     # Identity of the endpoint in the response cache, where base_url is not stable (a server on a free port).
     cache_endpoint: str | None = None
 

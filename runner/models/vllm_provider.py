@@ -11,37 +11,22 @@ import asyncio
 import contextlib
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import model_validator
 
 from runner.models.base import GenerationRequest, ModelResponse, ProviderError
 from runner.models.cache import ResponseCache
-from runner.models.openai_provider import OpenAIModel, OpenAIModelSettings
+from runner.models.openai_provider import GenerationSettings, OpenAIModel, OpenAIModelSettings
 from runner.models.vllm_server import ServerStartError, VLLMServer, VLLMServerSettings
 
 __all__ = ["VLLMModel", "VLLMModelSettings"]
 
 
-class VLLMModelSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())
-
-    name: str
+class VLLMModelSettings(GenerationSettings):
     provider: Literal["vllm"] = "vllm"
     server: VLLMServerSettings
-    # Generation: same meaning and defaults as OpenAIModelSettings.
-    api_key_env: str | None = None  # attach mode only: a server started with --api-key
-    temperature: float = 0.0
-    max_tokens: int = Field(default=4096, ge=1)
-    top_p: float | None = None
-    seed: int | None = None
-    vision: bool = False
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=4, ge=0)
-    retry_base_s: float = Field(default=0.5, ge=0)
-    retry_max_s: float = Field(default=20.0, ge=0)
-    cache: bool = True
-    extra_body: dict[str, Any] = Field(default_factory=dict)
+    # api_key_env: attach mode only (a server started with --api-key).
 
     @model_validator(mode="after")
     def _served_name(self) -> VLLMModelSettings:

@@ -307,7 +307,7 @@ def format_cell(value: Any, kind: str) -> str:
 
 
 def to_markdown(board: dict[str, Any]) -> str:
-    lines = [f"# Leaderboard", "", f"Generated {board['generated']} from {len(board['runs'])} run(s).", ""]
+    lines = ["# Leaderboard", "", f"Generated {board['generated']} from {len(board['runs'])} run(s).", ""]
     for suite, tables in board["suites"].items():
         lines += [f"## suite: {suite}", ""]
         for table in tables:

@@ -14,6 +14,10 @@ import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from runner.sandbox.base import BuildResult
 
 log = logging.getLogger(__name__)
 

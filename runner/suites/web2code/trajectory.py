@@ -55,7 +55,7 @@ from runner.suites.web2code.fingerprint import (
     strip_fingerprints,
     top_level_regions,
 )
-from runner.suites.web2code.operators import OPERATOR_BY_NAME, OPERATORS, STRUCTURAL_OPERATORS, install_helpers
+from runner.suites.web2code.operators import OPERATORS, STRUCTURAL_OPERATORS, install_helpers
 from runner.suites.web2code.render import StaticSite, screenshot_png
 
 log = logging.getLogger(__name__)

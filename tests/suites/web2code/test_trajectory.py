@@ -23,7 +23,6 @@ from runner.suites.web2code.trajectory import (
 from tests.suites.web2code.w2c_pages import (
     CLUB_CSS,
     CLUB_HTML,
-    NOTES_HTML,
     ONE_REGION_HTML,
     SCRIPT_HTML,
     SVG,
