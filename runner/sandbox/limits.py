@@ -146,6 +146,31 @@ def _make_cgroup(controller: str, name: str) -> Path:
     return directory
 
 
+def sweep_stale_cgroups(*, min_age_s: float = 600.0, root: Path = CGROUP_ROOT) -> int:
+    """Remove the empty cgroups a killed run left behind; returns how many went.
+
+    Only cgroups with no process and older than `min_age_s` go: a fresh one may belong to a build that
+    is just starting in another process.
+    """
+    removed = 0
+    now = time.time()
+    for controller in ("memory", "pids"):
+        parent = root / controller / CGROUP_PARENT
+        if not parent.is_dir():
+            continue
+        for directory in parent.iterdir():
+            try:
+                if not directory.is_dir() or now - directory.stat().st_mtime < min_age_s:
+                    continue
+                if (directory / "cgroup.procs").read_text().strip():
+                    continue
+                directory.rmdir()
+                removed += 1
+            except OSError:  # busy, vanished or not ours to remove: leave it
+                continue
+    return removed
+
+
 def create_cgroups(limits: ResourceLimits, label: str = "run") -> CgroupSet:
     """Memory and pids cgroups for one run; missing or unwritable controllers are skipped with a warning."""
     cgroups = CgroupSet(name=f"{label}-{uuid.uuid4().hex[:12]}")

@@ -28,7 +28,14 @@ from pydantic import BaseModel, Field
 
 from runner.sandbox.static import build_static
 from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
-from runner.sandbox.limits import CgroupSet, ResourceLimits, create_cgroups, folder_size_bytes, limited_command
+from runner.sandbox.limits import (
+    CgroupSet,
+    ResourceLimits,
+    create_cgroups,
+    folder_size_bytes,
+    limited_command,
+    sweep_stale_cgroups,
+)
 from runner.sandbox.web_template import (
     ALLOWED_PACKAGES,
     DEFAULT_MAX_FILE_BYTES,
@@ -221,6 +228,9 @@ class LocalSandbox:
 
     def __init__(self, settings: LocalSandboxSettings | None = None):
         self.settings = settings or LocalSandboxSettings()
+        removed = sweep_stale_cgroups()
+        if removed:
+            log.info("removed %d stale sandbox cgroup(s) left by earlier runs", removed)
         self._node_modules: Path | None = None
         self._modules_lock = asyncio.Lock()
 

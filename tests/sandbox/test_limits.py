@@ -62,3 +62,25 @@ def test_cpu_time_limit_kills_busy_loop(tmp_path: Path):
     assert result.status == "build_failed", result.log
     assert "SIGXCPU" in result.log or "SIGKILL" in result.log, result.log
     assert result.duration_s < 10
+
+
+@pytest.mark.skipif(not (limits.CGROUP_ROOT / "memory").is_dir(), reason="no cgroup v1 memory controller here")
+def test_sweep_removes_only_old_empty_cgroups() -> None:
+    import os
+    import time
+
+    old = create_cgroups(ResourceLimits(), "stale-test")
+    fresh = create_cgroups(ResourceLimits(), "fresh-test")
+    try:
+        assert old.memory is not None, old.warnings
+        past = time.time() - 3600
+        for directory in (old.memory, old.pids):
+            if directory is not None:
+                os.utime(directory, (past, past))
+        removed = limits.sweep_stale_cgroups(min_age_s=600)
+        assert removed >= 1
+        assert not old.memory.exists(), "an hour-old empty cgroup is swept"
+        assert fresh.memory.exists(), "a fresh one may belong to a build that is starting: kept"
+    finally:
+        old.cleanup()
+        fresh.cleanup()
