@@ -15,7 +15,9 @@ element gets IR = 0: it "merely renders" (B.1).
 from __future__ import annotations
 
 import asyncio
+import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
@@ -43,6 +45,11 @@ class ProbeSettings(BaseModel):
     text_value: str = "test input 42"
     number_value: str = "7"
     settle_ms: int = Field(150, ge=0)
+    # Stop waiting once the action's first DOM mutation is seen (it already decides "responsive");
+    # false: always wait the whole settle window.
+    early_settle: bool = True
+    # Copy the previous 'after' view as the next 'before' view when nothing can have changed in between.
+    reuse_views: bool = True
     screenshots: bool = True
     action_timeout_ms: int = Field(2000, gt=0)
     step_timeout_ms: int = Field(10000, gt=0)  # bound on one element's whole step (a hung page aborts the probe)
@@ -211,6 +218,25 @@ class _Skipped(_StepFailure):
     """The probe deliberately does not act (external link, file input): never part of A_p."""
 
 
+@dataclass
+class _Views:
+    """The probe's last viewport capture, per probe run (actors are shared by concurrent episodes)."""
+
+    static: bool  # the page showed no mutations while idle
+    last: Path | None = None
+    scroll: tuple[int, int] = (0, 0)
+
+    async def shoot(self, session: "PageSession", path: Path) -> None:
+        """A viewport screenshot, or a copy of the last one when nothing can have changed since."""
+        scroll = tuple(await session.evaluate("() => [window.scrollX, window.scrollY]"))
+        if self.last is not None and scroll == self.scroll and self.last.exists():
+            shutil.copyfile(self.last, path)
+        else:
+            await session.screenshot(path)
+        self.last = path if self.static else None
+        self.scroll = scroll
+
+
 class ProbeActor:
     """Deterministic Interaction Probe: one canonical action per visible interactive element."""
 
@@ -236,7 +262,8 @@ class ProbeActor:
         errors_before = len(session.page_errors)
 
         try:
-            if s.reload_first or session.page.url in ("", "about:blank"):
+            loaded_here = s.reload_first or session.page.url in ("", "about:blank")
+            if loaded_here:
                 await session.goto()
             background = await self._background_mutations(session)
             found = await session.evaluate(_ENUMERATE_JS, [_SELECTOR, s.max_elements])
@@ -252,13 +279,19 @@ class ProbeActor:
 
         reloaded = False  # after a navigation the original nodes are gone; re-find them by css path
         aborted = ""
+        # On a page that does not change by itself, the view after one action is the view before the next
+        # (unless something scrolls or reloads): reuse that capture instead of shooting the same pixels again.
+        # The evidence's viewport shot is the first such view, unless the probe loaded the page itself.
+        views = _Views(static=background == 0 and s.reuse_views)
+        if views.static and not loaded_here:
+            views.last = out_dir / "screenshot.png"
         for index, element in enumerate(found["elements"]):
             step = TraceStep(index=index, action={"kind": element["kind"], "element": element})
             step_started = time.monotonic()
             handle = handles[index] if not reloaded else None
             try:
                 navigated = await asyncio.wait_for(
-                    self._step(session, handle, element, step, out_dir, index), timeout=s.step_timeout_ms / 1000
+                    self._step(session, handle, element, step, out_dir, index, views), timeout=s.step_timeout_ms / 1000
                 )
                 reloaded = reloaded or navigated
             except _Skipped as exc:
@@ -324,9 +357,10 @@ class ProbeActor:
         step: TraceStep,
         out_dir: Path,
         index: int,
+        views: "_Views",
     ) -> bool:
         handle, step.action["reresolved"] = await self._resolve(session, handle, element)
-        return await self._exercise(session, handle, element, step, out_dir, index)
+        return await self._exercise(session, handle, element, step, out_dir, index, views)
 
     async def _resolve(
         self, session: "PageSession", handle: ElementHandle | None, element: dict[str, Any]
@@ -357,6 +391,7 @@ class ProbeActor:
         step: TraceStep,
         out_dir: Path,
         index: int,
+        views: "_Views",
     ) -> bool:
         """Apply the canonical action and observe mutations. Returns True if the page navigated (and was
         reloaded, so later elements must be re-found)."""
@@ -373,7 +408,7 @@ class ProbeActor:
             pass  # click/fill scroll themselves and report the real problem
         if s.screenshots:
             step.screenshot_before = f"step_{index:02d}_before.png"
-            await session.screenshot(out_dir / step.screenshot_before)
+            await views.shoot(session, out_dir / step.screenshot_before)
 
         document_before = await session.evaluate("() => performance.timeOrigin")
         url_before = page.url
@@ -381,7 +416,11 @@ class ProbeActor:
         dialogs_before = len(session.dialogs)
         await session.reset_mutations()
         await self._apply(handle, element, step)
-        await session.settle(s.settle_ms)
+        views.last = None  # the action may have changed what is shown
+        if s.early_settle:
+            await session.settle_until_mutation(s.settle_ms)
+        else:
+            await session.settle(s.settle_ms)
 
         navigated = False
         try:
@@ -410,9 +449,10 @@ class ProbeActor:
 
         if s.screenshots:
             step.screenshot_after = f"step_{index:02d}_after.png"
-            await session.screenshot(out_dir / step.screenshot_after)
+            await views.shoot(session, out_dir / step.screenshot_after)
         if navigated:
             await session.goto()
+            views.last = None
         return navigated
 
     async def _apply(self, handle: ElementHandle, element: dict[str, Any], step: TraceStep) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -47,6 +48,13 @@ _HAS_VISIBLE_CONTENT_JS = """
 """
 
 
+_FITS_VIEWPORT_JS = """() => {
+  const root = document.documentElement;
+  return window.scrollX === 0 && window.scrollY === 0
+    && root.scrollWidth <= window.innerWidth && root.scrollHeight <= window.innerHeight;
+}"""
+
+
 async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeout_s: float = 30.0) -> Evidence:
     """Load `session.url`, write evidence files into `out_dir`, return an Evidence (paths relative to out_dir).
 
@@ -84,10 +92,14 @@ async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeo
 
 async def _capture_page(session: PageSession, out_dir: Path, evidence: Evidence) -> None:
     try:
-        await session.screenshot(out_dir / SCREENSHOT_FULL, full_page=True)
-        evidence.screenshot_full = SCREENSHOT_FULL
         await session.screenshot(out_dir / SCREENSHOT_VIEWPORT, full_page=False)
         evidence.screenshot_viewport = SCREENSHOT_VIEWPORT
+        if await session.evaluate(_FITS_VIEWPORT_JS):
+            # The whole page is in view: the full-page shot would be the same pixels; save the capture.
+            shutil.copyfile(out_dir / SCREENSHOT_VIEWPORT, out_dir / SCREENSHOT_FULL)
+        else:
+            await session.screenshot(out_dir / SCREENSHOT_FULL, full_page=True)
+        evidence.screenshot_full = SCREENSHOT_FULL
         (out_dir / DOM_FILE).write_text(await session.page.content(), encoding="utf-8")
         evidence.dom_path = DOM_FILE
         evidence.visible_text = (await session.visible_text())[:MAX_VISIBLE_TEXT]

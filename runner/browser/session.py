@@ -76,6 +76,18 @@ def _ws_to_http(origin: str) -> str:
     return re.sub(r"^ws(s?)://", r"http\1://", origin)
 
 
+_SETTLE_UNTIL_MUTATION_JS = """(ms) => new Promise((resolve) => {
+  const started = performance.now();
+  const check = () => {
+    const seen = window.__genuiReadMutations ? window.__genuiReadMutations() : 0;
+    if (seen > 0) { requestAnimationFrame(() => requestAnimationFrame(() => resolve(seen))); return; }
+    if (performance.now() - started >= ms) { resolve(0); return; }
+    setTimeout(check, 8);
+  };
+  check();
+})"""
+
+
 class PageSession:
     """One page of a fresh context on the artifact at `url`.
 
@@ -226,6 +238,21 @@ class PageSession:
 
     async def settle(self, ms: int | None = None) -> None:
         await asyncio.sleep((self.settle_ms if ms is None else ms) / 1000)
+
+    async def settle_until_mutation(self, ms: int | None = None) -> None:
+        """Wait up to `ms` for the page to answer; return two frames after the first DOM mutation.
+
+        A mutation already decides "responsive", so waiting out the rest of the window only costs time;
+        a page that does not change still gets the whole window. Navigation or a busy page: plain wait.
+        """
+        window = self.settle_ms if ms is None else ms
+        started = time.monotonic()
+        try:
+            await self.evaluate(_SETTLE_UNTIL_MUTATION_JS, window)
+        except PlaywrightError:
+            remaining = window / 1000 - (time.monotonic() - started)
+            if remaining > 0:
+                await asyncio.sleep(remaining)
 
     async def evaluate(self, expression: str, arg: Any = None) -> Any:
         """page.evaluate with a deadline (nav_timeout_ms): Playwright's has none, and a page stuck in an

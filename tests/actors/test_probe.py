@@ -253,3 +253,25 @@ def _run_probe_no_state(url: str, out_dir: Path, settings: ProbeSettings) -> tup
                 return trace, 0.0, await session.visible_text()
 
     return asyncio.run(main())
+
+
+def test_reused_before_shots_match_a_fresh_capture(site, tmp_path) -> None:
+    """On a static page the probe copies the previous 'after' view as the next 'before' view; the copy must
+    be the same picture a fresh capture gives, and the dead button must still count as unresponsive with
+    the early settle (it waits the whole window when nothing changes)."""
+    import numpy as np
+    from PIL import Image
+
+    url = site.add("/", SIX_CONTROLS)
+    fast, _, _ = _run_probe(url, tmp_path / "fast")
+    slow, _, _ = _run_probe(url, tmp_path / "slow", ProbeSettings(early_settle=False, reuse_views=False))
+    assert [s.dom_changed for s in fast.steps] == [s.dom_changed for s in slow.steps]
+    assert fast.summary["interaction_rate"] == slow.summary["interaction_rate"] == pytest.approx(5 / 6)
+    assert fast.summary["background_mutations"] == 0
+    for previous, step in zip(fast.steps, fast.steps[1:]):
+        copied = tmp_path / "fast" / step.screenshot_before
+        assert copied.read_bytes() == (tmp_path / "fast" / previous.screenshot_after).read_bytes()
+    # The copied 'before' of the dead button's step equals what a fresh capture showed in the slow run.
+    fresh = np.asarray(Image.open(tmp_path / "slow" / slow.steps[1].screenshot_before).convert("RGB"))
+    reused = np.asarray(Image.open(tmp_path / "fast" / fast.steps[1].screenshot_before).convert("RGB"))
+    assert fresh.shape == reused.shape and np.array_equal(fresh, reused)
