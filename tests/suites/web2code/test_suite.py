@@ -92,3 +92,23 @@ def test_identity_model_returns_the_payload_files_unchanged():
         text = json.dumps(messages)
         assert ("image_url" in text) is vision
         assert ("x=1, y=2, width=30, height=10" in text) is (not vision)
+
+
+def test_macro_caption_ablation_puts_the_models_caption_in_the_payload(setup):
+    """§5.1 ablation: suite.caption=true asks the configured caption model about each golden crop (as an
+    image) and adds its answer to the turn's observation."""
+    from tests.support.fault_server import FaultServer, completion
+
+    caption = "A three-column pricing band with a dark header and rounded cards."
+    with FaultServer(lambda messages: (200, completion(caption))) as server:
+        model = (f"{{name:captioner,provider:openai,model:captioner,base_url:'{server.base_url}',"
+                 f"cache:false,max_retries:0}}")
+        run_dir, records, _ = _run(setup, "macro-caption", "suite=macro", "model=oracle", "judge=rules",
+                                   "suite.caption=true", f"+suite.caption_model={model}")
+        requests = list(server.requests)
+    assert requests, "the caption model was asked"
+    content = requests[0]["messages"][0]["content"]
+    assert any(part.get("type") == "image_url" for part in content), "the golden crop is sent as an image"
+    payloads = [json.loads(path.read_text()) for path in run_dir.glob("evidence/*/*/request.json")]
+    assert payloads and all(caption in json.dumps(payload) for payload in payloads)
+    assert all(r["scores"]["score"] == pytest.approx(1.0) for r in records)
