@@ -149,7 +149,7 @@ def test_mlflow_ui_shows_the_four_runs_with_turn_pass(grid: dict, mlflow_ui: str
                 await page.goto(f"{mlflow_ui}/#/experiments/{grid['experiment_id']}/runs?searchFilter={search}")
                 await page.get_by_text("matching runs").first.wait_for()
                 # Show the turn_pass metric column (Columns -> search -> tick it).
-                await page.get_by_role("button", name="Columns").click()
+                await page.get_by_role("button", name="Columns", exact=True).click()  # not "Show more columns"
                 await page.get_by_placeholder("Search columns").fill("turn_pass")
                 option = page.locator("[class*=tree-treenode]").filter(has_text=re.compile(r"^\s*turn_pass\s*$"))
                 for _ in range(60):  # the Metrics group of the column tree sometimes renders collapsed: open it
