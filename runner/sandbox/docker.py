@@ -36,12 +36,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
 from runner.sandbox.images import OFFLINE_BASE, ImageInfo, ensure_images, tracking_tags
-from runner.sandbox.limits import folder_size_bytes
 from runner.sandbox.static import build_static
 from runner.sandbox.web_template import (
     ALLOWED_PACKAGES,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
+    accept_build_output,
     prepare_workspace,
     rejection,
 )
@@ -338,20 +338,8 @@ class DockerSandbox:
             return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
         result = await self._run_build(workspace)
         result.duration_s = time.monotonic() - started
-        if result.status != "ok":
-            return result
-        dist = workspace / "dist"
-        if settings.build_command is None and not (dist / "index.html").is_file():
-            result.status = "build_failed"
-            result.log += "\n[sandbox] build exited 0 but produced no dist/index.html"
-            return result
-        size = folder_size_bytes(workspace) if dist.exists() else 0
-        if size > settings.max_output_mb * 1024 * 1024:
-            result.status = "build_failed"
-            result.log += f"\n[sandbox] output {size / 2**20:.1f} MB exceeds {settings.max_output_mb} MB"
-            return result
-        result.dist_dir = dist
-        return result
+        return accept_build_output(result, workspace, max_output_mb=settings.max_output_mb,
+                                   expect_index=settings.build_command is None)
 
     async def _run_build(self, workspace: Path) -> BuildResult:
         settings = self.settings

@@ -26,20 +26,14 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel, Field
 
-from runner.sandbox.static import build_static
 from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
-from runner.sandbox.limits import (
-    CgroupSet,
-    ResourceLimits,
-    create_cgroups,
-    folder_size_bytes,
-    limited_command,
-    sweep_stale_cgroups,
-)
+from runner.sandbox.limits import CgroupSet, ResourceLimits, create_cgroups, limited_command, sweep_stale_cgroups
+from runner.sandbox.static import build_static
 from runner.sandbox.web_template import (
     ALLOWED_PACKAGES,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
+    accept_build_output,
     ensure_template_modules,
     prepare_workspace,
     rejection,
@@ -284,20 +278,8 @@ class LocalSandbox:
         timeout = settings.build_timeout_s or settings.limits.wall_clock_s
         result = await self._run_limited(argv, settings.limits, timeout, label="build")
         result.duration_s = time.monotonic() - started
-        if result.status != "ok":
-            return result
-        dist = workspace / "dist"
-        if settings.build_command is None and not (dist / "index.html").is_file():
-            result.status = "build_failed"
-            result.log += "\n[sandbox] build exited 0 but produced no dist/index.html"
-            return result
-        size = folder_size_bytes(workspace) if dist.exists() else 0
-        if size > settings.limits.max_output_mb * 1024 * 1024:
-            result.status = "build_failed"
-            result.log += f"\n[sandbox] output {size / 2**20:.1f} MB exceeds {settings.limits.max_output_mb} MB"
-            return result
-        result.dist_dir = dist
-        return result
+        return accept_build_output(result, workspace, max_output_mb=settings.limits.max_output_mb,
+                                   expect_index=settings.build_command is None)
 
     async def _run_limited(self, argv: list[str], limits: ResourceLimits, timeout: float, *, label: str) -> BuildResult:
         """Run argv in fresh cgroups with rlimits; map the outcome to a BuildResult status."""

@@ -198,3 +198,24 @@ def rejection(files: Mapping[str, str], allowed_packages: Iterable[str] = ALLOWE
         return None
     log_text = "rejected before build:\n" + "\n".join(f"- {r}" for r in reasons)
     return BuildResult("rejected", log=log_text, rejected=reasons, duration_s=time.monotonic() - started)
+
+
+def accept_build_output(result: "BuildResult", workspace: Path, *, max_output_mb: int,
+                        expect_index: bool = True) -> "BuildResult":
+    """Check a finished build's output: dist/index.html exists and the workspace stays under the size cap."""
+    from runner.sandbox.limits import folder_size_bytes
+
+    if result.status != "ok":
+        return result
+    dist = Path(workspace) / "dist"
+    if expect_index and not (dist / "index.html").is_file():
+        result.status = "build_failed"
+        result.log += "\n[sandbox] build exited 0 but produced no dist/index.html"
+        return result
+    size = folder_size_bytes(Path(workspace)) if dist.exists() else 0
+    if size > max_output_mb * 1024 * 1024:
+        result.status = "build_failed"
+        result.log += f"\n[sandbox] output {size / 2**20:.1f} MB exceeds {max_output_mb} MB"
+        return result
+    result.dist_dir = dist
+    return result
