@@ -29,6 +29,8 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from runner.processes import pid_alive
+
 log = logging.getLogger(__name__)
 
 __all__ = [
@@ -586,21 +588,11 @@ def _remove_stale_containers(client: Any) -> None:
     """Containers from a run that crashed (their owner process is gone) are removed before a new one starts."""
     for container in client.containers.list(all=True, filters={"label": CONTAINER_LABEL}):
         owner = container.labels.get(f"{CONTAINER_LABEL}.owner-pid", "")
-        if owner.isdigit() and _pid_alive(int(owner)):
+        if owner.isdigit() and pid_alive(int(owner)):
             continue
         with contextlib.suppress(Exception):
             container.remove(force=True)
             log.info("removed stale vLLM container %s", container.name)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _normalize_base_url(url: str) -> str:

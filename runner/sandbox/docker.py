@@ -34,6 +34,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from runner.processes import pid_alive
 from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
 from runner.sandbox.images import OFFLINE_BASE, ImageInfo, ensure_images, tracking_tags
 from runner.sandbox.static import build_static
@@ -108,16 +109,6 @@ class DockerSetupError(RuntimeError):
 
 def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _cap_log(data: bytes, limit: int) -> str:
@@ -195,7 +186,7 @@ class DockerSandbox:
 
         def stale(labels: dict[str, str]) -> bool:
             owner_host, _, pid = (labels.get(LABEL_OWNER) or "").rpartition(":")
-            return owner_host == host and pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid))
+            return owner_host == host and pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid))
 
         from docker.errors import NotFound
 
