@@ -1,0 +1,10 @@
+import { defineConfig } from "vite";
+import react from "@vitejs/plugin-react";
+
+// EvoGenUI-Bench's scaffold layout (React 18 + TypeScript + Vite); relative base so any path serves it.
+export default defineConfig({
+  plugins: [react()],
+  base: "./",
+  logLevel: "info",
+  build: { outDir: "dist", emptyOutDir: true, sourcemap: false },
+});
