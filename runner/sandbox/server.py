@@ -141,6 +141,7 @@ class ToolBridgeRuntime:
         self.lock = threading.Lock()
         self._modules: dict[str, ModuleType] = {}
         self._tools: dict[str, Any] = {}  # benchmark layout: tool name -> ToolDefinition object
+        import jsonschema  # noqa: F401 - imported before the server reports ready, not on a page's first call
         if self.benchmark:
             self._init_benchmark(self.extra)
         self._write_state()
@@ -200,7 +201,6 @@ class ToolBridgeRuntime:
         except jsonschema.ValidationError as exc:
             raise ToolError(400, f"invalid arguments for {name}: {exc.message}") from exc
         state = self.scenario_state(scenario)
-        entry["state_before"] = copy.deepcopy(state)
         fixture_id = str(definition.get("fixture_id") or "")
         module = importlib.import_module(f"{self.package}.tool_backends.{fixture_id}")
         try:
@@ -351,6 +351,12 @@ class ToolBridgeRuntime:
             entry: dict[str, Any] = {"seq": self.seq, "time": time.time(), "turn": self.turn, "scenario": scenario,
                                      "tool": tool, "arguments": arguments}
             status, body = 200, {}
+            try:  # every call of a known scenario gets its state before/after, also a rejected one
+                before = copy.deepcopy(self.scenario_state(scenario)) if isinstance(scenario, str) else None
+            except ToolError:
+                before = None
+            if before is not None:
+                entry["state_before"] = before
             try:
                 body = {"result": self._benchmark_call(tool, arguments, scenario, entry)}
             except ToolError as exc:

@@ -63,7 +63,7 @@ TEMPLATES: dict[str, WebTemplate] = {
     "evogenui": WebTemplate(
         "evogenui",
         Path(__file__).resolve().parent / "web_templates" / "evogenui",
-        frozenset({"index.html", "package.json", "package-lock.json", "vite.config.ts", "tsconfig.json",
+        frozenset({"index.html", "package.json", "package-lock.json", "vite.config.js", "vite.config.ts", "tsconfig.json",
                    "src/main.tsx", "public/__genui_runtime.js"}),
         reserved_prefixes=("src/genui/",),
     ),
@@ -196,13 +196,13 @@ def validate_files(
     A non-default template brings its own reserved files and provided packages (EvoGenUI-Bench's
     scaffold: React only; any other bare import is rejected with the reason recorded).
     """
-    spec = get_template(template)
-    allowed = set(allowed_packages) if spec.name == DEFAULT_TEMPLATE else set(spec.allowed_packages)
+    chosen = get_template(template)
+    allowed = set(allowed_packages) if chosen.name == DEFAULT_TEMPLATE else set(chosen.allowed_packages)
     reasons: list[str] = []
     if len(files) > max_files:
         reasons.append(f"too many files: {len(files)} > {max_files}")
     for path, content in files.items():
-        problem = _path_problem(path, spec)
+        problem = _path_problem(path, chosen)
         if problem:
             reasons.append(problem)
             continue

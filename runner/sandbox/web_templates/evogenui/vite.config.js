@@ -1,3 +1,4 @@
+// JavaScript, not TypeScript: the sandbox loads the config with Node's native loader (node_modules is read-only).
 import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
 
