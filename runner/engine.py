@@ -241,10 +241,12 @@ class Engine:
 
         # 3. Build in the sandbox.
         start = time.perf_counter()
+        # A suite that names its own web template (EvoGenUI-Bench's scaffold) builds in it.
+        template = getattr(self.suite, "web_template", None)
         async with limits.builds:
             build = await self.services.sandbox.build(
                 parsed.files, evidence_dir / "workspace", kind=getattr(self.suite, "artifact_kind", "vite"),
-                assets_dir=self._assets(task, turn),
+                assets_dir=self._assets(task, turn), **({"template": template} if template else {}),
             )
         timings["build"] = time.perf_counter() - start
         (evidence_dir / "build.log").write_text(build.log)

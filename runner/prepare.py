@@ -1,6 +1,7 @@
 """`python -m runner.prepare`: one-time preparation and a self-check of the offline default.
 
-Installs the web template's node_modules into the cache (shared read-only by every build) and checks
+Installs every web template's node_modules into the cache (shared read-only by every build; the
+default one and the EvoGenUI-Bench scaffold, each under its lockfile's content hash) and checks
 that Chromium and bubblewrap are usable, so a broken machine fails here with a clear message rather
 than halfway through an experiment.
 """
@@ -14,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from runner.sandbox.web_template import DEFAULT_CACHE_ROOT, ensure_template_modules
+from runner.sandbox.web_template import DEFAULT_CACHE_ROOT, TEMPLATES, ensure_template_modules
 
 
 def check_bubblewrap(bwrap: str = "bwrap") -> str:
@@ -40,9 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-root", type=Path, default=DEFAULT_CACHE_ROOT)
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args(argv)
-    started = time.perf_counter()
-    modules = ensure_template_modules(args.cache_root)
-    print(f"prepare: web template node_modules at {modules} ({time.perf_counter() - started:.1f}s)")
+    for template in TEMPLATES:
+        started = time.perf_counter()
+        modules = ensure_template_modules(args.cache_root, template)
+        print(f"prepare: web template {template!r} node_modules at {modules} ({time.perf_counter() - started:.1f}s)")
     problems = [p for p in (check_bubblewrap(), check_chromium(args.chromium)) if p]
     for problem in problems:
         print(f"prepare: {problem}", file=sys.stderr)

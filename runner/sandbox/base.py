@@ -41,7 +41,7 @@ class Sandbox(Protocol):
     name: str
 
     async def build(self, files: dict[str, str], workspace: Path, *, kind: str = "vite",
-                    assets_dir: Path | None = None) -> BuildResult: ...
+                    assets_dir: Path | None = None, template: str | None = None) -> BuildResult: ...
 
     def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None): ...  # async ctx -> ServedArtifact
 

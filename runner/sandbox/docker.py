@@ -42,7 +42,9 @@ from runner.sandbox.web_template import (
     ALLOWED_PACKAGES,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
+    DEFAULT_TEMPLATE,
     accept_build_output,
+    ensure_template_modules,
     prepare_workspace,
     rejection,
 )
@@ -310,30 +312,40 @@ class DockerSandbox:
         return f"{os.getuid()}:{os.getgid()}", None
 
     async def build(self, files: dict[str, str], workspace: Path, *, kind: str = "vite",
-                    assets_dir: Path | None = None) -> BuildResult:
-        """Build `files` into an artifact in a container. kind="static": vetted and copied, no container."""
+                    assets_dir: Path | None = None, template: str | None = None) -> BuildResult:
+        """Build `files` into an artifact in a container. kind="static": vetted and copied, no container.
+
+        `template`: the suite's web template; the default one's node_modules are in the build image, any
+        other template's pinned install (content-hashed cache folder) is mounted read-only over them.
+        """
         if kind == "static":
             return await asyncio.to_thread(build_static, files, workspace, assets_dir=assets_dir)
         started = time.monotonic()
         settings = self.settings
         rejected = rejection(files, settings.allowed_packages, max_files=settings.max_files,
-                             max_file_bytes=settings.max_file_bytes)
+                             max_file_bytes=settings.max_file_bytes, template=template)
         if rejected is not None:
             return rejected
+        modules: Path | None = None
         try:
             await self.start()
+            if (template or DEFAULT_TEMPLATE) != DEFAULT_TEMPLATE:
+                modules = await asyncio.to_thread(ensure_template_modules, self.cache_root, template)
             workspace = Path(workspace).resolve()
             # node_modules -> /node_modules: the link resolves inside the container (the image's install).
-            await asyncio.to_thread(prepare_workspace, files, workspace, Path(IN_MODULES))
-        except (DockerSetupError, OSError, ValueError) as exc:
+            await asyncio.to_thread(prepare_workspace, files, workspace, Path(IN_MODULES), template)
+        except (DockerSetupError, OSError, ValueError, RuntimeError) as exc:
             return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
-        result = await self._run_build(workspace)
+        result = await self._run_build(workspace, modules)
         result.duration_s = time.monotonic() - started
         return accept_build_output(result, workspace, max_output_mb=settings.max_output_mb,
                                    expect_index=settings.build_command is None)
 
-    async def _run_build(self, workspace: Path) -> BuildResult:
+    async def _run_build(self, workspace: Path, modules: Path | None = None) -> BuildResult:
         settings = self.settings
+        volumes = {str(workspace): {"bind": IN_APP, "mode": "rw"}}
+        if modules is not None:
+            volumes[str(modules.resolve())] = {"bind": IN_MODULES, "mode": "ro"}
         user, chown_to = self._run_user()
         command = settings.build_command or ["node", f"{IN_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"]
         timeout = settings.build_timeout_s
@@ -344,7 +356,7 @@ class DockerSandbox:
             container = await asyncio.to_thread(
                 self.client().containers.create, self.images["build"].tag, command=command, user=user,
                 working_dir=IN_APP, network_mode=settings.network, labels=self._labels("build"),
-                volumes={str(workspace): {"bind": IN_APP, "mode": "rw"}},
+                volumes=volumes,
                 environment={"HOME": "/tmp", "NODE_ENV": "production", "NO_COLOR": "1"},
                 ulimits=[_ulimit("nofile", 1024), _ulimit("core", 0)],
                 detach=True, **self._hardening(settings.memory_mb, settings.pids),

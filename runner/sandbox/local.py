@@ -33,6 +33,7 @@ from runner.sandbox.web_template import (
     ALLOWED_PACKAGES,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
+    DEFAULT_TEMPLATE,
     accept_build_output,
     ensure_template_modules,
     prepare_workspace,
@@ -225,14 +226,16 @@ class LocalSandbox:
         removed = sweep_stale_cgroups()
         if removed:
             log.info("removed %d stale sandbox cgroup(s) left by earlier runs", removed)
-        self._node_modules: Path | None = None
+        self._node_modules: dict[str, Path] = {}  # template name -> its installed node_modules
         self._modules_lock = asyncio.Lock()
 
-    async def _modules(self) -> Path:
+    async def _modules(self, template: str | None = None) -> Path:
+        key = template or DEFAULT_TEMPLATE
         async with self._modules_lock:
-            if self._node_modules is None:
-                self._node_modules = await asyncio.to_thread(ensure_template_modules, self.settings.cache_root)
-            return self._node_modules
+            if key not in self._node_modules:
+                self._node_modules[key] = await asyncio.to_thread(
+                    ensure_template_modules, self.settings.cache_root, key)
+            return self._node_modules[key]
 
     def _bwrap(self) -> str:
         found = shutil.which(self.settings.bwrap)
@@ -241,22 +244,25 @@ class LocalSandbox:
         return found
 
     async def build(self, files: dict[str, str], workspace: Path, *, kind: str = "vite",
-                    assets_dir: Path | None = None) -> BuildResult:
-        """Build `files` into an artifact. kind="static": a page needing no build (vetted and copied)."""
+                    assets_dir: Path | None = None, template: str | None = None) -> BuildResult:
+        """Build `files` into an artifact. kind="static": a page needing no build (vetted and copied).
+
+        `template`: the suite's web template (runner.sandbox.web_template.TEMPLATES); None: the default.
+        """
         if kind == "static":
             return await asyncio.to_thread(build_static, files, workspace, assets_dir=assets_dir)
         started = time.monotonic()
         settings = self.settings
         rejected = rejection(files, settings.allowed_packages, max_files=settings.max_files,
-                             max_file_bytes=settings.max_file_bytes)
+                             max_file_bytes=settings.max_file_bytes, template=template)
         if rejected is not None:
             return rejected
         try:
             bwrap = self._bwrap()
             node_binds, node_exe = _node_args(settings.node)
-            node_modules = await self._modules()
+            node_modules = await self._modules(template)
             workspace = Path(workspace).resolve()
-            await asyncio.to_thread(prepare_workspace, files, workspace, node_modules)
+            await asyncio.to_thread(prepare_workspace, files, workspace, node_modules, template)
         except (SandboxSetupError, RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
             return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
 

@@ -1,4 +1,9 @@
-"""The pinned web template: install its node_modules once, vet model files, lay out a workspace."""
+"""The pinned web templates: install their node_modules once, vet model files, lay out a workspace.
+
+A template belongs to a suite (DESIGN.md "Templates"): `default` is the minimal React 19 + Vite 8 one
+(smoke and the project's own tasks), `evogenui` the EvoGenUI-Bench scaffold (React 18 + TypeScript +
+Vite 7, `src/App.tsx`, clients under `src/genui/`). Each is content-hashed by its lockfile.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +40,43 @@ DEFAULT_MAX_FILES = 64
 DEFAULT_MAX_FILE_BYTES = 512 * 1024
 NPM_CI_TIMEOUT_S = 600
 
+
+@dataclass(frozen=True)
+class WebTemplate:
+    """One web template: its folder, the files a model may not write, and the packages it provides."""
+
+    name: str
+    directory: Path
+    reserved_files: frozenset[str]
+    reserved_prefixes: tuple[str, ...] = ()  # whole folders a model may not write into
+    allowed_packages: tuple[str, ...] = ALLOWED_PACKAGES
+
+    def is_reserved(self, normal_path: str) -> bool:
+        return normal_path in self.reserved_files or normal_path.startswith(self.reserved_prefixes)
+
+
+DEFAULT_TEMPLATE = "default"
+TEMPLATES: dict[str, WebTemplate] = {
+    DEFAULT_TEMPLATE: WebTemplate(DEFAULT_TEMPLATE, TEMPLATE_DIR, RESERVED_FILES),
+    # EvoGenUI-Bench's scaffold: the generator writes src/App.tsx and more under src/, never the entry,
+    # the config, the runtime script or the clients under src/genui/.
+    "evogenui": WebTemplate(
+        "evogenui",
+        Path(__file__).resolve().parent / "web_templates" / "evogenui",
+        frozenset({"index.html", "package.json", "package-lock.json", "vite.config.js", "vite.config.ts", "tsconfig.json",
+                   "src/main.tsx", "public/__genui_runtime.js"}),
+        reserved_prefixes=("src/genui/",),
+    ),
+}
+
+
+def get_template(name: str | None = None) -> WebTemplate:
+    """The template of that name (None: the default); an unknown name names the choices."""
+    key = name or DEFAULT_TEMPLATE
+    if key not in TEMPLATES:
+        raise ValueError(f"unknown web template {key!r}; choose from {sorted(TEMPLATES)}")
+    return TEMPLATES[key]
+
 # Module specifiers in static imports/re-exports, side-effect imports, dynamic import() and require().
 _IMPORT_PATTERNS = (
     re.compile(r"""\b(?:import|export)\b[^'"`;]*?\bfrom\s*(['"])([^'"]+)\1"""),
@@ -45,23 +88,26 @@ _COMMENTS = re.compile(r"/\*.*?\*/|(?<![:'\"\\])//[^\n]*", re.S)
 _SCRIPT_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 
 
-def template_hash() -> str:
+def template_hash(template: str | None = None) -> str:
     """Content hash of the dependency pins: a new lockfile gets a new cache folder."""
+    directory = get_template(template).directory
     digest = hashlib.sha256()
     for name in ("package.json", "package-lock.json"):
         digest.update(name.encode())
-        digest.update((TEMPLATE_DIR / name).read_bytes())
+        digest.update((directory / name).read_bytes())
     return digest.hexdigest()[:16]
 
 
-def ensure_template_modules(cache_root: Path | None = None) -> Path:
+def ensure_template_modules(cache_root: Path | None = None, template: str | None = None) -> Path:
     """Install the template's node_modules once per lockfile hash and return its path.
 
     Concurrent callers serialise on a lock file; the install happens in a scratch folder that is
     renamed into place, so a half-finished install is never visible.
     """
     cache_root = Path(cache_root or DEFAULT_CACHE_ROOT).resolve()
-    target_dir = cache_root / "web-template" / template_hash()
+    # The default template keeps its historical folder; others get their own, named by template.
+    folder = "web-template" if (template or DEFAULT_TEMPLATE) == DEFAULT_TEMPLATE else f"web-template-{template}"
+    target_dir = cache_root / folder / template_hash(template)
     modules = target_dir / "node_modules"
     if (modules / ".genui-complete").exists():
         return modules
@@ -70,21 +116,21 @@ def ensure_template_modules(cache_root: Path | None = None) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (modules / ".genui-complete").exists():  # another caller finished while we waited
             return modules
-        _install(cache_root, target_dir, modules)
+        _install(cache_root, target_dir, modules, template)
     return modules
 
 
-def _install(cache_root: Path, target_dir: Path, modules: Path) -> None:
+def _install(cache_root: Path, target_dir: Path, modules: Path, template: str | None = None) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="install-", dir=target_dir))
     try:
         for name in ("package.json", "package-lock.json"):
-            shutil.copy2(TEMPLATE_DIR / name, scratch / name)
+            shutil.copy2(get_template(template).directory / name, scratch / name)
         started = time.monotonic()
         cmd = ["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline", "--cache", str(cache_root / "npm")]
         proc = subprocess.run(cmd, cwd=scratch, capture_output=True, text=True, timeout=NPM_CI_TIMEOUT_S)
         if proc.returncode != 0:
             raise RuntimeError(f"npm ci failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-        (scratch / "node_modules" / ".genui-complete").write_text(template_hash())
+        (scratch / "node_modules" / ".genui-complete").write_text(template_hash(template))
         if modules.exists():  # a stale, incomplete folder from a crashed install
             shutil.rmtree(modules)
         os.rename(scratch / "node_modules", modules)
@@ -115,7 +161,7 @@ def _is_bare(specifier: str) -> bool:
     return not (specifier.startswith(".") or specifier.startswith("/"))
 
 
-def _path_problem(path: str) -> str | None:
+def _path_problem(path: str, template: WebTemplate | None = None) -> str | None:
     if not path:
         return "empty path"
     if "\\" in path:
@@ -128,7 +174,7 @@ def _path_problem(path: str) -> str | None:
     if ".." in parts:
         return f"{path!r}: '..' is not allowed"
     normal = posixpath.normpath(path)
-    if normal in RESERVED_FILES:
+    if (template or TEMPLATES[DEFAULT_TEMPLATE]).is_reserved(normal):
         return f"{path!r}: reserved template file cannot be overwritten"
     if not normal.startswith("src/") or normal == "src":
         return f"{path!r}: files must live under src/"
@@ -143,14 +189,20 @@ def validate_files(
     *,
     max_files: int = DEFAULT_MAX_FILES,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    template: str | None = None,
 ) -> list[str]:
-    """Reasons to reject a model's file set; an empty list means it may be built."""
-    allowed = set(allowed_packages)
+    """Reasons to reject a model's file set; an empty list means it may be built.
+
+    A non-default template brings its own reserved files and provided packages (EvoGenUI-Bench's
+    scaffold: React only; any other bare import is rejected with the reason recorded).
+    """
+    chosen = get_template(template)
+    allowed = set(allowed_packages) if chosen.name == DEFAULT_TEMPLATE else set(chosen.allowed_packages)
     reasons: list[str] = []
     if len(files) > max_files:
         reasons.append(f"too many files: {len(files)} > {max_files}")
     for path, content in files.items():
-        problem = _path_problem(path)
+        problem = _path_problem(path, chosen)
         if problem:
             reasons.append(problem)
             continue
@@ -167,17 +219,19 @@ def validate_files(
     return reasons
 
 
-def prepare_workspace(files: Mapping[str, str], workspace: Path, node_modules: Path) -> Path:
+def prepare_workspace(files: Mapping[str, str], workspace: Path, node_modules: Path,
+                      template: str | None = None) -> Path:
     """A fresh template copy in `workspace` with the model's files under src/ and node_modules linked.
 
     The link points at the shared read-only install; the sandbox additionally mounts it read-only.
     """
+    spec = get_template(template)
     workspace = Path(workspace)
     if workspace.exists():
         shutil.rmtree(workspace)
-    shutil.copytree(TEMPLATE_DIR, workspace, ignore=shutil.ignore_patterns("node_modules", "dist"))
+    shutil.copytree(spec.directory, workspace, ignore=shutil.ignore_patterns("node_modules", "dist"))
     for path, content in files.items():
-        problem = _path_problem(path)
+        problem = _path_problem(path, spec)
         if problem:  # defensive: callers validate first, but never write outside src/
             raise ValueError(problem)
         dest = workspace / posixpath.normpath(path)
@@ -188,12 +242,14 @@ def prepare_workspace(files: Mapping[str, str], workspace: Path, node_modules: P
 
 
 def rejection(files: Mapping[str, str], allowed_packages: Iterable[str] = ALLOWED_PACKAGES, *,
-              max_files: int = DEFAULT_MAX_FILES, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> "BuildResult | None":
+              max_files: int = DEFAULT_MAX_FILES, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+              template: str | None = None) -> "BuildResult | None":
     """The recorded `rejected` build result for files that break the template's rules, or None if they are fine."""
     from runner.sandbox.base import BuildResult
 
     started = time.monotonic()
-    reasons = validate_files(files, allowed_packages, max_files=max_files, max_file_bytes=max_file_bytes)
+    reasons = validate_files(files, allowed_packages, max_files=max_files, max_file_bytes=max_file_bytes,
+                             template=template)
     if not reasons:
         return None
     log_text = "rejected before build:\n" + "\n".join(f"- {r}" for r in reasons)

@@ -381,3 +381,20 @@ def test_json_data_inside_a_named_file_is_not_the_contract():
     raw = f"A file browser.\n\n### src/App.jsx\n{FENCE}jsx\n{data}{FENCE}\n"
     out = parse_model_output(raw)
     assert out.files == {"src/App.jsx": data}
+
+
+def test_evogenui_bench_output_contract():
+    """EvoGenUI-Bench's generator answers `assistant_text:` then `#### \\`path\\`` sections (its prompt's template)."""
+    raw = (
+        "assistant_text: The ledger now restocks items and shows the saved counts.\n"
+        "Use Restock to add units.\n\n"
+        "#### `src/App.tsx`\n```tsx\nimport { callTool } from './genui/toolClient'\n"
+        "export default function App() { return <main>Ledger</main> }\n```\n\n"
+        "#### `src/components/Row.tsx`\n```tsx\nexport function Row() { return <li /> }\n```\n"
+    )
+    parsed = parse_model_output(raw)
+    assert parsed.assistant_text == "The ledger now restocks items and shows the saved counts.\nUse Restock to add units."
+    assert parsed.files == {
+        "src/App.tsx": "import { callTool } from './genui/toolClient'\nexport default function App() { return <main>Ledger</main> }\n",
+        "src/components/Row.tsx": "export function Row() { return <li /> }\n",
+    }

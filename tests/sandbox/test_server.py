@@ -178,12 +178,88 @@ def test_tool_bridge_calls_validation_log_and_state(tmp_path):
     assert first["state_before"] == {"cart": [{"name": "pen", "qty": 1}]}
     assert first["state_after"]["cart"][-1] == {"name": "ink", "qty": 2}
     assert lines[1]["state_before"] == first["state_after"]
+    assert first["state_delta"] == {"cart": first["state_after"]["cart"]}  # the top-level keys that changed
+    assert lines[2]["state_delta"] == {}
     assert "error" in lines[2] and "result" not in lines[2]
     assert lines[2]["state_before"] == lines[2]["state_after"]  # a rejected call changes nothing
     assert "unknown tool" in lines[4]["error"]
     assert "outputSchema" in lines[5]["error"] and lines[5]["result"] == {"oops": True}
     assert all(isinstance(entry["time"], float) for entry in lines)
     assert json.loads((tmp_path / "state_in.json").read_text()) == {"cart": [{"name": "pen", "qty": 1}]}
+
+
+CHECKOUT = Path(__file__).resolve().parents[1] / "suites" / "evogenui" / "fixtures" / "evogenui_bench"
+
+
+def test_benchmark_layout_runs_the_checkouts_backend_with_its_semantics(tmp_path):
+    """EvoGenUI-Bench's convention in the sandboxed server: its `runtime` package mounted read-only,
+    invoke(*, tool=ToolDefinition, args, state), scenario states, writes / tool_trace, HTTP 400 errors."""
+    from runner.suites.base import EpisodeState
+    from runner.suites.evogenui.suite import EvoGenUISuite, EvoGenUISuiteSettings
+
+    suite = EvoGenUISuite(EvoGenUISuiteSettings(name="evogenui", benchmark_path=str(CHECKOUT),
+                                                task_ids=["tg_pantry_restock_ledger"]), project_root=Path.cwd())
+    (task,) = asyncio.run(suite.load_tasks())
+    turn_dir = tmp_path / "turn"
+    turn_dir.mkdir()
+    bridge = suite.tool_bridge(task, task.turns[2], EpisodeState(), turn_dir)
+    dist = _make_dist(tmp_path)
+    ledger = {"ledger_id": "pantry_ledger_12"}
+
+    async def scenario():
+        sandbox = LocalSandbox(LocalSandboxSettings())
+        async with sandbox.serve(dist, tool_bridge=bridge) as served:
+            async with httpx.AsyncClient(trust_env=False, timeout=5, base_url=served.url) as client:
+                async def call(tool, arguments, **extra):
+                    return await client.post("/__tools/call", json={"tool": tool, "arguments": arguments, **extra})
+
+                listed = (await client.get("/__tools/list")).json()["tools"]
+                assert listed == suite.public_contract(task)["tools"]
+                write = await call("pantry_restock", {**ledger, "sku": "rice", "count": 3})
+                assert write.status_code == 200, write.text
+                assert write.json() == {"result": {"success": True, "item": {"sku": "rice", "count": 3}}}
+                read = await call("pantry_get_stock", ledger)
+                assert [i["sku"] for i in read.json()["result"]["items"]] == ["PRIVATE-SEED-OATS", "rice"]
+                bad_args = await call("pantry_restock", {**ledger, "sku": "rice", "count": 0})
+                assert bad_args.status_code == 400 and "minimum" in bad_args.json()["error"]
+                rejected = await call("pantry_get_stock", {"ledger_id": "pantry_ledger_12", "extra": 1})
+                assert rejected.status_code == 400
+                unknown = await call("pantry_delete", ledger)
+                assert unknown.status_code == 400 and unknown.json()["error"] == "Unknown tool: pantry_delete"
+                for sku in ("tea", "salt"):
+                    assert (await call("pantry_restock", {**ledger, "sku": sku, "count": 1})).status_code == 200
+                # 4 entries > the schema's maximum 3: an error for the page, the trace still records the call
+                audit = await call("pantry_audit", ledger)
+                assert audit.status_code == 400 and "outputSchema" in audit.json()["error"]
+                scenario_missing = await call("pantry_get_stock", ledger, scenario="storm")
+                assert scenario_missing.status_code == 400
+                assert "Missing scenario fixture for scenario storm" in scenario_missing.json()["error"]
+
+    asyncio.run(scenario())
+    log = [json.loads(line) for line in bridge.log_out.read_text().splitlines()]
+    assert [entry["tool"] for entry in log] == ["pantry_restock", "pantry_get_stock", "pantry_restock",
+                                                "pantry_get_stock", "pantry_delete", "pantry_restock",
+                                                "pantry_restock", "pantry_audit", "pantry_get_stock"]
+    assert [entry["ok"] for entry in log] == [True, True, False, False, False, True, True, False, False]
+    first = log[0]
+    assert first["turn"] == 3 and first["scenario"] == "default"
+    assert first["state_before"] == {"pantry_ledger_v1": {"items": [{"sku": "PRIVATE-SEED-OATS", "count": 2}]}}
+    write_record = {"tool": "pantry_restock", "args": {**ledger, "sku": "rice", "count": 3},
+                    "result": {"success": True, "item": {"sku": "rice", "count": 3}}}
+    assert first["state_after"]["writes"] == [write_record]
+    assert first["state_after"]["tool_trace"] == [{"turn": 3, **write_record}]
+    assert set(first["state_delta"]) == {"pantry_ledger_v1", "writes", "tool_trace"}
+    assert first["relevant_final_state"]["writes"] == [write_record]
+    assert "writes" not in log[1]["state_delta"] and "tool_trace" in log[1]["state_delta"]  # a read: traced only
+    assert log[2]["state_before"] == log[2]["state_after"] and "state_delta" in log[2]  # invalid arguments
+    audit = log[7]
+    assert audit["result"] == {"entries": 4} and audit["state_after"]["tool_trace"][-1]["tool"] == "pantry_audit"
+    state = json.loads(bridge.state_out.read_text())
+    assert list(state) == ["scenarios"] and state["scenarios"]["default"]["tool_trace"][-1]["tool"] == "pantry_audit"
+    runtime_logs = json.loads((turn_dir / "runtime_logs.json").read_text())
+    default = runtime_logs["scenarios"]["default"]
+    assert default["initial_state"] == {"pantry_ledger_v1": {"items": [{"sku": "PRIVATE-SEED-OATS", "count": 2}]}}
+    assert default["state"] == state["scenarios"]["default"]
 
 
 def test_server_without_network_or_host_files(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
@@ -165,3 +166,33 @@ def test_prepared_workspace_builds_on_host(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (ws / "dist" / "index.html").is_file()
     assert list((ws / "dist" / "assets").glob("*.js"))
+
+
+# --- the EvoGenUI-Bench scaffold (suite template `evogenui`) ----------------------------------------
+
+BENCH_APP = (
+    "import { useEffect, useState } from 'react'\n"
+    "import { callTool } from './genui/toolClient'\n"
+    "import { readResource } from './genui/resourceClient'\n"
+    "import { Panel } from './components/Panel'\n"
+    "export default function App() { return <Panel /> }\n"
+)
+
+
+def test_evogenui_template_has_the_scaffold_files_and_its_own_rules():
+    spec = web_template.get_template("evogenui")
+    for name in ("src/App.tsx", "src/main.tsx", "src/genui/toolClient.ts", "src/genui/resourceClient.ts",
+                 "public/__genui_runtime.js", "vite.config.js", "package-lock.json"):
+        assert (spec.directory / name).is_file(), name
+    assert json.loads((spec.directory / "package.json").read_text())["dependencies"] == {"react": "18.3.1", "react-dom": "18.3.1"}
+    assert web_template.template_hash("evogenui") != web_template.template_hash()
+    files = {"src/App.tsx": BENCH_APP, "src/components/Panel.tsx": "export function Panel() { return <p>x</p> }\n"}
+    assert validate_files(files, template="evogenui") == []
+    reasons = validate_files({**files, "src/genui/toolClient.ts": "export const x = 1\n",
+                              "src/Chart.tsx": "import { LineChart } from 'recharts'\n"}, template="evogenui")
+    assert any("src/genui/toolClient.ts" in r and "reserved" in r for r in reasons), reasons
+    assert any("'recharts'" in r and "does not provide" in r for r in reasons), reasons
+    # the default template keeps its own reserved entry file and knows nothing of src/genui/
+    assert validate_files({"src/genui/toolClient.ts": "export const x = 1\n"}) == []
+    with pytest.raises(ValueError, match="unknown web template"):
+        web_template.get_template("nope")

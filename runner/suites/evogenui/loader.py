@@ -326,7 +326,7 @@ def _tools(data: dict[str, Any], where: _Where) -> tuple[dict[str, dict[str, Any
             "fixture_id": _text(contract["fixture_id"], contract_where.key("fixture_id")),
             "handler_ref": contract.get("handler_ref", ""),
             "mode": tool.get("mode", ""),
-            "allowed": tool.get("allowed", contract.get("allowed", True)),
+            "allowed": contract.get("allowed", tool.get("allowed", True)),  # the contract's value wins, as upstream
             "semantic_contract": contract.get("semantic_contract", {}),
             "fixture_policy": contract.get("fixture_policy", {}),
         }

@@ -3,6 +3,10 @@
 - Tasks: EvoGenUI's own JSON format (loader.py), the project's set under tasks/evogenui or any
   file / folder / glob given as `suite.tasks_path`; `suite.sub_suites` picks presentation,
   interaction and/or tool_grounded.
+- `suite.benchmark_path`: a checkout of the published benchmark, run unchanged (checkout.py): its task
+  folders, its `runtime` package of tool backends (the benchmark's call convention and scenario state
+  layout in the artifact server), its scaffold as the web template (`evogenui`) and, with
+  `suite.prompts=benchmark`, its own prompts (benchmark_prompts.py).
 - Tool-grounded tasks bind their tools to backend modules (backends.py) in `suite.tool_backends_path`.
   Every backend of every selected task is checked when the tasks load: a missing one stops the run
   before any model call, naming the task, the tool and the fixture id (a run with an unusable task
@@ -15,17 +19,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from runner.metrics.basic import basic_summary
 from runner.records import TurnRecord, Verdict, write_json_atomic
 from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
 from runner.suites.evogenui.backends import BackendError, public_tool_contract
+from runner.suites.evogenui.benchmark_prompts import BenchmarkPrompts, load_benchmark_prompts, use_benchmark_evaluator
+from runner.suites.evogenui.checkout import (
+    RUNTIME_PACKAGE,
+    BenchmarkCheckout,
+    CheckoutError,
+    api_doc,
+    initial_scenario_states,
+    scenario_fixtures,
+)
 from runner.suites.evogenui.loader import SUB_SUITES, load_file
-from runner.suites.evogenui.payload import build_turn_messages
+from runner.suites.evogenui.payload import PROMPT_VERSION, build_turn_messages
 from runner.suites.evogenui.runtime import turn_start_state
 from runner.suites.evogenui.table2 import table2
 from runner.suites.evogenui.taxonomy import classify_turn, dom_text, mechanism_counts
@@ -56,6 +69,24 @@ class EvoGenUISuiteSettings(SuiteSettings):
     bootstrap_resamples: int = Field(default=1000, ge=1)  # Appendix C.2 task-level bootstrap
     bootstrap_seed: int = 0
     ci_alpha: float = Field(default=0.05, gt=0, lt=1)  # 95% intervals
+    benchmark_path: str | None = None  # a checkout of EvoGenUI-Bench: its tasks, backends, scaffold (and prompts)
+    prompts: Literal["own", "benchmark"] = "own"  # benchmark: the checkout's generator/evaluator prompts
+    template: str | None = None  # web template; None: `evogenui` with a checkout, else the default one
+
+    @model_validator(mode="after")
+    def _prompts_need_checkout(self) -> "EvoGenUISuiteSettings":
+        if self.prompts == "benchmark" and self.benchmark_path is None:
+            raise ValueError("prompts='benchmark' reads the prompts from the checkout: set suite.benchmark_path")
+        return self
+
+    @field_validator("template")
+    @classmethod
+    def _known_template(cls, value: str | None) -> str | None:
+        from runner.sandbox.web_template import TEMPLATES
+
+        if value is not None and value not in TEMPLATES:
+            raise ValueError(f"unknown web template {value!r}; choose from {sorted(TEMPLATES)}")
+        return value
 
     @field_validator("sub_suites")
     @classmethod
@@ -72,10 +103,27 @@ class EvoGenUISuite:
     def __init__(self, settings: EvoGenUISuiteSettings, *, project_root: Path) -> None:
         self.settings = settings
         self.project_root = Path(project_root)
+        self.checkout = BenchmarkCheckout(self._resolve(settings.benchmark_path)) if settings.benchmark_path else None
         self.tasks_spec = self._tasks_spec()
         self.backends_path = self._backends_path()
         self._contracts: dict[str, dict[str, Any]] = {}  # task id -> public contract (built once)
+        self._definitions: dict[str, dict[str, dict[str, Any]]] = {}  # checkout tasks: tool runtime contracts
         self._tasks: dict[str, Task] = {}
+        self.benchmark_prompts: BenchmarkPrompts | None = (
+            load_benchmark_prompts(self.checkout) if self.checkout is not None and settings.prompts == "benchmark" else None
+        )
+
+    @property
+    def web_template(self) -> str | None:
+        """The template artifacts build in (the engine passes it to the sandbox); None: the default."""
+        if self.settings.template is not None:
+            return self.settings.template
+        return "evogenui" if self.checkout is not None else None
+
+    @property
+    def prompt_version(self) -> str:
+        """Recorded in the lineage: the benchmark's prompt hashes, or the project's own prompt version."""
+        return self.benchmark_prompts.version() if self.benchmark_prompts is not None else PROMPT_VERSION
 
     # -- paths -------------------------------------------------------------------------------------
 
@@ -84,9 +132,13 @@ class EvoGenUISuite:
         return path if path.is_absolute() else self.project_root / path
 
     def _tasks_spec(self) -> Path:
+        if self.settings.tasks_path is None and self.checkout is not None:
+            return self.checkout.root / "bench" / "task_subsets"
         return DEFAULT_TASKS if self.settings.tasks_path is None else self._resolve(self.settings.tasks_path)
 
     def _backends_path(self) -> Path:
+        if self.checkout is not None:  # the `runtime` package, mounted as a whole into the artifact server
+            return self.checkout.runtime_dir
         if self.settings.tool_backends_path is not None:
             return self._resolve(self.settings.tool_backends_path)
         spec = self.tasks_spec
@@ -98,6 +150,8 @@ class EvoGenUISuite:
     def _task_files(self) -> list[Path]:
         """Task JSON files; *.schema.json files and anything under the backends folder (configured, or
         `backends/` beside the tasks) are never task files (backends may keep JSON fixtures)."""
+        if self.checkout is not None and self.settings.tasks_path is None:
+            return self.checkout.task_files()  # bench/task_subsets/<suite>_50/*.json
         files = expand_task_paths(self.tasks_spec, suffixes=(".json",))
         spec = self.tasks_spec
         excluded = {self.backends_path.resolve(), ((spec if spec.is_dir() else spec.parent) / BACKENDS_DIR).resolve()}
@@ -123,6 +177,8 @@ class EvoGenUISuite:
 
     def _check_backends(self, tasks: list[Task]) -> None:
         """Build every public tool contract now, so a missing or broken backend fails before any work."""
+        if self.checkout is not None:
+            return self._check_checkout_backends(tasks)
         problems: list[str] = []
         for task in tasks:
             bindings = task.extra.get("tools", {})
@@ -149,6 +205,26 @@ class EvoGenUISuite:
                 " or leave these tasks out with suite.sub_suites / suite.task_ids)"
             )
 
+    def _check_checkout_backends(self, tasks: list[Task]) -> None:
+        """Every tool of every selected task bound to the checkout's backend, before any work."""
+        assert self.checkout is not None
+        problems: list[str] = []
+        for task in tasks:
+            if not task.extra.get("tools"):
+                continue
+            try:
+                definitions = self.checkout.tool_definitions(task)
+                scenario_fixtures(task)
+            except CheckoutError as error:
+                problems.append(f"task {task.id!r}: {error}")
+                continue
+            self._definitions[task.id] = definitions
+            contract = dict(task.public_contract)
+            contract["tools"] = [api_doc(definition) for definition in definitions.values()]
+            self._contracts[task.id] = contract
+        if problems:
+            raise MissingToolBackendError("tool-grounded task(s) cannot run:\n  " + "\n  ".join(problems))
+
     async def load_tasks(self) -> list[Task]:
         tasks = self._load_all()
         if self.settings.sub_suites:
@@ -165,7 +241,9 @@ class EvoGenUISuite:
     def public_contract(self, task: Task) -> dict[str, Any]:
         """The task's public tool and resource contracts (tools from the backends' TOOL_SCHEMAS)."""
         if task.id not in self._contracts:
-            if task.extra.get("tools"):
+            if task.extra.get("tools") and self.checkout is not None:
+                self._check_checkout_backends([task])
+            elif task.extra.get("tools"):
                 self._contracts[task.id] = public_tool_contract(task, self.backends_path)
             else:
                 self._contracts[task.id] = dict(task.public_contract)
@@ -173,7 +251,7 @@ class EvoGenUISuite:
 
     def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
         s = self.settings
-        return build_turn_messages(
+        messages = build_turn_messages(
             task,
             turn,
             episode,
@@ -182,6 +260,9 @@ class EvoGenUISuite:
             assistant_text_chars=s.assistant_text_chars,
             ui_text_chars=s.ui_text_chars,
         )
+        if self.benchmark_prompts is not None:  # the benchmark's own system prompt and output contract
+            messages[0] = {"role": "system", "content": self.benchmark_prompts.generator_system}
+        return messages
 
     def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None:
         bindings = task.extra.get("tools", {})
@@ -189,8 +270,10 @@ class EvoGenUISuite:
             return None
         evidence_dir = Path(evidence_dir)
         state_in = evidence_dir / STATE_IN_FILE
-        write_json_atomic(state_in, turn_start_state(task, self.backends_path, episode.runtime_state))
         log_out = evidence_dir / TOOL_LOG_FILE
+        if self.checkout is not None:
+            return self._benchmark_bridge(task, turn, episode, state_in, log_out)
+        write_json_atomic(state_in, turn_start_state(task, self.backends_path, episode.runtime_state))
         log_out.write_text("")  # exists and is empty: "never called" then fails instead of being unassessed
         return ToolBridge(
             backends_path=self.backends_path,
@@ -200,9 +283,38 @@ class EvoGenUISuite:
             state_out=evidence_dir / STATE_FILE,
         )
 
+    def _benchmark_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, state_in: Path,
+                          log_out: Path) -> ToolBridge:
+        """The benchmark's layout: scenario states ({"scenarios": {...}}) carried across turns, the
+        checkout's `runtime` package, tool definitions and scenario fixtures (private, server-side only)."""
+        self.public_contract(task)
+        carried = episode.runtime_state
+        start = carried if isinstance(carried, dict) and isinstance(carried.get("scenarios"), dict) \
+            else initial_scenario_states(task)
+        write_json_atomic(state_in, start)
+        log_out.write_text("")
+        definitions = self._definitions[task.id]
+        return ToolBridge(
+            backends_path=self.backends_path,
+            fixture_ids={name: definition["fixture_id"] for name, definition in definitions.items()},
+            state_in=state_in,
+            log_out=log_out,
+            state_out=state_in.with_name(STATE_FILE),
+            extra={
+                "layout": "benchmark",
+                "package": RUNTIME_PACKAGE,
+                "tool_definitions": definitions,
+                "public_tools": self._contracts[task.id]["tools"],
+                "scenario_fixtures": scenario_fixtures(task),
+                "turn": turn.index,
+            },
+        )
+
     async def judge_turn(self, judge: Any, judge_input: Any) -> Verdict:
         """The configured judge's verdict, plus the diagnostic mechanism (§6.1) of a non-passing turn
         when the judge did not give one. The label never changes the pass decision."""
+        if self.benchmark_prompts is not None and self.benchmark_prompts.evaluator_system:
+            use_benchmark_evaluator(judge, self.benchmark_prompts.evaluator_system)
         verdict: Verdict = await judge.score(judge_input)
         evidence = judge_input.evidence
         if verdict.mechanism is None:

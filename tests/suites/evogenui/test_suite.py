@@ -150,6 +150,16 @@ def _cases(tmp_path: Path) -> list[tuple[EvoGenUISuite, dict[str, Any], list[str
                 continue
             extra = [PLANT_SECRET, (backends / f"{PLANT_FIXTURE}.py").read_text()]
             cases.append((_suite(tasks_path=str(file), tool_backends_path=str(backends)), json.loads(file.read_text()), extra))
+    # The benchmark checkout's layout: its task folders, its runtime package (schemas' private annotations,
+    # fixture ids, handler refs, semantic contracts and initial state must never reach the generator).
+    checkout = Path(__file__).resolve().parent / "fixtures" / "evogenui_bench"
+    backend = checkout / "runtime" / "tool_backends" / "pantry_ledger_v1.py"
+    for file in sorted((checkout / "bench" / "task_subsets").glob("*_50/*.json")):
+        document = json.loads(file.read_text())
+        for prompts in ("own", "benchmark"):
+            suite = _suite(benchmark_path=str(checkout), prompts=prompts, task_ids=[document["task_id"]])
+            cases.append((suite, document, ["ledger-ids", "x-genui-derived-enum", "pantry_ledger_v1",
+                                            backend.read_text()]))
     return cases
 
 
@@ -158,7 +168,8 @@ def test_payload_has_f2_shape_and_no_private_material(tmp_path: Path) -> None:
     for suite, document, backend_private in _cases(tmp_path):
         (task,) = _load(suite)
         contract = suite.public_contract(task)
-        public_text = json.dumps(contract) + task.context + "".join(t.prompt for t in task.turns) + SYSTEM_PROMPT
+        system = suite.benchmark_prompts.generator_system if suite.benchmark_prompts else SYSTEM_PROMPT
+        public_text = json.dumps(contract) + task.context + "".join(t.prompt for t in task.turns) + system
         private = _private_strings(document, public_text, backend_private)
         assert private, "the test must have private material to look for"
         for turn in task.turns:
@@ -169,8 +180,9 @@ def test_payload_has_f2_shape_and_no_private_material(tmp_path: Path) -> None:
             assert payload["current_user_request"] == turn.prompt
             assert payload["task"]["context"] == task.context
             assert [tool["name"] for tool in payload["task"]["tools"]] == [tool["name"] for tool in contract.get("tools", [])]
-            for tool in payload["task"]["tools"]:
-                assert set(tool) == {"name", "description", "inputSchema", "outputSchema"}
+            for tool in payload["task"]["tools"]:  # the checkout's public contract also names the mode
+                assert set(tool) in ({"name", "description", "inputSchema", "outputSchema"},
+                                     {"name", "description", "mode", "inputSchema", "outputSchema"})
             assert payload["task"]["resources"] == contract.get("resources", [])
             assert len(payload["task"]["conversation_history"]) == 2 * (turn.index - 1)
             assert [p["turn"] for p in payload["previous_turns"]] == list(range(1, turn.index))
@@ -185,7 +197,7 @@ def test_payload_has_f2_shape_and_no_private_material(tmp_path: Path) -> None:
             leaked = [s for s in private if s in whole or json.dumps(s)[1:-1] in whole]
             assert not leaked, f"{task.id} turn {turn.index} leaks private material: {leaked[:3]}"
             checked += 1
-    assert checked >= 2 + (15 if TOOL_GROUNDED_SAMPLE.is_file() else 0)
+    assert checked >= 2 + 20 + (15 if TOOL_GROUNDED_SAMPLE.is_file() else 0)
 
 
 def test_previous_turn_source_names_the_turn_that_wrote_the_files(tmp_path: Path) -> None:
