@@ -13,8 +13,8 @@ from rich.console import Console
 
 from runner import preflight, progress
 from runner.actors.registry import build_actor
-from runner.call_traces import attach_call_traces
 from runner.browser.launch import BrowserPool
+from runner.call_traces import attach_call_traces
 from runner.config import ConfigError, RunnerConfig
 from runner.engine import Engine, Services
 from runner.judges.registry import build_judge
@@ -157,7 +157,8 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
             # A judge whose model the suite never calls (MT-Web2Code micro) is not started.
             judge_served = judge if getattr(suite, "uses_judge_model", True) else None
             await start_served_models(model, judge_served, actor, log_dir=run_dir.path / SERVER_LOG_DIR)
-            model = attach_call_traces(tracker.log_model_call, model, ("judge", judge), ("actor", actor))
+            if tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
+                model = attach_call_traces(tracker.log_model_call, model, ("judge", judge), ("actor", actor))
             browser_settings = await sandbox_browser_settings(sandbox, config.browser)
             browsers = []
             for _ in range(config.concurrency.browsers):

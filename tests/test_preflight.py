@@ -183,3 +183,24 @@ def test_all_problems_are_collected(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     keys = [p.key for p in caught.value.problems]
     assert keys == ["model.api_key_env", "browser.executable_path", "suite"]
     assert str(caught.value).count("fix:") == 3
+
+
+@pytest.mark.docker
+def test_docker_sandbox_against_the_real_engine() -> None:
+    import docker
+    from docker.errors import DockerException
+
+    try:
+        docker.from_env(timeout=10).ping()
+    except DockerException as exc:
+        pytest.skip(f"no Docker engine reachable ({exc}); start one with scripts/start-dockerd.sh")
+    config = _config("sandbox=docker", "+sandbox.options.images.build=genui-no-such-image:0")
+    problems = preflight.check_sandbox(config, _suite(config))
+    assert [p.key for p in problems] == ["sandbox.options.images.build"]
+    assert "genui-no-such-image:0" in problems[0].message
+    config = _config("sandbox=docker", "sandbox.options.base_image=genui-no-such-base:0",
+                     "+sandbox.options.build_missing_images=false")
+    problems = preflight.check_sandbox(config, _suite(config))
+    # Images built earlier (labelled) count as present: the run finds or rebuilds its content tag itself.
+    labelled = docker.from_env().images.list(filters={"label": "org.genui.image=build"})
+    assert bool(problems) == (not labelled)
