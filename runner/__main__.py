@@ -11,7 +11,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.utils import get_original_cwd
 from omegaconf import DictConfig, OmegaConf
 
-from runner.config import ConfigError, validate_config
+from runner.config import validate_config
 
 
 _GROUPS = ("model", "suite", "judge", "actor", "sandbox", "tracking")
@@ -33,31 +33,49 @@ def quote_null_choices(argv: list[str]) -> list[str]:
     return rewritten
 
 
+_job_started = False  # set once Hydra has composed the config and called the job
+
+
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
+    global _job_started
+    _job_started = True
+    from runner import user_errors
+
+    try:
+        run_dir = run_job(cfg)
+    except user_errors.expected_errors() as error:
+        if user_errors.full_errors_wanted():
+            raise
+        user_errors.report(error)
+        sys.exit(user_errors.EXIT_USER_ERROR)
+    print(run_dir)
+
+
+def run_job(cfg: DictConfig) -> str:
+    """Validate, run, and return the run dir. Expected failures raise their own (user-phrased) errors."""
     raw = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(raw, dict)
     raw["project_root"] = get_original_cwd()
-    try:
-        config = validate_config(raw)
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
+    config = validate_config(raw)
+    hydra_config = HydraConfig.get()
+    from runner import preflight
+
+    # Before the heavy imports (MLflow, Playwright): a run that cannot start says so within seconds.
+    context = preflight.RunContext(choices={str(k): str(v) for k, v in hydra_config.runtime.choices.items()},
+                                   overrides=[str(o) for o in hydra_config.overrides.task])
+    for note in asyncio.run(preflight.check_run(config, context)):
+        logging.getLogger("runner.preflight").info("preflight: %s", note)
     from runner.sweep import attach_to_sweep
 
     config = attach_to_sweep(config)  # a multirun job nests its MLflow run under the sweep's parent run
-    run_dir = HydraConfig.get().runtime.output_dir
+    run_dir = hydra_config.runtime.output_dir
     from runner.experiment import run_experiment
-    from runner.suites.native import TaskFormatError
 
     for noisy in ("alembic", "httpx", "mlflow"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    try:
-        asyncio.run(run_experiment(config, run_dir))
-    except (ConfigError, TaskFormatError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
-    print(run_dir)
+    asyncio.run(run_experiment(config, run_dir, run_context=context, preflight_done=True))
+    return str(run_dir)
 
 
 if __name__ == "__main__":
@@ -65,4 +83,10 @@ if __name__ == "__main__":
     from runner.sweep import quiet_schema_matching
 
     quiet_schema_matching()
-    main()
+    try:
+        main()
+    except SystemExit as exit_:
+        # Hydra exits 1 when it cannot compose the config (unknown option, bad override): the user's to fix.
+        if exit_.code == 1 and not _job_started:
+            sys.exit(2)
+        raise

@@ -15,7 +15,7 @@ from runner.actors.probe import ProbeSettings
 from runner.browser.launch import BrowserSettings
 from runner.judges.rules import RulesJudgeSettings
 from runner.sandbox.local import LocalSandboxSettings
-from runner.tracking import TrackingSettings
+from runner.tracking_settings import TrackingSettings
 
 
 class ConfigError(ValueError):

@@ -10,10 +10,11 @@ from typing import Any
 
 import yaml
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from runner import preflight, progress
 from runner.actors.registry import build_actor
 from runner.browser.launch import BrowserPool
+from runner.call_traces import attach_call_traces
 from runner.config import ConfigError, RunnerConfig
 from runner.engine import Engine, Services
 from runner.judges.registry import build_judge
@@ -95,14 +96,28 @@ def write_run_viewer(run_dir: Path, tasks: list[Any], tracker: Any) -> Path | No
     return path
 
 
-async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: Console | None = None) -> dict[str, Any]:
+async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: Console | None = None,
+                         run_context: preflight.RunContext | None = None, preflight_done: bool = False) -> dict[str, Any]:
+    """`preflight_done`: the caller already ran runner.preflight on this config (the command line does, before
+    its heavy imports)."""
     console = console or Console(stderr=True)
+    with progress.reporting(console):
+        return await _run_experiment(config, run_dir_path, console=console, run_context=run_context,
+                                     preflight_done=preflight_done)
+
+
+async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: Console,
+                          run_context: preflight.RunContext | None, preflight_done: bool) -> dict[str, Any]:
     project_root = Path(config.project_root)
     run_dir = RunDirectory(run_dir_path)
     suite = build_suite(config.suite, project_root=project_root)
     configure = getattr(suite, "configure_run", None)  # optional: suites that need run-level settings
     if configure is not None:
         configure(config)
+    # Seconds of checks before minutes of preparation: every missing thing at once, each with its fix.
+    if not preflight_done:
+        for note in await preflight.run_preflight(config, suite, run_context):
+            log.info("preflight: %s", note)
     tasks = await suite.load_tasks()
     if not tasks:
         raise ConfigError(f"suite {config.suite.name!r} selected no tasks")
@@ -139,7 +154,11 @@ async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: C
             judge = build_judge(config.judge)
             stack.push_async_callback(judge.aclose)
             # Models served by vLLM (generator, judge's, actor's) start now, one by one; their logs go to the run dir.
-            await start_served_models(model, judge, actor, log_dir=run_dir.path / SERVER_LOG_DIR)
+            # A judge whose model the suite never calls (MT-Web2Code micro) is not started.
+            judge_served = judge if getattr(suite, "uses_judge_model", True) else None
+            await start_served_models(model, judge_served, actor, log_dir=run_dir.path / SERVER_LOG_DIR)
+            if tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
+                model = attach_call_traces(tracker.log_model_call, model, ("judge", judge), ("actor", actor))
             browser_settings = await sandbox_browser_settings(sandbox, config.browser)
             browsers = []
             for _ in range(config.concurrency.browsers):
@@ -151,15 +170,13 @@ async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: C
 
             requested = sum(len(task.turns) for task in tasks)
             already = len(run_dir.load_records())
-            with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=console, transient=False) as progress:
-                bar = progress.add_task(f"{config.suite.name} x {config.model.name}", total=requested, completed=already)
+            bar = progress.current().slots(f"{config.suite.name} x {config.model.name}", total=requested, already=already)
 
-                def advance(record: TurnRecord) -> None:
-                    progress.advance(bar)
+            def advance(record: TurnRecord) -> None:
+                bar.record(status=record.status.value, passed=record.passed)
 
-                engine = Engine(config, suite, services, run_dir, on_record=advance)
-                records = await engine.run(tasks)
+            engine = Engine(config, suite, services, run_dir, on_record=advance)
+            records = await engine.run(tasks)
         summary = suite.summarize(records, tasks)
         summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
                           "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks)}

@@ -27,9 +27,10 @@ os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # tqdm b
 from mlflow import MlflowClient  # noqa: E402
 from mlflow.entities import Metric, Param, RunTag  # noqa: E402
 from mlflow.exceptions import MlflowException  # noqa: E402
-from pydantic import BaseModel, ConfigDict  # noqa: E402
 
+from runner.call_traces import ModelCall  # noqa: E402
 from runner.records import RunDirectory, TurnRecord, write_json_atomic  # noqa: E402
+from runner.tracking_settings import TrackingSettings  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -45,21 +46,6 @@ TASK_TAG = "genui.task_id"
 KIND_TAG = "genui.kind"
 RUN_REF_FILE = "tracking.json"
 FinishStatus = Literal["FINISHED", "FAILED", "KILLED"]
-
-
-class TrackingSettings(BaseModel):
-    """The `tracking` config group."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = True
-    uri: str = "sqlite:///mlruns/mlflow.db"
-    artifact_root: str | None = "mlruns/artifacts"  # None: let the tracking server choose
-    experiment: str = "genui-runner"
-    run_name: str | None = None
-    log_evidence: bool = True
-    parent_run_id: str | None = None  # a sweep's umbrella run, if any
-    max_artifact_bytes: int = 50 * 1024 * 1024  # larger evidence files stay in the run dir only
 
 
 # --------------------------------------------------------------------------- helpers
@@ -250,6 +236,9 @@ class NullTracker:
     def log_summary(self, summary: Mapping[str, Any], *, run_dir: Path | None = None) -> None:
         return None
 
+    def log_model_call(self, call: ModelCall) -> None:
+        return None
+
     def finish(self, status: FinishStatus = "FINISHED") -> None:
         return None
 
@@ -281,6 +270,8 @@ class Tracker:
         self._task_runs: dict[str, str] = dict(task_runs or {})
         self._reopened: set[str] = set()  # task runs made RUNNING again in this session
         self._finished = False
+        self._tracing: Any = None  # mlflow TracingClient, made on the first model call
+        self._traced = False
         # One lock for every store write: sqlite allows a single writer, and this keeps
         # lazily created task runs unique per task id.
         self._lock = threading.RLock()
@@ -307,6 +298,7 @@ class Tracker:
         experiment_id = _ensure_experiment(
             client, settings.experiment, resolve_artifact_root(settings.artifact_root, project_root)
         )
+        _set_experiment_kind(client, experiment_id, None)  # runs only, until a model call is traced
         commit, dirty = git_state(project_root)
         run_tags = {
             "mlflow.source.git.commit": commit,
@@ -430,6 +422,24 @@ class Tracker:
                     if path.is_file():
                         self.client.log_artifact(self.run_id, str(path))
 
+    def log_model_call(self, call: ModelCall) -> None:
+        """One model call as an MLflow trace, linked to its task's nested run (the job run without a task).
+
+        The first trace of a job also tags the experiment for the UI's traces view (tracking_traces.py)."""
+        from mlflow.tracing.client import TracingClient
+
+        from runner import tracking_traces
+
+        with self._lock:
+            source = self.task_run(call.task_id) if call.task_id else self.run_id
+            if self._tracing is None:
+                self._tracing = TracingClient(self.tracking_uri)
+            tracking_traces.write_call_trace(self._tracing, experiment_id=self.experiment_id, source_run_id=source,
+                                             job_run_id=self.run_id, call=call)
+            if not self._traced:
+                self._traced = True
+                _set_experiment_kind(self.client, self.experiment_id, tracking_traces.KIND_GENAI)
+
     def finish(self, status: FinishStatus = "FINISHED") -> None:
         """Terminate every task run opened in this session, then the job run. Idempotent."""
         if status not in ("FINISHED", "FAILED", "KILLED"):
@@ -495,6 +505,22 @@ def _ensure_experiment(client: MlflowClient, name: str, artifact_location: str |
         except MlflowException:
             time.sleep(0.2)
     raise RuntimeError(f"could not create or find MLflow experiment {name!r}")
+
+
+def _set_experiment_kind(client: MlflowClient, experiment_id: str, kind: str | None) -> None:
+    """Tag the experiment's kind (the MLflow UI's landing view); None: the runs table unless already set.
+
+    A kind the runner did not set (chosen in the UI) is left alone; traces upgrade the runner's own choice."""
+    from runner import tracking_traces as kinds
+
+    tags = client.get_experiment(experiment_id).tags
+    current = tags.get(kinds.EXPERIMENT_KIND_TAG)
+    if current is not None and tags.get(kinds.KIND_SOURCE_TAG) != "runner":
+        return
+    wanted = kind or current or kinds.KIND_RUNS
+    if wanted != current:
+        client.set_experiment_tag(experiment_id, kinds.EXPERIMENT_KIND_TAG, wanted)
+        client.set_experiment_tag(experiment_id, kinds.KIND_SOURCE_TAG, "runner")
 
 
 def _find_task_runs(client: MlflowClient, experiment_id: str, parent_run_id: str) -> dict[str, str]:

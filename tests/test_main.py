@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -154,3 +155,25 @@ def test_malformed_task_file_is_named(tmp_path: Path) -> None:
     result = _run(f"suite.tasks_path={bad}", "tracking=off", f"hydra.run.dir={tmp_path / 'run'}")
     assert result.returncode == 2
     assert str(bad) in result.stderr and "turns[0].prompt" in result.stderr
+
+
+def test_progress_lines_off_a_terminal_are_in_order(oracle_run) -> None:
+    """Captured output is no terminal: progress comes as parseable lines, the slot count rising by one."""
+    _, run_dir, result = oracle_run
+    assert result.returncode == 0
+    slots = [line for line in result.stdout.splitlines() if "[progress] slots " in line]
+    parsed = [re.search(r"done=(\d+) total=(\d+) passed=(\d+) failed=(\S+) elapsed=\S+s eta=\S+", line) for line in slots]
+    assert all(parsed), slots
+    assert [int(m.group(1)) for m in parsed] == list(range(10))  # 0 of 9 at the start, then one line per slot
+    assert {int(m.group(2)) for m in parsed} == {9}
+    assert int(parsed[-1].group(3)) == 9 and parsed[-1].group(4) == "none"
+    assert result.stdout.strip().splitlines()[-1] == str(run_dir)
+
+
+def test_a_run_without_model_calls_lands_on_the_runs_table(oracle_run) -> None:
+    tmp, _, result = oracle_run
+    assert result.returncode == 0
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp}/mlflow.db")
+    experiment = client.get_experiment_by_name("genui-runner")
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    assert client.search_traces(locations=[experiment.experiment_id]) == []  # the oracle is no model

@@ -16,6 +16,7 @@ import ctypes
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -29,6 +30,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from runner import progress
 from runner.processes import pid_alive
 
 log = logging.getLogger(__name__)
@@ -258,6 +260,21 @@ def _tail(path: Path | None, lines: int = 25) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+# vLLM's loader prints e.g. "Loading safetensors checkpoint shards:  46% Completed | 6/13 [00:41<00:48, ...]".
+_SHARDS = re.compile(r"checkpoint shards:\s*\d+% Completed \| (\d+)/(\d+)")
+
+
+def checkpoint_progress(log_tail: str) -> tuple[int, int | None, str]:
+    """(shards loaded, shard count or None, the log's last line) from the end of a server log."""
+    found = _SHARDS.findall(log_tail)
+    lines = [line.strip() for line in log_tail.replace("\r", "\n").splitlines() if line.strip()]
+    last = lines[-1][-80:] if lines and lines[-1] != "(no log)" else ""
+    if not found:
+        return 0, None, last
+    done, total = found[-1]
+    return int(done), int(total), last
+
+
 # --------------------------------------------------------------------------- process-group bookkeeping
 
 
@@ -367,6 +384,7 @@ class VLLMServer:
         self._pgid: int | None = None
         self._container: Any = None
         self._log_handle: Any = None
+        self._shown: progress.Step | None = None  # the start step on the progress display, while starting
 
     # ---- public
 
@@ -403,11 +421,14 @@ class VLLMServer:
                 port = s.port or free_port(s.host)
                 url = f"http://{s.host}:{port}/v1"
                 started = time.monotonic()
-                if s.mode == "process":
-                    self._spawn_process(port)
-                else:
-                    await asyncio.to_thread(self._run_container, port)
-                await self._wait_ready(url, started=started)
+                with progress.step(f"starting vLLM server {self.name} ({s.mode})", key=f"vllm-{_safe(self.name)}") as shown:
+                    self._shown = shown
+                    if s.mode == "process":
+                        self._spawn_process(port)
+                    else:
+                        await asyncio.to_thread(self._run_container, port)
+                    await self._wait_ready(url, started=started)
+                    self._shown = None
             except BaseException:
                 await self.aclose()
                 raise
@@ -560,7 +581,19 @@ class VLLMServer:
                         f"vLLM server {self.name!r} did not answer GET {url}/models within "
                         f"{self.settings.ready_timeout_s:.0f} s (server.ready_timeout_s); last: {last}; {where}"
                     )
+                self._show_load_progress()
                 await asyncio.sleep(min(self.settings.poll_interval_s, max(0.05, deadline - time.monotonic())))
+
+    def _show_load_progress(self) -> None:
+        """Checkpoint shards loaded so far (from the server's log) on the start step of the progress display."""
+        shown = self._shown
+        if shown is None or self.log_path is None:
+            return
+        done, total, last = checkpoint_progress(_tail(self.log_path, lines=5))
+        if total:
+            shown.update(done=done, total=total, detail=f"checkpoint shards {done}/{total}")
+        elif last:
+            shown.update(detail=last)
 
     def _exit_status(self) -> str | None:
         if self._proc is not None and self._proc.poll() is not None:

@@ -8,7 +8,9 @@ changed lockfile or Dockerfile gives a new tag, and an existing tag never needs 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import re
 import logging
 import shutil
 import tempfile
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner import progress
 from runner.sandbox.web_template import TEMPLATE_DIR, ensure_template_modules
 
 log = logging.getLogger(__name__)
@@ -26,6 +29,7 @@ IMAGES_DIR = Path(__file__).resolve().parents[2] / "images"
 OFFLINE_BASE = "genui-base:bookworm"  # made by images/bootstrap.sh
 IMAGE_LABEL = "org.genui.image"
 TAG_LENGTH = 16
+_BUILD_STEP = re.compile(r"Step (\d+)/(\d+) : (.{0,60})")
 
 
 @dataclass(frozen=True)
@@ -124,12 +128,14 @@ def build_image(client: Any, spec: ImageSpec, tag: str, base_image: str, *, time
     """docker build of one spec into `tag`; returns the image Id. Raises RuntimeError with the log tail."""
     from docker.errors import APIError, BuildError
 
-    with tempfile.TemporaryDirectory(prefix=f"genui-image-{spec.name}-") as scratch:
+    with contextlib.ExitStack() as stack:
+        scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"genui-image-{spec.name}-"))
         context = Path(scratch)
         shutil.copy2(spec.dockerfile, context / "Dockerfile")
         for dest, (source, _) in spec.context.items():
             _copy_into(source, context / dest)
         lines: list[str] = []
+        shown = stack.enter_context(progress.step(f"building sandbox image {tag}", key=f"image-{spec.name}"))
         try:
             stream = client.api.build(
                 path=str(context), tag=tag, buildargs={"BASE_IMAGE": base_image}, rm=True, forcerm=True,
@@ -141,6 +147,9 @@ def build_image(client: Any, spec: ImageSpec, tag: str, base_image: str, *, time
                     raise BuildError(chunk["error"], lines)
                 if text.strip():
                     lines.append(text.rstrip())
+                    step_of = _BUILD_STEP.match(text.strip())
+                    if step_of:  # the classic builder's "Step 3/12 : RUN ..."
+                        shown.update(done=int(step_of.group(1)) - 1, total=int(step_of.group(2)), detail=step_of.group(3))
                     if echo is not None:
                         echo(text.rstrip())
         except (BuildError, APIError) as exc:

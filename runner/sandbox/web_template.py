@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runner import progress
+
 if TYPE_CHECKING:
     from runner.sandbox.base import BuildResult
 
@@ -127,7 +129,8 @@ def _install(cache_root: Path, target_dir: Path, modules: Path, template: str | 
             shutil.copy2(get_template(template).directory / name, scratch / name)
         started = time.monotonic()
         cmd = ["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline", "--cache", str(cache_root / "npm")]
-        proc = subprocess.run(cmd, cwd=scratch, capture_output=True, text=True, timeout=NPM_CI_TIMEOUT_S)
+        with progress.step("installing the web template's node_modules (npm ci, once per lockfile)", key="web-template-install"):
+            proc = subprocess.run(cmd, cwd=scratch, capture_output=True, text=True, timeout=NPM_CI_TIMEOUT_S)
         if proc.returncode != 0:
             raise RuntimeError(f"npm ci failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
         (scratch / "node_modules" / ".genui-complete").write_text(template_hash(template))

@@ -24,6 +24,7 @@ from runner.models.vllm_server import (
     VLLMServer,
     VLLMServerSettings,
     _group_alive,
+    checkpoint_progress,
     docker_run_kwargs,
     process_argv,
     resolve_snapshot,
@@ -246,3 +247,28 @@ def test_docker_run_arguments(tmp_path: Path) -> None:
 def test_settings_validation(settings: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         VLLMServerSettings.model_validate(settings)
+
+
+def test_checkpoint_progress_from_the_log_tail() -> None:
+    tail = ("INFO loading weights\nLoading safetensors checkpoint shards:   0% Completed | 0/13 [00:00<?, ?it/s]\r"
+            "Loading safetensors checkpoint shards:  46% Completed | 6/13 [00:41<00:48,  6.9s/it]\n")
+    assert checkpoint_progress(tail)[:2] == (6, 13)
+    assert checkpoint_progress("INFO starting engine core\n") == (0, None, "INFO starting engine core")
+
+
+def test_start_shows_its_load_progress(model_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A server whose log reports shards: the start step's plain progress lines carry them, then finish."""
+    shards = "echo 'Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01]'"
+    settings = fake_settings(model_dir, tmp_path, command=["sh", "-c", f'{shards}; exec "$0" "$@"', sys.executable, str(FAKE)],
+                             env={"FAKE_VLLM_DELAY_S": "1.0"})
+    server = VLLMServer(settings, name="shards", served_model_name="shards")
+    caplog.set_level("INFO", logger="runner.progress")
+
+    async def scenario() -> None:
+        await server.start()
+        await server.aclose()
+
+    asyncio.run(scenario())
+    lines = [r.getMessage() for r in caplog.records if r.name == "runner.progress" and "step=vllm-shards" in r.getMessage()]
+    assert "state=started" in lines[0] and "state=finished" in lines[-1]
+    assert any("done=1 total=2" in line and 'detail="checkpoint shards 1/2"' in line for line in lines), lines

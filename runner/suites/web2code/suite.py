@@ -26,6 +26,7 @@ import numpy as np
 import yaml
 from pydantic import Field, model_validator
 
+from runner import progress
 from runner.browser.launch import BrowserPool, BrowserSettings
 from runner.metrics.basic import basic_summary
 from runner.metrics.image import RUBRIC_DIMENSIONS, final_score, load_rgb
@@ -108,6 +109,35 @@ class Web2CodeSuite:
                                        extra_args=browser.extra_args, nav_timeout_ms=browser.nav_timeout_ms)
 
     @property
+    def uses_judge_model(self) -> bool:
+        """Micro turns are scored by pixels alone (§3.5); macro asks the judge for the eq. 8 rubric."""
+        return self.track == "macro"
+
+    def extra_model_roles(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """The §5.1 caption model, a role of its own (preflight checks it like the generator)."""
+        if not (self.track == "macro" and self.settings.caption and self.settings.caption_model):
+            return {}
+        return {"caption": ("suite.caption_model", self._caption_model_config())}
+
+    def _caption_model_config(self) -> dict[str, Any]:
+        spec = self.settings.caption_model
+        if isinstance(spec, dict):
+            return spec
+        return yaml.safe_load((self.project_root / "conf" / "model" / f"{spec}.yaml").read_text())
+
+    def check_task_sources(self) -> list[str]:
+        """Preflight: the page folders exist and the selected ids name pages, without generating trajectories."""
+        try:
+            dirs = self.page_dirs()
+        except FileNotFoundError as error:
+            return [str(error)]
+        if not dirs:
+            return [f"suite.pages_path: {self._path(self.settings.pages_path)} holds no page folder with an index.html"]
+        names = {d.name for d in dirs}
+        unknown = sorted({i for i in self.settings.task_ids if i.split(".")[0] not in names})
+        return [f"suite.task_ids: unknown page(s) {unknown}; known: {sorted(names)}"] if unknown else []
+
+    @property
     def text_only(self) -> bool:
         return self.settings.text_only if self.settings.text_only is not None else not self.vision
 
@@ -143,12 +173,17 @@ class Web2CodeSuite:
             dirs = [d for d in dirs if d.name in wanted] or dirs
         limit = asyncio.Semaphore(self.settings.generation_workers)
 
-        async def one(pool: BrowserPool, page_dir: Path) -> Trajectory:
-            async with limit:
-                return await load_or_generate(pool, page_dir, params, self.cache_root)
+        with progress.step(f"MT-Web2Code {self.track} trajectories (cached ones load at once)", total=len(dirs),
+                           key=f"web2code-{self.track}-trajectories") as shown:
 
-        async with BrowserPool(self.browser) as pool:
-            trajectories = await asyncio.gather(*(one(pool, d) for d in dirs))
+            async def one(pool: BrowserPool, page_dir: Path) -> Trajectory:
+                async with limit:
+                    trajectory = await load_or_generate(pool, page_dir, params, self.cache_root)
+                shown.advance(detail=page_dir.name)
+                return trajectory
+
+            async with BrowserPool(self.browser) as pool:
+                trajectories = await asyncio.gather(*(one(pool, d) for d in dirs))
         tasks: list[Task] = []
         modes = ["chain", "independent"] if self.settings.mode == "both" else [self.settings.mode]
         for traj in trajectories:
@@ -197,8 +232,7 @@ class Web2CodeSuite:
         from runner.models.base import GenerationRequest
         from runner.models.registry import build_model
 
-        spec = self.settings.caption_model
-        config = spec if isinstance(spec, dict) else yaml.safe_load((self.project_root / "conf" / "model" / f"{spec}.yaml").read_text())
+        config = self._caption_model_config()
         model = build_model(config)
         try:
             for step in traj.steps:
