@@ -20,6 +20,7 @@ import pytest
 from runner.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, DockerSandbox, DockerSandboxSettings
 from runner.sandbox.images import OFFLINE_BASE, ensure_images
 from tests.conftest import REPO_ROOT, cli_env, runner_command
+from tests.support.components import skip_missing
 
 pytestmark = [pytest.mark.docker, pytest.mark.build]
 
@@ -36,7 +37,7 @@ def _engine():
         client.ping()
         return client
     except DockerException as exc:
-        pytest.skip(f"no Docker engine reachable ({exc}); start one with scripts/start-dockerd.sh")
+        skip_missing("docker", f"no Docker engine reachable ({exc}); start one with scripts/start-dockerd.sh")
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,12 @@ from runner.sandbox.server import CSP
 
 pytestmark = [
     pytest.mark.sandbox,
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason=missing("bubblewrap", "bubblewrap is not installed")),
 ]
 
 COUNTER_APP = """import { useState } from "react";
 import { label } from "./label.js";
+from tests.support.components import missing
 
 export default function App() {
   const [count, setCount] = useState(0);

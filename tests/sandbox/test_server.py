@@ -18,7 +18,7 @@ from runner.sandbox.server import CSP
 
 pytestmark = [
     pytest.mark.sandbox,
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason=missing("bubblewrap", "bubblewrap is not installed")),
 ]
 
 BACKEND = '''
@@ -194,6 +194,7 @@ def test_server_without_network_or_host_files(tmp_path):
     (backends / "probe.py").write_text(
         '''
 import os, socket
+from tests.support.components import missing
 TOOL_SCHEMAS = {"probe": {"description": "", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}}}
 
 def invoke(tool, args, state):
