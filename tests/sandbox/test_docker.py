@@ -18,7 +18,8 @@ import httpx
 import pytest
 
 from runner.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, DockerSandbox, DockerSandboxSettings
-from runner.sandbox.images import OFFLINE_BASE, ensure_images
+from runner.browser.version import executable_version
+from runner.sandbox.images import OFFLINE_BASE, ensure_images, image_versions
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 from tests.support.components import skip_missing
 
@@ -221,10 +222,22 @@ def test_smoke_experiment_matches_local_and_records_image_digests(tmp_path: Path
     experiment = client.get_experiment_by_name("genui-runner")
     job = next(r for r in client.search_runs([experiment.experiment_id]) if "mlflow.parentRunId" not in r.data.tags)
     tags = job.data.tags
+    lineage = json.loads((tmp_path / "docker" / "lineage.json").read_text())
     for name in ("build", "browser"):
         image = engine.images.get(tags[f"sandbox.image.{name}"])
         assert tags[f"sandbox.image.{name}.digest"] == image.id
         assert tags[f"sandbox.image.{name}"].startswith(f"genui-{name}:")
+        assert lineage["image_digests"][tags[f"sandbox.image.{name}"]] == image.id, "lineage: tag -> digest"
+        assert lineage["image_versions"][name] == image_versions(image)
+    chromium = image_versions(engine.images.get(tags["sandbox.image.browser"]))["chromium"]
+    assert tags["sandbox.image.browser.chromium"] == chromium and chromium.startswith("156.")
+    assert tags["sandbox.image.build.node"].startswith("20.")
+    browsers = lineage["browser_versions"]
+    assert browsers["used"] == "image" and chromium.startswith(browsers["image"] + "-")
+    assert browsers["host"] == executable_version("/usr/bin/chromium"), "the host's browser is recorded too"
+    assert json.loads(tags["genui.lineage.browser_versions"]) == browsers
+    local_lineage = json.loads((tmp_path / "local" / "lineage.json").read_text())
+    assert local_lineage["image_digests"] == {} and local_lineage["browser_versions"]["used"] == "host"
     after = {c.id for c in engine.containers.list(all=True, filters=flt)}
     assert after <= before, "the run left containers behind"
     assert {n.id for n in engine.networks.list(filters=flt)} <= networks_before, "the run left a network behind"
