@@ -46,10 +46,12 @@ COMPARED: dict[str, str] = {
     "shard": "shard",
     "task_set_hash": "task set",
     "image_digests": "image digests",
-    "browser_versions": "browser versions",
+    "browser": "browser",
     "model_revisions": "model revisions",
     "prompt_versions": "prompt versions",
 }
+# Recorded and tagged but not compared: the browser that does not render the run may update freely.
+TAGGED_ONLY = ("browser_versions",)
 # Keys in model/judge/actor config that pin which weights answer (anything else is covered by the config hash).
 REVISION_KEYS = ("name", "provider", "model", "revision", "model_revision", "tokenizer_revision", "checkpoint",
                  "quantization", "dtype", "served_model_name")
@@ -172,7 +174,8 @@ def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dic
         "task_digests": digests,
         "image_digests": image_digests(images),
         "image_versions": {name: info.get("versions", {}) for name, info in images.items()},
-        "browser_versions": browser_versions(config, images),
+        "browser_versions": (browsers := browser_versions(config, images)),
+        "browser": f"{browsers['used']} {browsers.get(browsers['used'], 'unknown')}",
         "model_revisions": model_revisions(dumped),
         "prompt_versions": prompt_versions(suite),
     }
@@ -214,7 +217,7 @@ def _short(value: Any) -> str:
 def lineage_tags(lineage: Mapping[str, Any]) -> dict[str, str]:
     """MLflow tags (genui.lineage.*) for a job run; per-task digests stay in lineage.json only."""
     tags = {}
-    for key in COMPARED:
+    for key in (*COMPARED, *(k for k in TAGGED_ONLY if k in lineage)):
         value = lineage.get(key)
         tags[f"genui.lineage.{key}"] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     return tags

@@ -109,6 +109,8 @@ def test_lineage_records_the_host_browser_and_an_image_browser_beside_it() -> No
     lineage = _lineage(compose_config())
     host = executable_version("/usr/bin/chromium")
     assert lineage["browser_versions"] == {"host": host or "unknown", "used": "host"}
+    assert lineage["browser"] == f"host {host or 'unknown'}", "the browser that renders is compared on resume"
+    assert json.loads(lineage_mod.lineage_tags(lineage)["genui.lineage.browser_versions"]) == lineage["browser_versions"]
     assert lineage["image_digests"] == {} and lineage["image_versions"] == {}
     images = {"browser": {"tag": "genui-browser:0123456789abcdef", "digest": "sha256:b",
                           "versions": {"chromium": "157.0.1.2-1~deb12u1"}}}

@@ -234,6 +234,7 @@ def test_smoke_experiment_matches_local_and_records_image_digests(tmp_path: Path
     assert tags["sandbox.image.build.node"].startswith("20.")
     browsers = lineage["browser_versions"]
     assert browsers["used"] == "image" and chromium.startswith(browsers["image"] + "-")
+    assert lineage["browser"] == f"image {browsers['image']}"
     assert browsers["host"] == executable_version("/usr/bin/chromium"), "the host's browser is recorded too"
     assert json.loads(tags["genui.lineage.browser_versions"]) == browsers
     local_lineage = json.loads((tmp_path / "local" / "lineage.json").read_text())
