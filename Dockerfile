@@ -31,10 +31,11 @@ RUN python3 -m venv /opt/genui/.venv \
  && /opt/genui/.venv/bin/pip install -q -e .
 
 FROM ${BASE_IMAGE}
-# Chromium + the fonts pages may use, bubblewrap (sandbox=local) and prlimit (util-linux) for the build limits.
+# Chromium + the fonts pages may use, libatomic1 for the Playwright driver's node, bubblewrap (sandbox=local) and
+# prlimit (util-linux) for the build limits.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 chromium fonts-liberation fonts-dejavu-core fontconfig \
-      bubblewrap util-linux \
+      libatomic1 bubblewrap util-linux \
  && rm -rf /var/lib/apt/lists/* \
  && fc-cache -f
 COPY --from=template /usr/local/bin/node /usr/local/bin/node
