@@ -277,3 +277,21 @@ def test_tool_bridge_is_served_from_the_container(tmp_path: Path, label: str) ->
     assert json.loads((io / "state_out.json").read_text()) == {"n": 42}
     assert json.loads((io / "tools.jsonl").read_text().splitlines()[0])["ok"] is True
     assert os.stat(io / "state_out.json").st_uid == os.getuid()
+
+
+def test_images_hold_what_the_sources_serve_and_a_refresh_of_unchanged_sources_builds_nothing(engine) -> None:
+    from runner.sandbox.images import APT_SET_LABEL, apt_set_hash, image_specs, resolve_packages
+
+    present = ensure_images(engine, base_image=OFFLINE_BASE)
+    refreshed = ensure_images(engine, base_image=OFFLINE_BASE, refresh=True)  # resolves again, in the base image
+    for name in ("build", "browser"):
+        assert not refreshed[name].built and refreshed[name].tag == present[name].tag
+        image = engine.images.get(present[name].tag)
+        resolved = resolve_packages(engine, OFFLINE_BASE, image_specs()[name].apt_packages)
+        assert image.labels[APT_SET_LABEL] == apt_set_hash(resolved)
+        for package, version in image_versions(image).items():
+            if package in resolved:
+                assert resolved[package] == version
+    installed = engine.containers.run(present["browser"].tag, entrypoint=["dpkg-query", "-W", "-f", "${Version}",
+                                                                          "chromium"], remove=True).decode()
+    assert installed == present["browser"].versions["chromium"], "the label is what dpkg installed"
