@@ -4,7 +4,8 @@
 #   bash scripts/build-images.sh          # genui-base:bookworm (this machine's apt sources and CA bundle) + sandbox images
 #   docker build -t genui-runner \
 #     --build-arg SANDBOX_BUILD_IMAGE=$(.venv/bin/python -m runner.sandbox.images --tag build) .
-#   docker run --rm --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt apparmor=unconfined genui-runner
+#   docker run --rm --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+#     --security-opt systempaths=unconfined -v /sys/fs/cgroup:/sys/fs/cgroup genui-runner
 #
 # Node and the template's node_modules come from the sandbox build image (same lockfile, same binary), so this
 # build needs PyPI (the venv) and the Debian mirror, no npm registry. Proxy variables pass as Docker's predefined
@@ -25,9 +26,10 @@ RUN { cp /etc/ssl/certs/ca-certificates.crt /etc/genui-build-ca.crt 2>/dev/null 
  && { [ -s /etc/genui-build-ca.crt ] || cp /etc/ssl/certs/ca-certificates.crt /etc/genui-build-ca.crt; }
 ENV PIP_CERT=/etc/genui-build-ca.crt PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /opt/genui
-COPY pyproject.toml README.md ./
+# pyproject's readme only feeds package metadata: an empty one keeps this layer cached across doc edits.
+COPY pyproject.toml ./
 COPY runner ./runner
-RUN python3 -m venv /opt/genui/.venv \
+RUN touch README.md && python3 -m venv /opt/genui/.venv \
  && /opt/genui/.venv/bin/pip install -q -e .
 
 FROM ${BASE_IMAGE}

@@ -20,8 +20,9 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 TAG = "genui-runner:test"
 # What bubblewrap needs inside a container (README, docs/docker.md): CAP_SYS_ADMIN for its namespaces and
-# mounts, and no seccomp/AppArmor profile that forbids them.
-RUN_FLAGS = ["--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined"]
+# mounts, no seccomp/AppArmor profile that forbids them, an unmasked /proc, and a writable cgroup tree for limits.
+RUN_FLAGS = ["--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
+             "--security-opt", "systempaths=unconfined", "-v", "/sys/fs/cgroup:/sys/fs/cgroup"]
 
 
 def _docker(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -52,6 +53,7 @@ def test_docker_run_of_the_runner_image_finishes_the_offline_default(runner_imag
     assert summary["turn_pass"] == 1.0 and summary["run"]["sandbox"] == "local"
     records = (outputs / "run" / "turns.jsonl").read_text().splitlines()
     assert len(records) == 9 and all(json.loads(line)["status"] == "ok" for line in records)
+    assert "memory is not limited" not in result.stderr, "the sandbox's cgroup limits apply inside the container"
 
 
 def test_without_the_flags_bubblewrap_cannot_start_and_the_run_says_so(runner_image: str, tmp_path: Path) -> None:
