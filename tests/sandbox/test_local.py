@@ -16,6 +16,7 @@ from runner.sandbox import limits, local
 from runner.sandbox.limits import CgroupSet, ResourceLimits
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 from runner.sandbox.server import CSP
+from tests.support.components import missing
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -24,7 +25,6 @@ pytestmark = [
 
 COUNTER_APP = """import { useState } from "react";
 import { label } from "./label.js";
-from tests.support.components import missing
 
 export default function App() {
   const [count, setCount] = useState(0);

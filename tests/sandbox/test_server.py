@@ -15,6 +15,7 @@ import pytest
 from runner.sandbox.base import ToolBridge
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 from runner.sandbox.server import CSP
+from tests.support.components import missing
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -194,7 +195,6 @@ def test_server_without_network_or_host_files(tmp_path):
     (backends / "probe.py").write_text(
         '''
 import os, socket
-from tests.support.components import missing
 TOOL_SCHEMAS = {"probe": {"description": "", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}}}
 
 def invoke(tool, args, state):
