@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import REPO_ROOT
 from tests.support.components import skip_missing
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(2400)]  # a cold build runs past the default 600 s
 
 TAG = "genui-runner:test"
 # What bubblewrap needs inside a container (README, docs/docker.md): CAP_SYS_ADMIN for its namespaces and
