@@ -1,32 +1,48 @@
-# The runner's own image: runner package, Playwright (client) + Debian's Chromium with pinned fonts, Node 20
-# and the pinned web template, for users who run everything in containers (docs/docker.md).
+# The runner's own image: the runner package in a venv, Debian's Chromium and fonts, bubblewrap, Node 20 and
+# the web template's node_modules, for users who run everything in containers (docs/docker.md).
 #
-#   scripts/build-images.sh                                   # base (offline) + sandbox images
+#   bash scripts/build-images.sh          # genui-base:bookworm (this machine's apt sources and CA bundle) + sandbox images
 #   docker build -t genui-runner \
-#     --build-arg BASE_IMAGE=genui-base:bookworm \
-#     --build-arg SANDBOX_BUILD_IMAGE=$(.venv/bin/python -c 'from runner.sandbox.images import *; print(content_tag(image_specs()["build"], OFFLINE_BASE))') .
+#     --build-arg SANDBOX_BUILD_IMAGE=$(.venv/bin/python -m runner.sandbox.images --tag build) .
+#   docker run --rm --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+#     --security-opt systempaths=unconfined -v /sys/fs/cgroup:/sys/fs/cgroup genui-runner
 #
-# Node and the template's node_modules come from the sandbox build image (same lockfile, same binary), so
-# this build needs PyPI but no npm registry. Verify/update the base pin: docker buildx imagetools inspect debian:bookworm-slim
-ARG BASE_IMAGE=debian:bookworm-slim@sha256:96e378d7e6531ac9a15ad505478fcc2e69f371b10f5cdf87857c4b8188404716
-ARG SANDBOX_BUILD_IMAGE=genui-build:latest
+# Node and the template's node_modules come from the sandbox build image (same lockfile, same binary), so this
+# build needs PyPI (the venv) and the Debian mirror, no npm registry. Proxy variables pass as Docker's predefined
+# build arguments (--build-arg HTTPS_PROXY=...); the CA bundle is the base image's (bootstrap.sh copies the
+# machine's). Distribution packages are named, never pinned (their builds are withdrawn within days).
+ARG BASE_IMAGE=genui-base:bookworm
+ARG SANDBOX_BUILD_IMAGE
 FROM ${SANDBOX_BUILD_IMAGE} AS template
 
-FROM ${BASE_IMAGE}
-RUN apt-get update \
- && apt-get install -y --no-install-recommends \
-      python3=3.11.2-1+b1 python3-venv=3.11.2-1+b1 ca-certificates git \
-      chromium=156.0.8078.108-1~deb12u1 fonts-liberation=1:1.07.4-11 fonts-dejavu-core=2.37-6 \
-      bubblewrap util-linux \
- && rm -rf /var/lib/apt/lists/*
-COPY --from=template /usr/local/bin/node /usr/local/bin/node
-
+# The venv is made in a stage of its own, so pip's settings and caches stay out of the final image.
+FROM ${BASE_IMAGE} AS venv
+# The base's CA bundle (genui-base: the machine's own, its proxy's CA included) is set aside first: installing
+# python3 pulls in ca-certificates, which rewrites the bundle from Debian's list alone.
+RUN { cp /etc/ssl/certs/ca-certificates.crt /etc/genui-build-ca.crt 2>/dev/null || true; } \
+ && apt-get update \
+ && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && { [ -s /etc/genui-build-ca.crt ] || cp /etc/ssl/certs/ca-certificates.crt /etc/genui-build-ca.crt; }
+ENV PIP_CERT=/etc/genui-build-ca.crt PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /opt/genui
-COPY pyproject.toml README.md ./
+# pyproject's readme only feeds package metadata: an empty one keeps this layer cached across doc edits.
+COPY pyproject.toml ./
 COPY runner ./runner
-RUN python3 -m venv /opt/genui/.venv \
- && /opt/genui/.venv/bin/pip install --no-cache-dir -q -e . \
- && rm -rf /root/.cache
+RUN touch README.md && python3 -m venv /opt/genui/.venv \
+ && /opt/genui/.venv/bin/pip install -q -e .
+
+FROM ${BASE_IMAGE}
+# Chromium + the fonts pages may use, libatomic1 for the Playwright driver's node, bubblewrap (sandbox=local) and
+# prlimit (util-linux) for the build limits.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 chromium fonts-liberation fonts-dejavu-core fontconfig \
+      libatomic1 bubblewrap util-linux \
+ && rm -rf /var/lib/apt/lists/* \
+ && fc-cache -f
+COPY --from=template /usr/local/bin/node /usr/local/bin/node
+WORKDIR /opt/genui
+COPY --from=venv /opt/genui /opt/genui
 COPY conf ./conf
 COPY tasks ./tasks
 COPY bench ./bench
@@ -35,7 +51,8 @@ COPY --from=template /node_modules /opt/genui/.cache/node_modules.tmp
 RUN hash=$(/opt/genui/.venv/bin/python -c 'from runner.sandbox.web_template import template_hash; print(template_hash())') \
  && mkdir -p .cache/web-template/$hash \
  && mv .cache/node_modules.tmp .cache/web-template/$hash/node_modules \
- && echo $hash > .cache/web-template/$hash/node_modules/.genui-complete
+ && echo $hash > .cache/web-template/$hash/node_modules/.genui-complete \
+ && node --version && chromium --version && bwrap --version
 
 ENV PATH=/opt/genui/.venv/bin:$PATH LANG=C.UTF-8 PYTHONUNBUFFERED=1
 # Results land in /opt/genui/outputs and mlruns: mount volumes there to keep them.

@@ -27,7 +27,7 @@ ui:
 bench:
     {{python}} bench/harness.py
 
-# Sandbox images for sandbox=docker (offline bootstrap + build/browser images; idempotent).
+# Sandbox images for sandbox=docker (offline bootstrap + build/browser images of what the apt sources serve; idempotent).
 images:
     bash scripts/build-images.sh
 

@@ -121,6 +121,7 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     tasks = await suite.load_tasks()
     if not tasks:
         raise ConfigError(f"suite {config.suite.name!r} selected no tasks")
+    sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
     lineage = lineage_mod.compute_lineage(config, tasks, suite=suite)
     resumed = prepare_run_dir(config, run_dir, lineage)
     reference = tracking.load_run_ref(run_dir.path) if resumed else None
@@ -136,7 +137,7 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
         run_params=config.model_dump(mode="json"),
         tags={"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
               "run_dir": str(run_dir.path), **lineage_mod.lineage_tags(lineage),
-              **(await sandbox_tracking_tags(config))},
+              **sandbox_tags},
         resume_run_id=reference["run_id"] if reference else None,
     )
     tracking.save_run_ref(run_dir.path, tracker)

@@ -2,7 +2,8 @@
 
 Each run writes lineage.json beside config.yaml and tags its MLflow job run with the same items:
 git commit (+ dirty flag), a hash of the comparable config, a hash of the selected task set, sandbox
-image digests, model revisions and prompt versions. `resume` compares the stored lineage with the current
+image tags and digests (with the versions the images record), the browser versions, model revisions and prompt
+versions. `resume` compares the stored lineage with the current
 one (runner.experiment.prepare_run_dir) and `runner.merge` checks that shards share one lineage.
 """
 
@@ -32,9 +33,10 @@ CONFIG_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_tim
 # prompts add their module here (a missing module is simply skipped).
 PROMPT_VERSION_MODULES: list[str] = ["runner.suites.payload"]
 
-# sandbox kind -> function(config) -> {image name: digest}. A sandbox that runs images registers one.
-ImageDigestHook = Callable[[Any], dict[str, str]]
-IMAGE_DIGEST_HOOKS: dict[str, ImageDigestHook] = {}
+# sandbox kind -> function(config) -> {image name: {"tag", "digest", "versions"}} of the images a run of it
+# uses (without building any). A sandbox that runs images registers one.
+SandboxImagesHook = Callable[[Any], dict[str, dict[str, Any]]]
+SANDBOX_IMAGE_HOOKS: dict[str, SandboxImagesHook] = {}
 
 # Items compared on resume, in the order a refusal names them, with their human-readable names.
 COMPARED: dict[str, str] = {
@@ -44,9 +46,12 @@ COMPARED: dict[str, str] = {
     "shard": "shard",
     "task_set_hash": "task set",
     "image_digests": "image digests",
+    "browser": "browser",
     "model_revisions": "model revisions",
     "prompt_versions": "prompt versions",
 }
+# Recorded and tagged but not compared: the browser that does not render the run may update freely.
+TAGGED_ONLY = ("browser_versions",)
 # Keys in model/judge/actor config that pin which weights answer (anything else is covered by the config hash).
 REVISION_KEYS = ("name", "provider", "model", "revision", "model_revision", "tokenizer_revision", "checkpoint",
                  "quantization", "dtype", "served_model_name")
@@ -106,35 +111,49 @@ def prompt_versions(suite: Any = None) -> dict[str, str]:
     return versions
 
 
-def image_digests(config: Any) -> dict[str, str]:
-    """Digests of the sandbox's images, from the hook registered for its kind ({} if none)."""
+def sandbox_images(config: Any) -> dict[str, dict[str, Any]]:
+    """The sandbox's images (tag, digest, recorded versions), from the hook registered for its kind ({} if none)."""
     kind = getattr(getattr(config, "sandbox", None), "kind", None)
-    hook = IMAGE_DIGEST_HOOKS.get(str(kind))
+    hook = SANDBOX_IMAGE_HOOKS.get(str(kind))
     if hook is None:
         return {}
     try:
-        return {str(k): str(v) for k, v in hook(config).items()}
+        return hook(config)
     except Exception as error:  # an unreachable engine must not stop the run; record that it was unknown
-        log.warning("could not read image digests: %s", error)
-        return {"error": "unavailable"}
+        log.warning("could not read the sandbox images: %s", error)
+        return {"error": {"tag": "unavailable", "digest": "unavailable", "versions": {}}}
 
 
-def _docker_digests(config: Any) -> dict[str, str]:
-    """The Docker sandbox's image (sandbox.options.image), resolved to its id by the local engine."""
-    image = (config.sandbox.options or {}).get("image")
-    if not image:
-        return {}
-    import docker
-
-    client = docker.from_env(timeout=10)
-    try:
-        found = client.images.get(image)
-        return {str(image): found.id, **{str(d): d for d in found.attrs.get("RepoDigests", [])[:1]}}
-    finally:
-        client.close()
+def image_digests(images: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """{image tag: image Id} of the sandbox's images."""
+    return {str(info["tag"]): str(info["digest"]) for info in images.values()}
 
 
-IMAGE_DIGEST_HOOKS["docker"] = _docker_digests
+def browser_versions(config: Any, images: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Which Chromium renders the run ("used": host | image) and the version of each one there is.
+
+    The host's is always recorded (it differs from the image's after a security update on one side)."""
+    from runner.browser.version import executable_version
+    from runner.sandbox.images import debian_upstream_version
+
+    executable = getattr(getattr(config, "browser", None), "executable_path", None)
+    found = {"host": executable_version(executable) or ("playwright" if executable is None else "unknown")}
+    image_chromium = ((images.get("browser") or {}).get("versions") or {}).get("chromium")
+    if image_chromium:
+        found["image"] = debian_upstream_version(image_chromium)
+    found["used"] = "image" if "browser" in images else "host"
+    return found
+
+
+def _docker_images(config: Any) -> dict[str, dict[str, Any]]:
+    from runner.sandbox.docker import present_images
+
+    infos = present_images(config.sandbox.options or {}, cache_root=config.resolve_path(config.cache_dir))
+    return {name: {"tag": info.tag, "digest": info.image_id, "versions": dict(info.versions)}
+            for name, info in infos.items()}
+
+
+SANDBOX_IMAGE_HOOKS["docker"] = _docker_images
 
 
 def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dict[str, Any]:
@@ -144,6 +163,7 @@ def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dic
     dumped = config.model_dump(mode="json")
     commit, dirty = git_state(Path(config.project_root))
     digests = {task.id: task_digest(task) for task in tasks}
+    images = sandbox_images(config)
     return {
         "version": LINEAGE_VERSION,
         "git_commit": commit,
@@ -152,7 +172,10 @@ def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dic
         "shard": (dumped.get("suite") or {}).get("shard"),
         "task_set_hash": task_set_hash(digests),
         "task_digests": digests,
-        "image_digests": image_digests(config),
+        "image_digests": image_digests(images),
+        "image_versions": {name: info.get("versions", {}) for name, info in images.items()},
+        "browser_versions": (browsers := browser_versions(config, images)),
+        "browser": f"{browsers['used']} {browsers.get(browsers['used'], 'unknown')}",
         "model_revisions": model_revisions(dumped),
         "prompt_versions": prompt_versions(suite),
     }
@@ -194,7 +217,7 @@ def _short(value: Any) -> str:
 def lineage_tags(lineage: Mapping[str, Any]) -> dict[str, str]:
     """MLflow tags (genui.lineage.*) for a job run; per-task digests stay in lineage.json only."""
     tags = {}
-    for key in COMPARED:
+    for key in (*COMPARED, *(k for k in TAGGED_ONLY if k in lineage)):
         value = lineage.get(key)
         tags[f"genui.lineage.{key}"] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     return tags
@@ -215,7 +238,7 @@ def load_lineage(run_dir: Path) -> dict[str, Any] | None:
 
 __all__ = [
     "COMPARED",
-    "IMAGE_DIGEST_HOOKS",
+    "SANDBOX_IMAGE_HOOKS",
     "LINEAGE_FILE",
     "PROMPT_VERSION_MODULES",
     "compute_lineage",

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Sandbox images for sandbox=docker, offline: the base image from debootstrap (images/bootstrap.sh), then
-# the build and browser images on it, tagged by content hash. Idempotent: existing tags are skipped.
-#   scripts/build-images.sh                       # offline: BASE_IMAGE=genui-base:bookworm
-#   BASE_IMAGE=debian:bookworm-slim@sha256:... scripts/build-images.sh   # normal machine: pinned registry base
+# Sandbox images for sandbox=docker, offline: the base image from debootstrap of this machine's own apt
+# sources (images/bootstrap.sh), then the build and browser images on it. Their distribution packages are
+# resolved to what the sources serve today and the images are tagged by content hash of recipe + resolved
+# versions (runner/sandbox/images.py): a re-run builds a new image only when the sources now serve other
+# versions (a Chromium security update, say); older images keep their tags. Idempotent.
+#   scripts/build-images.sh                                         # offline: BASE_IMAGE=genui-base:bookworm
+#   BASE_IMAGE=debian:bookworm-slim@sha256:... scripts/build-images.sh   # normal machine: a registry base
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,4 +15,4 @@ if [ "$BASE_IMAGE" = "genui-base:bookworm" ]; then
   bash images/bootstrap.sh
 fi
 PYTHON="${PYTHON:-.venv/bin/python}"
-"$PYTHON" -m runner.sandbox.images --base "$BASE_IMAGE" build browser
+"$PYTHON" -m runner.sandbox.images --refresh --base "$BASE_IMAGE" build browser

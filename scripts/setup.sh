@@ -31,7 +31,7 @@ fi
 # The web template's node_modules, installed once and shared read-only by every build; then a self-check.
 .venv/bin/python -m runner.prepare
 
-# sandbox=docker: a Docker engine and the pinned, content-hashed sandbox images (built offline from a
+# sandbox=docker: a Docker engine and the content-hashed sandbox images (built offline from a
 # debootstrap base here). Not needed by the default run, so a machine without Docker still gets set up.
 if ! bash scripts/build-images.sh; then
   echo "setup: warning: the Docker sandbox images were not built; sandbox=docker is unavailable (docs/docker.md)" >&2

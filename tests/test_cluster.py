@@ -12,6 +12,7 @@ from mlflow import MlflowClient
 
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 from tests.support.cluster import mlflow_server, ray_head, slurm_cluster, slurm_missing
+from tests.support.components import skip_missing
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox]
 
@@ -60,7 +61,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_submitit_slurm_grid_on_a_real_cluster(tmp_path: Path, server: str) -> None:
     reason = slurm_missing()
     if reason:
-        pytest.skip(reason)
+        skip_missing("slurm", reason)
     sweep_dir = tmp_path / "sweep"
     with slurm_cluster(tmp_path / "slurm") as slurm_env:
         started = time.monotonic()

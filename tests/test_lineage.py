@@ -101,3 +101,19 @@ def test_cli_resume_refuses_an_edited_task_naming_it(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=300)
     assert second.returncode == 2
     assert "lineage changed (task set (edited: smoke-counter))" in second.stderr, second.stderr[-2000:]
+
+
+def test_lineage_records_the_host_browser_and_an_image_browser_beside_it() -> None:
+    from runner.browser.version import executable_version
+
+    lineage = _lineage(compose_config())
+    host = executable_version("/usr/bin/chromium")
+    assert lineage["browser_versions"] == {"host": host or "unknown", "used": "host"}
+    assert lineage["browser"] == f"host {host or 'unknown'}", "the browser that renders is compared on resume"
+    assert json.loads(lineage_mod.lineage_tags(lineage)["genui.lineage.browser_versions"]) == lineage["browser_versions"]
+    assert lineage["image_digests"] == {} and lineage["image_versions"] == {}
+    images = {"browser": {"tag": "genui-browser:0123456789abcdef", "digest": "sha256:b",
+                          "versions": {"chromium": "157.0.1.2-1~deb12u1"}}}
+    recorded = lineage_mod.browser_versions(compose_config(), images)
+    assert recorded == {"host": host or "unknown", "image": "157.0.1.2", "used": "image"}
+    assert lineage_mod.image_digests(images) == {"genui-browser:0123456789abcdef": "sha256:b"}

@@ -549,6 +549,18 @@ class DockerSandbox:
         await asyncio.to_thread(self._close_sync)
 
 
+def present_images(options: dict[str, Any], *, cache_root: Path | None = None) -> dict[str, ImageInfo]:
+    """The images a run with these `sandbox.options` uses, as present on the engine; builds nothing.
+    Raises DockerSetupError when the engine or an image is missing."""
+    settings = DockerSandboxSettings.model_validate(options)
+    sandbox = DockerSandbox(settings.model_copy(update={"build_missing_images": False}), cache_root=cache_root)
+    try:
+        return sandbox.ensure_images()
+    finally:
+        if sandbox._client is not None:
+            sandbox._client.close()
+
+
 def _ulimit(name: str, value: int) -> Any:
     from docker.types import Ulimit
 

@@ -17,6 +17,7 @@ from runner.actors.probe import ProbeActor, ProbeSettings
 from runner.browser.launch import BrowserPool, BrowserSettings
 from runner.evidence import Evidence, Trace
 from runner.tasks import Task, TurnSpec
+from tests.support.components import skip_missing
 
 pytestmark = pytest.mark.browser
 
@@ -31,7 +32,7 @@ _spec.loader.exec_module(browser_support)
 @pytest.fixture
 def site() -> Iterator["browser_support.StaticSite"]:
     if not shutil.which("/usr/bin/chromium"):
-        pytest.skip("system Chromium not installed")
+        skip_missing("chromium", "system Chromium not installed (scripts/setup.sh installs it)")
     s = browser_support.StaticSite().start()
     try:
         yield s

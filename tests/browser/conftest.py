@@ -9,6 +9,7 @@ import pytest
 
 from browser_support import StaticSite
 from runner.browser.launch import BrowserSettings
+from tests.support.components import skip_missing
 
 
 @pytest.fixture
@@ -33,5 +34,5 @@ def other_site() -> Iterator[StaticSite]:
 @pytest.fixture
 def browser_settings() -> BrowserSettings:
     if not shutil.which("chromium") and not shutil.which("/usr/bin/chromium"):
-        pytest.skip("system Chromium not installed")
+        skip_missing("chromium", "system Chromium not installed (scripts/setup.sh installs it)")
     return BrowserSettings(settle_ms=100)

@@ -19,6 +19,7 @@ import pytest
 
 from runner.browser.launch import BrowserPool, BrowserSettings
 from runner.browser.session import PageSession
+from tests.support.components import skip_missing
 
 
 @dataclass
@@ -147,7 +148,7 @@ TOOL_PAGE = """<!doctype html><html><body>
 def browse() -> Callable[..., Any]:
     """`browse(url, body)`: run an async body on a freshly loaded page (see on_page)."""
     if not Path(BrowserSettings().executable_path or "").exists():
-        pytest.skip("system Chromium not installed")
+        skip_missing("chromium", "system Chromium not installed (scripts/setup.sh installs it)")
     return on_page
 
 

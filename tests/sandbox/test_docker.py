@@ -18,8 +18,10 @@ import httpx
 import pytest
 
 from runner.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, DockerSandbox, DockerSandboxSettings
-from runner.sandbox.images import OFFLINE_BASE, ensure_images
+from runner.browser.version import executable_version
+from runner.sandbox.images import OFFLINE_BASE, ensure_images, image_versions
 from tests.conftest import REPO_ROOT, cli_env, runner_command
+from tests.support.components import skip_missing
 
 pytestmark = [pytest.mark.docker, pytest.mark.build]
 
@@ -36,7 +38,7 @@ def _engine():
         client.ping()
         return client
     except DockerException as exc:
-        pytest.skip(f"no Docker engine reachable ({exc}); start one with scripts/start-dockerd.sh")
+        skip_missing("docker", f"no Docker engine reachable ({exc}); start one with scripts/start-dockerd.sh")
 
 
 @pytest.fixture(scope="module")
@@ -220,10 +222,23 @@ def test_smoke_experiment_matches_local_and_records_image_digests(tmp_path: Path
     experiment = client.get_experiment_by_name("genui-runner")
     job = next(r for r in client.search_runs([experiment.experiment_id]) if "mlflow.parentRunId" not in r.data.tags)
     tags = job.data.tags
+    lineage = json.loads((tmp_path / "docker" / "lineage.json").read_text())
     for name in ("build", "browser"):
         image = engine.images.get(tags[f"sandbox.image.{name}"])
         assert tags[f"sandbox.image.{name}.digest"] == image.id
         assert tags[f"sandbox.image.{name}"].startswith(f"genui-{name}:")
+        assert lineage["image_digests"][tags[f"sandbox.image.{name}"]] == image.id, "lineage: tag -> digest"
+        assert lineage["image_versions"][name] == image_versions(image)
+    chromium = image_versions(engine.images.get(tags["sandbox.image.browser"]))["chromium"]
+    assert tags["sandbox.image.browser.chromium"] == chromium and chromium.startswith("156.")
+    assert tags["sandbox.image.build.node"].startswith("20.")
+    browsers = lineage["browser_versions"]
+    assert browsers["used"] == "image" and chromium.startswith(browsers["image"] + "-")
+    assert lineage["browser"] == f"image {browsers['image']}"
+    assert browsers["host"] == executable_version("/usr/bin/chromium"), "the host's browser is recorded too"
+    assert json.loads(tags["genui.lineage.browser_versions"]) == browsers
+    local_lineage = json.loads((tmp_path / "local" / "lineage.json").read_text())
+    assert local_lineage["image_digests"] == {} and local_lineage["browser_versions"]["used"] == "host"
     after = {c.id for c in engine.containers.list(all=True, filters=flt)}
     assert after <= before, "the run left containers behind"
     assert {n.id for n in engine.networks.list(filters=flt)} <= networks_before, "the run left a network behind"
@@ -262,3 +277,21 @@ def test_tool_bridge_is_served_from_the_container(tmp_path: Path, label: str) ->
     assert json.loads((io / "state_out.json").read_text()) == {"n": 42}
     assert json.loads((io / "tools.jsonl").read_text().splitlines()[0])["ok"] is True
     assert os.stat(io / "state_out.json").st_uid == os.getuid()
+
+
+def test_images_hold_what_the_sources_serve_and_a_refresh_of_unchanged_sources_builds_nothing(engine) -> None:
+    from runner.sandbox.images import APT_SET_LABEL, apt_set_hash, image_specs, resolve_packages
+
+    present = ensure_images(engine, base_image=OFFLINE_BASE)
+    refreshed = ensure_images(engine, base_image=OFFLINE_BASE, refresh=True)  # resolves again, in the base image
+    for name in ("build", "browser"):
+        assert not refreshed[name].built and refreshed[name].tag == present[name].tag
+        image = engine.images.get(present[name].tag)
+        resolved = resolve_packages(engine, OFFLINE_BASE, image_specs()[name].apt_packages)
+        assert image.labels[APT_SET_LABEL] == apt_set_hash(resolved)
+        for package, version in image_versions(image).items():
+            if package in resolved:
+                assert resolved[package] == version
+    installed = engine.containers.run(present["browser"].tag, entrypoint=["dpkg-query", "-W", "-f", "${Version}",
+                                                                          "chromium"], remove=True).decode()
+    assert installed == present["browser"].versions["chromium"], "the label is what dpkg installed"

@@ -12,6 +12,7 @@ import pytest
 from runner.sandbox import limits
 from runner.sandbox.limits import ResourceLimits, create_cgroups, limited_command
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
+from tests.support.components import missing
 
 FILES = {"src/App.jsx": "export default function App() { return null; }"}
 
@@ -42,7 +43,7 @@ def test_wrapped_command_gets_rlimits_and_cgroups():
 
 
 @pytest.mark.sandbox
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason=missing("bubblewrap", "bubblewrap is not installed"))
 def test_unwritable_cgroups_fall_back_with_warning(tmp_path, monkeypatch):
     monkeypatch.setattr(limits, "CGROUP_ROOT", tmp_path / "no-cgroups" / "here")
     settings = LocalSandboxSettings(build_command=["node", "-e", "console.log('still runs')"])
@@ -53,7 +54,7 @@ def test_unwritable_cgroups_fall_back_with_warning(tmp_path, monkeypatch):
 
 
 @pytest.mark.sandbox
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason=missing("bubblewrap", "bubblewrap is not installed"))
 def test_cpu_time_limit_kills_busy_loop(tmp_path: Path):
     settings = LocalSandboxSettings(
         build_command=["node", "-e", "while (true) {}"], limits=ResourceLimits(cpu_seconds=1, wall_clock_s=20)

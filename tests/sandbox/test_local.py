@@ -16,10 +16,11 @@ from runner.sandbox import limits, local
 from runner.sandbox.limits import CgroupSet, ResourceLimits
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 from runner.sandbox.server import CSP
+from tests.support.components import missing
 
 pytestmark = [
     pytest.mark.sandbox,
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason=missing("bubblewrap", "bubblewrap is not installed")),
 ]
 
 COUNTER_APP = """import { useState } from "react";

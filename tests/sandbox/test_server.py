@@ -15,10 +15,11 @@ import pytest
 from runner.sandbox.base import ToolBridge
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 from runner.sandbox.server import CSP
+from tests.support.components import missing
 
 pytestmark = [
     pytest.mark.sandbox,
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason=missing("bubblewrap", "bubblewrap is not installed")),
 ]
 
 BACKEND = '''
