@@ -70,6 +70,7 @@ class LocalSandboxSettings(BaseModel):
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     allowed_packages: list[str] = Field(default_factory=lambda: list(ALLOWED_PACKAGES))
     max_log_bytes: int = 1024 * 1024
+    mount_proc: bool = False  # a fresh /proc of the sandbox's own pid namespace (mountinfo names host paths)
     # Test-only hook: run this argv inside the build sandbox (cwd /app) instead of `vite build`.
     build_command: list[str] | None = None
 
@@ -91,7 +92,16 @@ def _root_layout_args() -> list[str]:
     return args
 
 
-def _common_args() -> list[str]:
+# The environment bubblewrap itself (and the cgroup/prlimit shims before it) starts with. Inside the
+# sandbox --clearenv gives the child a fresh one, but bubblewrap's own process stays visible to it (it is
+# pid 1 of the sandbox's pid namespace), so the runner's environment, API keys included, never reaches it.
+SCRUBBED_ENV: dict[str, str] = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+def _common_args(*, mount_proc: bool = False) -> list[str]:
+    # No /proc by default: a fresh procfs still shows bind-mount sources (host paths) in mountinfo, and
+    # neither Node/Vite nor the artifact server needs it.
+    proc = ["--proc", "/proc"] if mount_proc else []
     return [
         "--unshare-all",
         "--die-with-parent",
@@ -101,8 +111,6 @@ def _common_args() -> list[str]:
         *_root_layout_args(),
         "--tmpfs",
         "/tmp",
-        "--proc",
-        "/proc",
         "--dev",
         "/dev",
         "--clearenv",
@@ -115,6 +123,7 @@ def _common_args() -> list[str]:
         "--setenv",
         "LANG",
         "C.UTF-8",
+        *proc,
     ]
 
 
@@ -265,7 +274,7 @@ class LocalSandbox:
         ]
         argv = [
             bwrap,
-            *_common_args(),
+            *_common_args(mount_proc=settings.mount_proc),
             *node_binds,
             "--setenv", "NODE_ENV", "production",
             "--setenv", "NO_COLOR", "1",
@@ -296,6 +305,7 @@ class LocalSandbox:
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.STDOUT,
+                    env=SCRUBBED_ENV,
                     start_new_session=True,  # its own process group, killed as a whole
                 )
             except OSError as exc:
@@ -371,7 +381,7 @@ class LocalSandbox:
                 binds += self._bridge_binds(tool_bridge, scratch)
                 server_args += ["--bridge", f"{SANDBOX_GENUI}/bridge.json"]
             argv = [
-                bwrap, *_common_args(), *py_binds, "--setenv", "PYTHONUTF8", "1", *binds,
+                bwrap, *_common_args(mount_proc=settings.mount_proc), *py_binds, "--setenv", "PYTHONUTF8", "1", *binds,
                 "--chdir", "/tmp", "--", *py_argv, f"{SANDBOX_GENUI}/server.py", *server_args,
             ]  # fmt: skip
             limits = settings.server_limits
@@ -384,6 +394,7 @@ class LocalSandbox:
                     stdout=server_log,
                     stderr=server_log,
                     pass_fds=(fd,),
+                    env=SCRUBBED_ENV,
                     start_new_session=True,
                 )
             finally:
