@@ -263,7 +263,8 @@ class Engine:
         try:
             async with AsyncExitStack() as stack:
                 start = time.perf_counter()
-                served = await stack.enter_async_context(self.services.sandbox.serve(build.dist_dir, tool_bridge=bridge))
+                served = await stack.enter_async_context(self.services.sandbox.serve(
+                    build.dist_dir, tool_bridge=bridge, network=pool.network_namespace))
                 session = await stack.enter_async_context(pool.session(served.url))
                 timings["serve"] = time.perf_counter() - start
                 start = time.perf_counter()

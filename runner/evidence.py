@@ -13,8 +13,9 @@ class NetworkRequest:
     method: str
     resource_type: str
     status: int | None = None
-    blocked: bool = False  # an external origin the harness refused
+    blocked: bool = False  # refused: by the harness (another origin), the page's CSP, or the browser's namespace
     failure: str = ""
+    reason: str = ""  # why it was blocked (who refused it and under which rule)
 
 
 @dataclass
@@ -32,6 +33,9 @@ class Evidence:
     blank: bool = False
     load_error: str = ""
     load_s: float = 0.0
+    dialogs: list[dict[str, str]] = field(default_factory=list)  # alert/confirm/prompt the page opened
+    popups: list[str] = field(default_factory=list)  # windows the page opened (closed at once)
+    console_dropped: int = 0  # console messages past the capture cap
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
