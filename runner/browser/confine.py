@@ -146,6 +146,10 @@ class BrowserConfinement:
         script.chmod(0o755)
         return str(script)
 
+    def alive(self) -> bool:
+        """Whether a browser still runs in the cgroup (False once the kernel killed it whole)."""
+        return self.cgroups is None or self.cgroups.memory is None or bool(self.cgroups.pids_in())
+
     def oom_killed(self) -> bool:
         return self.cgroups.oom_killed() if self.cgroups else False
 

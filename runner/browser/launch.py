@@ -133,12 +133,13 @@ class BrowserPool:
 
     async def _ensure_browser(self) -> Browser:
         """Return a connected browser, launching (or relaunching) one if needed. Caller holds the lock."""
-        if self._browser is not None and self._browser.is_connected():
+        gone = self.confinement is not None and not self.confinement.alive()  # e.g. OOM-killed, unnoticed
+        if self._browser is not None and self._browser.is_connected() and not gone:
             return self._browser
         if self._browser is not None:
             log.warning("browser disconnected; relaunching")
             try:
-                await self._browser.close()
+                await asyncio.wait_for(self._browser.close(), timeout=10)
             except Exception:
                 pass
             self._browser = None
@@ -220,6 +221,6 @@ class BrowserPool:
             yield session
         finally:
             try:
-                await context.close()
+                await asyncio.wait_for(context.close(), timeout=10)
             except Exception:  # the browser may have crashed under us; the next session relaunches it
                 pass

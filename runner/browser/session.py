@@ -146,6 +146,7 @@ class PageSession:
         self.console_dropped = 0
         self._console_bytes = 0
         self._reports = 0
+        self._csp_refused: set[str] = set()  # URLs already logged as refused by the CSP
         self._entries: dict[Request, NetworkRequest] = {}
 
     @classmethod
@@ -203,6 +204,9 @@ class PageSession:
         self._reports += 1
         url = str(data.get("url", ""))[:2000]
         if data.get("kind") == "csp":
+            if url in self._csp_refused:  # already logged from the request itself
+                return
+            self._csp_refused.add(url)
             directive = str(data.get("directive", ""))[:100]
             self._log(NetworkRequest(url=url, method="", resource_type=directive or "csp", blocked=True,
                                      reason=f"csp: refused by the page's Content-Security-Policy ({directive})"))
@@ -242,6 +246,7 @@ class PageSession:
         if entry.blocked:
             return
         if "csp" in entry.failure.lower():
+            self._csp_refused.add(request.url)
             entry.blocked = True
             entry.reason = "csp: refused by the page's Content-Security-Policy"
         elif not self.is_allowed(request.url):
@@ -307,7 +312,13 @@ class PageSession:
         """
         started = time.monotonic()
         self.response_status = None
-        response = await self.page.goto(self.url, wait_until="load", timeout=self.nav_timeout_ms)
+        try:  # Playwright's own timeout never fires when the browser died under the call (e.g. OOM-killed)
+            response = await asyncio.wait_for(
+                self.page.goto(self.url, wait_until="load", timeout=self.nav_timeout_ms),
+                timeout=self.nav_timeout_ms / 1000 + 5)
+        except asyncio.TimeoutError:
+            raise PlaywrightTimeoutError(f"navigation did not finish within {self.nav_timeout_ms} ms "
+                                         "(browser busy or gone)") from None
         self.response_status = response.status if response is not None else None
         await self.settle()
         await self.reset_mutations()
