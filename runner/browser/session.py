@@ -40,6 +40,14 @@ _FREEZE_CSS = """
 }
 """
 
+_MAX_ERROR_CHARS = 4000
+# A page that logs in a loop must neither exhaust memory nor keep the slot busy: past these caps the
+# session stops listening (Playwright then stops sending the events) and only counts what it missed.
+_MAX_CONSOLE_ENTRIES = 2000
+_MAX_CONSOLE_BYTES = 512 * 1024
+_MAX_REPORTS = 500  # CSP / WebRTC reports, dialogs and popups kept per session
+_MAX_NETWORK_ENTRIES = 5000
+
 # Runs in every document before the page's own scripts. The observer watches the whole document from the
 # first parsed node on; takeRecords() makes reset/read exact even when records are still queued.
 _INIT_SCRIPT = """
@@ -56,6 +64,20 @@ _INIT_SCRIPT = """
     sheet.replaceSync(%s);
     document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
   } catch (e) { /* very old engines: screenshots still use animations="disabled" */ }
+  // A page that logs in a loop floods the harness with events it must parse even after it stops listening;
+  // past the capture cap the messages are dropped here, at the source (as many as session.py keeps).
+  // A getter (not a wrapper) hands out the native method, so each message keeps the page's own call site.
+  let logged = 0;
+  const dropped = () => undefined;
+  for (const name of ['log', 'info', 'warn', 'error', 'debug', 'trace', 'dir', 'table']) {
+    const original = console[name];
+    if (typeof original !== 'function') continue;
+    Object.defineProperty(console, name, {
+      configurable: true,
+      get: () => (++logged > %d ? dropped : original),
+      set: () => {},
+    });
+  }
   // Evidence of what the page tried that never reaches the request log: requests its CSP refused
   // (fetch, sendBeacon, images, ...) and WebRTC peers (their packets die in the browser's namespace).
   const report = window.__genuiReport;
@@ -76,15 +98,8 @@ _INIT_SCRIPT = """
     window.RTCPeerConnection = Watched;
   }
 })();
-""" % json.dumps(_FREEZE_CSS)
+""" % (json.dumps(_FREEZE_CSS), _MAX_CONSOLE_ENTRIES + 1)
 
-_MAX_ERROR_CHARS = 4000
-# A page that logs in a loop must neither exhaust memory nor keep the slot busy: past these caps the
-# session stops listening (Playwright then stops sending the events) and only counts what it missed.
-_MAX_CONSOLE_ENTRIES = 2000
-_MAX_CONSOLE_BYTES = 512 * 1024
-_MAX_REPORTS = 500  # CSP / WebRTC reports, dialogs and popups kept per session
-_MAX_NETWORK_ENTRIES = 5000
 
 
 def origin_of(url: str) -> str:
