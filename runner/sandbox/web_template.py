@@ -182,7 +182,7 @@ def name_problems(paths: Iterable[str]) -> list[str]:
                 break
     for path, original in normal.items():
         parent = posixpath.dirname(path)
-        while parent:
+        while parent and parent != posixpath.dirname(parent):  # stops at "" and at "/" (absolute paths)
             if parent in normal:
                 reasons.append(f"{normal[parent]!r}: is a file and also the folder of {original!r}")
             parent = posixpath.dirname(parent)

@@ -165,3 +165,10 @@ def test_prepared_workspace_builds_on_host(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (ws / "dist" / "index.html").is_file()
     assert list((ws / "dist" / "assets").glob("*.js"))
+
+
+def test_name_checks_end_on_absolute_and_escaping_paths():
+    from runner.sandbox.web_template import name_problems
+
+    assert name_problems(["/etc/evil", "../../etc/evil", "src/../../x"]) == []  # other checks refuse these
+    assert name_problems(["/etc", "/etc/evil"]) == ["'/etc': is a file and also the folder of '/etc/evil'"]
