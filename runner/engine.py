@@ -21,7 +21,7 @@ from runner.actors.base import Actor, ActorContext
 from runner.browser.evidence import capture_evidence
 from runner.browser.launch import BrowserPool
 from runner.config import RunnerConfig
-from runner.evidence import Evidence, Trace
+from runner.evidence import Evidence, Trace, write_raw_response, write_sources
 from runner.judges.base import Judge, JudgeError, JudgeInput
 from runner.models.base import GenerationRequest, Model, ProviderError
 from runner.models.parse import InvalidOutput, parse_model_output
@@ -219,7 +219,7 @@ class Engine:
             return _TurnOutcome(record=record(FailureBucket.PROVIDER_ERROR, error=str(error) or "model timed out"), files=episode.files)
         timings["model"] = time.perf_counter() - start
         usage = {k: int(v) for k, v in response.usage.items()}
-        (evidence_dir / "raw_response.txt").write_text(response.text or "")
+        write_raw_response(evidence_dir / "raw_response.txt", response.text or "")
 
         # 2. Parse the output contract.
         try:
@@ -229,12 +229,6 @@ class Engine:
                 record=record(FailureBucket.INVALID_OUTPUT, error=error.reason, usage=usage, model_responded=bool(response.text)),
                 files=episode.files,
             )
-        src_dir = evidence_dir / "src"
-        for path, content in parsed.files.items():
-            target = (src_dir / path.lstrip("/")).resolve()
-            if src_dir.resolve() in target.parents:  # never write outside the evidence folder
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(content)
         outcome = _TurnOutcome(
             record=record(FailureBucket.OK), files=parsed.files, assistant_text=parsed.assistant_text
         )
@@ -250,6 +244,10 @@ class Engine:
             )
         timings["build"] = time.perf_counter() - start
         (evidence_dir / "build.log").write_text(build.log)
+        if build.status == "rejected":  # vetted and refused: kept only as the (capped) raw response
+            outcome.files = episode.files
+        else:
+            write_sources(evidence_dir / "src", parsed.files)
         common: dict[str, Any] = {"usage": usage, "model_responded": True, "extra": {"build_status": build.status}}
         if not build.ok:
             bucket = {
@@ -267,7 +265,8 @@ class Engine:
         try:
             async with AsyncExitStack() as stack:
                 start = time.perf_counter()
-                served = await stack.enter_async_context(self.services.sandbox.serve(build.dist_dir, tool_bridge=bridge))
+                served = await stack.enter_async_context(self.services.sandbox.serve(
+                    build.dist_dir, tool_bridge=bridge, network=pool.network_namespace))
                 session = await stack.enter_async_context(pool.session(served.url))
                 timings["serve"] = time.perf_counter() - start
                 start = time.perf_counter()

@@ -25,6 +25,7 @@ DOM_FILE = "dom.html"
 CONSOLE_FILE = "console.json"
 NETWORK_FILE = "network.json"
 PAGE_ERRORS_FILE = "page_errors.json"
+DIALOGS_FILE = "dialogs.json"  # alert/confirm/prompt and popups the page opened
 
 # A page is blank when a user would see nothing: no visible text and no visible media or form control
 # with a nonzero box. Form controls count because an empty <input> is still something to look at.
@@ -81,12 +82,21 @@ async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeo
             if not evidence.load_error:
                 evidence.load_error = f"capture timed out after {capture_timeout_s:g} s (page unresponsive)"
 
+    if session.left_origin and not evidence.load_error:
+        # The same verdict in every sandbox: a page that leaves its artifact did not run as an artifact.
+        evidence.load_error = f"the page navigated away from the artifact (to {session.left_origin[0][:200]})"
     evidence.console = list(session.console)
+    evidence.console_dropped = session.console_dropped
     evidence.page_errors = list(session.page_errors)
     evidence.network = list(session.network)
-    write_json_atomic(out_dir / CONSOLE_FILE, evidence.console)
+    evidence.dialogs = list(session.dialogs)
+    evidence.popups = list(session.popups)
+    console = evidence.console + ([{"type": "genui", "text": f"{session.console_dropped} more console messages "
+                                    "dropped (capture cap)", "location": {}}] if session.console_dropped else [])
+    write_json_atomic(out_dir / CONSOLE_FILE, console)
     write_json_atomic(out_dir / PAGE_ERRORS_FILE, evidence.page_errors)
     write_json_atomic(out_dir / NETWORK_FILE, [asdict(n) for n in evidence.network])
+    write_json_atomic(out_dir / DIALOGS_FILE, {"dialogs": evidence.dialogs, "popups": evidence.popups})
     return evidence
 
 

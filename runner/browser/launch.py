@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from runner.browser.confine import BrowserConfinement
 from runner.browser.session import PageSession
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,9 @@ DETERMINISM_ARGS: list[str] = [
 ]
 # Defence in depth under the per-request origin filter of PageSession: no proxy and no DNS, so even
 # preconnects or requests the route layer cannot see (e.g. <link rel=dns-prefetch>) stay local.
+# These do not stop WebRTC (measured: STUN datagrams still reached a UDP listener on 127.0.0.1, also with
+# --force-webrtc-ip-handling-policy) nor speculative requests to other loopback ports: that takes the
+# confined browser's own network namespace (runner/browser/confine.py).
 NETWORK_LOCKDOWN_ARGS: list[str] = [
     "--no-proxy-server",
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
@@ -63,6 +67,10 @@ class BrowserSettings(BaseModel):
     # Connect to a Playwright server (e.g. the docker sandbox's browser container) instead of launching
     # locally; the server launches Chromium with these same settings (executable_path, headless, args).
     connect_url: str | None = None
+    # Launch the local browser in its own network namespace (only loopback, where the artifact server of the
+    # session is bound) and a memory cgroup (runner/browser/confine.py). The local sandbox turns this on.
+    confine: bool = False
+    memory_mb: int = Field(4096, gt=0)  # the confined browser's memory cap (the docker browser's default)
 
     @field_validator("executable_path")
     @classmethod
@@ -86,6 +94,12 @@ class BrowserPool:
         self._browser: Browser | None = None
         self._lock = asyncio.Lock()
         self.launches = 0  # how many times a browser was (re)launched; useful in logs and tests
+        self.confinement: BrowserConfinement | None = None
+
+    @property
+    def network_namespace(self) -> str | None:
+        """Where an artifact server must listen for this pool's browser to reach it (None: the host's)."""
+        return self.confinement.netns if self.confinement is not None else None
 
     @property
     def browser(self) -> Browser | None:
@@ -106,6 +120,9 @@ class BrowserPool:
             playwright, self._playwright = self._playwright, None
             if playwright is not None:
                 await playwright.stop()
+            confinement, self.confinement = self.confinement, None
+            if confinement is not None:
+                await asyncio.to_thread(confinement.close)
 
     async def __aenter__(self) -> "BrowserPool":
         await self.start()
@@ -116,12 +133,13 @@ class BrowserPool:
 
     async def _ensure_browser(self) -> Browser:
         """Return a connected browser, launching (or relaunching) one if needed. Caller holds the lock."""
-        if self._browser is not None and self._browser.is_connected():
+        gone = self.confinement is not None and not self.confinement.alive()  # e.g. OOM-killed, unnoticed
+        if self._browser is not None and self._browser.is_connected() and not gone:
             return self._browser
         if self._browser is not None:
             log.warning("browser disconnected; relaunching")
             try:
-                await self._browser.close()
+                await asyncio.wait_for(self._browser.close(), timeout=10)
             except Exception:
                 pass
             self._browser = None
@@ -139,8 +157,15 @@ class BrowserPool:
             )
             self.launches += 1
             return self._browser
+        executable = s.executable_path
+        if s.confine:
+            if self.confinement is None:
+                confinement = BrowserConfinement(memory_mb=s.memory_mb)
+                await asyncio.to_thread(confinement.start)
+                self.confinement = confinement
+            executable = self.confinement.wrapper(executable or self._playwright.chromium.executable_path)
         self._browser = await self._playwright.chromium.launch(
-            executable_path=s.executable_path,
+            executable_path=executable,
             headless=s.headless,
             args=s.args(),
             timeout=s.launch_timeout_ms,
@@ -196,6 +221,6 @@ class BrowserPool:
             yield session
         finally:
             try:
-                await context.close()
+                await asyncio.wait_for(context.close(), timeout=10)
             except Exception:  # the browser may have crashed under us; the next session relaunches it
                 pass

@@ -40,6 +40,14 @@ _FREEZE_CSS = """
 }
 """
 
+_MAX_ERROR_CHARS = 4000
+# A page that logs in a loop must neither exhaust memory nor keep the slot busy: past these caps the
+# session stops listening (Playwright then stops sending the events) and only counts what it missed.
+_MAX_CONSOLE_ENTRIES = 2000
+_MAX_CONSOLE_BYTES = 512 * 1024
+_MAX_REPORTS = 500  # CSP / WebRTC reports, dialogs and popups kept per session
+_MAX_NETWORK_ENTRIES = 5000
+
 # Runs in every document before the page's own scripts. The observer watches the whole document from the
 # first parsed node on; takeRecords() makes reset/read exact even when records are still queued.
 _INIT_SCRIPT = """
@@ -56,11 +64,42 @@ _INIT_SCRIPT = """
     sheet.replaceSync(%s);
     document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
   } catch (e) { /* very old engines: screenshots still use animations="disabled" */ }
+  // A page that logs in a loop floods the harness with events it must parse even after it stops listening;
+  // past the capture cap the messages are dropped here, at the source (as many as session.py keeps).
+  // A getter (not a wrapper) hands out the native method, so each message keeps the page's own call site.
+  let logged = 0;
+  const dropped = () => undefined;
+  for (const name of ['log', 'info', 'warn', 'error', 'debug', 'trace', 'dir', 'table']) {
+    const original = console[name];
+    if (typeof original !== 'function') continue;
+    Object.defineProperty(console, name, {
+      configurable: true,
+      get: () => (++logged > %d ? dropped : original),
+      set: () => {},
+    });
+  }
+  // Evidence of what the page tried that never reaches the request log: requests its CSP refused
+  // (fetch, sendBeacon, images, ...) and WebRTC peers (their packets die in the browser's namespace).
+  const report = window.__genuiReport;
+  if (typeof report !== 'function') return;
+  document.addEventListener('securitypolicyviolation', (event) => {
+    report({ kind: 'csp', url: String(event.blockedURI || ''), directive: String(event.effectiveDirective || '') });
+  }, true);
+  const Peer = window.RTCPeerConnection;
+  if (typeof Peer === 'function') {
+    const Watched = function (config, ...rest) {
+      for (const server of (config && config.iceServers) || []) {
+        const urls = Array.isArray(server.urls) ? server.urls : [server.urls || server.url];
+        for (const url of urls) report({ kind: 'webrtc', url: String(url) });
+      }
+      return new Peer(config, ...rest);
+    };
+    Watched.prototype = Peer.prototype;
+    window.RTCPeerConnection = Watched;
+  }
 })();
-""" % json.dumps(_FREEZE_CSS)
+""" % (json.dumps(_FREEZE_CSS), _MAX_CONSOLE_ENTRIES + 1)
 
-_MAX_ERROR_CHARS = 4000
-_MAX_CONSOLE_ENTRIES = 2000  # a page that logs in a loop must not exhaust memory
 
 
 def origin_of(url: str) -> str:
@@ -118,6 +157,11 @@ class PageSession:
         self.dialogs: list[dict[str, str]] = []  # alert/confirm/prompt; accepted so they never block
         self.popups: list[str] = []  # URLs of pages opened by the artifact (closed at once)
         self.response_status: int | None = None  # HTTP status of the last goto's main document
+        self.left_origin: list[str] = []  # main-frame navigations away from the artifact
+        self.console_dropped = 0
+        self._console_bytes = 0
+        self._reports = 0
+        self._csp_refused: set[str] = set()  # URLs already logged as refused by the CSP
         self._entries: dict[Request, NetworkRequest] = {}
 
     @classmethod
@@ -130,12 +174,15 @@ class PageSession:
         settle_ms: int = 150,
         extra_origins: Sequence[str] = (),
     ) -> "PageSession":
+        holder: list[PageSession] = []
+        await context.expose_binding("__genuiReport", lambda source, data: holder and holder[0]._on_report(data))
         await context.add_init_script(script=_INIT_SCRIPT)
         context.set_default_navigation_timeout(nav_timeout_ms)
         page = await context.new_page()
         self = cls(
             context, page, url, nav_timeout_ms=nav_timeout_ms, settle_ms=settle_ms, extra_origins=extra_origins
         )
+        holder.append(self)
         await context.route("**/*", self._route)
         await context.route_web_socket(re.compile(r".*"), self._route_ws)
         context.on("request", self._on_request)
@@ -158,8 +205,29 @@ class PageSession:
         if entry is None:
             entry = NetworkRequest(url=request.url, method=request.method, resource_type=request.resource_type)
             self._entries[request] = entry
-            self.network.append(entry)
+            self._log(entry)
         return entry
+
+    def _log(self, entry: NetworkRequest) -> None:
+        if len(self.network) < _MAX_NETWORK_ENTRIES:
+            self.network.append(entry)
+
+    def _on_report(self, data: Any) -> None:
+        """A report from the init script: a CSP refusal or a WebRTC peer the page configured."""
+        if not isinstance(data, dict) or self._reports >= _MAX_REPORTS:
+            return
+        self._reports += 1
+        url = str(data.get("url", ""))[:2000]
+        if data.get("kind") == "csp":
+            if url in self._csp_refused:  # already logged from the request itself
+                return
+            self._csp_refused.add(url)
+            directive = str(data.get("directive", ""))[:100]
+            self._log(NetworkRequest(url=url, method="", resource_type=directive or "csp", blocked=True,
+                                     reason=f"csp: refused by the page's Content-Security-Policy ({directive})"))
+        elif data.get("kind") == "webrtc":
+            self._log(NetworkRequest(url=url, method="", resource_type="webrtc", blocked=True,
+                                     reason="webrtc: ICE server configured; the browser's network has no route to it"))
 
     async def _route(self, route: Route) -> None:
         request = route.request
@@ -168,15 +236,17 @@ class PageSession:
             await route.continue_()
         else:
             entry.blocked = True
+            entry.reason = "harness: outside the artifact origin"
             await route.abort("blockedbyclient")
 
     async def _route_ws(self, ws: WebSocketRoute) -> None:
         entry = NetworkRequest(url=ws.url, method="GET", resource_type="websocket")
-        self.network.append(entry)
+        self._log(entry)
         if self.is_allowed(ws.url):
             ws.connect_to_server()
         else:
             entry.blocked = True
+            entry.reason = "harness: outside the artifact origin"
             await ws.close(code=1008, reason="blocked by harness: external origin")
 
     def _on_request(self, request: Request) -> None:
@@ -186,7 +256,18 @@ class PageSession:
         self._entry(response.request).status = response.status
 
     def _on_request_failed(self, request: Request) -> None:
-        self._entry(request).failure = request.failure or "failed"
+        entry = self._entry(request)
+        entry.failure = request.failure or "failed"
+        if entry.blocked:
+            return
+        if "csp" in entry.failure.lower():
+            self._csp_refused.add(request.url)
+            entry.blocked = True
+            entry.reason = "csp: refused by the page's Content-Security-Policy"
+        elif not self.is_allowed(request.url):
+            # Made by the browser itself (speculative prefetch/prerender), below the request filter.
+            entry.blocked = True
+            entry.reason = f"browser network: outside the artifact origin, refused ({entry.failure})"
 
     # ---- page events -------------------------------------------------------------------------------------
 
@@ -194,10 +275,23 @@ class PageSession:
         page.on("console", self._on_console)
         page.on("pageerror", self._on_page_error)
         page.on("dialog", self._on_dialog)
+        if page is self.page:
+            page.on("framenavigated", self._on_navigated)
+
+    def _on_navigated(self, frame: Any) -> None:
+        if frame.parent_frame is None and not self.is_allowed(frame.url) and len(self.left_origin) < _MAX_REPORTS:
+            self.left_origin.append(frame.url[:2000])
 
     def _on_console(self, message: ConsoleMessage) -> None:
-        if len(self.console) < _MAX_CONSOLE_ENTRIES:
-            self.console.append({"type": message.type, "text": message.text, "location": dict(message.location)})
+        if len(self.console) >= _MAX_CONSOLE_ENTRIES or self._console_bytes >= _MAX_CONSOLE_BYTES:
+            self.console_dropped += 1
+            if self.console_dropped == 1:  # stop the flood at its source: no more events are sent to us
+                for page in self.context.pages:
+                    page.remove_listener("console", self._on_console)
+            return
+        text = message.text[:_MAX_ERROR_CHARS]
+        self._console_bytes += len(text)
+        self.console.append({"type": message.type, "text": text, "location": dict(message.location)})
 
     def _on_page_error(self, error: PlaywrightError) -> None:
         text = error.stack or f"{error.name}: {error.message}"
@@ -205,7 +299,9 @@ class PageSession:
             self.page_errors.append(text[:_MAX_ERROR_CHARS])
 
     async def _on_dialog(self, dialog: Dialog) -> None:
-        self.dialogs.append({"type": dialog.type, "message": dialog.message})
+        # Every dialog is recorded and accepted (prompt gets its default), in either sandbox alike.
+        if len(self.dialogs) < _MAX_REPORTS:
+            self.dialogs.append({"type": dialog.type, "message": dialog.message[:_MAX_ERROR_CHARS]})
         try:
             await dialog.accept()
         except PlaywrightError:
@@ -214,7 +310,8 @@ class PageSession:
     async def _on_new_page(self, page: Page) -> None:
         if page is self.page:
             return
-        self.popups.append(page.url)
+        if len(self.popups) < _MAX_REPORTS:
+            self.popups.append(page.url[:2000])
         self._watch_page(page)
         try:
             await page.close()
@@ -230,7 +327,13 @@ class PageSession:
         """
         started = time.monotonic()
         self.response_status = None
-        response = await self.page.goto(self.url, wait_until="load", timeout=self.nav_timeout_ms)
+        try:  # Playwright's own timeout never fires when the browser died under the call (e.g. OOM-killed)
+            response = await asyncio.wait_for(
+                self.page.goto(self.url, wait_until="load", timeout=self.nav_timeout_ms),
+                timeout=self.nav_timeout_ms / 1000 + 5)
+        except asyncio.TimeoutError:
+            raise PlaywrightTimeoutError(f"navigation did not finish within {self.nav_timeout_ms} ms "
+                                         "(browser busy or gone)") from None
         self.response_status = response.status if response is not None else None
         await self.settle()
         await self.reset_mutations()

@@ -447,8 +447,12 @@ class DockerSandbox:
         return volumes, list(io_dirs)
 
     @contextlib.asynccontextmanager
-    async def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None) -> AsyncIterator[ServedArtifact]:
-        """Serve dist_dir from a container running the artifact server; yields the URL the browser uses."""
+    async def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None,
+                    network: str | None = None) -> AsyncIterator[ServedArtifact]:
+        """Serve dist_dir from a container running the artifact server; yields the URL the browser uses.
+
+        `network` (a local browser's namespace) does not apply: the server joins the browser container's.
+        """
         await self.start()
         settings = self.settings
         # Beside dist (inside the run directory), not in /tmp: bind-mount sources are host paths, and when the

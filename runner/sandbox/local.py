@@ -22,10 +22,13 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import BaseModel, Field
 
+from runner.browser.confine import ConfinementError, socket_in_namespace
+from runner.browser.launch import BrowserSettings
 from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
 from runner.sandbox.limits import CgroupSet, ResourceLimits, create_cgroups, limited_command, sweep_stale_cgroups
 from runner.sandbox.static import build_static
@@ -71,6 +74,7 @@ class LocalSandboxSettings(BaseModel):
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     allowed_packages: list[str] = Field(default_factory=lambda: list(ALLOWED_PACKAGES))
     max_log_bytes: int = 1024 * 1024
+    mount_proc: bool = False  # a fresh /proc of the sandbox's own pid namespace (mountinfo names host paths)
     # Test-only hook: run this argv inside the build sandbox (cwd /app) instead of `vite build`.
     build_command: list[str] | None = None
 
@@ -92,7 +96,16 @@ def _root_layout_args() -> list[str]:
     return args
 
 
-def _common_args() -> list[str]:
+# The environment bubblewrap itself (and the cgroup/prlimit shims before it) starts with. Inside the
+# sandbox --clearenv gives the child a fresh one, but bubblewrap's own process stays visible to it (it is
+# pid 1 of the sandbox's pid namespace), so the runner's environment, API keys included, never reaches it.
+SCRUBBED_ENV: dict[str, str] = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+def _common_args(*, mount_proc: bool = False) -> list[str]:
+    # No /proc by default: a fresh procfs still shows bind-mount sources (host paths) in mountinfo, and
+    # neither Node/Vite nor the artifact server needs it.
+    proc = ["--proc", "/proc"] if mount_proc else []
     return [
         "--unshare-all",
         "--die-with-parent",
@@ -102,8 +115,6 @@ def _common_args() -> list[str]:
         *_root_layout_args(),
         "--tmpfs",
         "/tmp",
-        "--proc",
-        "/proc",
         "--dev",
         "/dev",
         "--clearenv",
@@ -116,6 +127,7 @@ def _common_args() -> list[str]:
         "--setenv",
         "LANG",
         "C.UTF-8",
+        *proc,
     ]
 
 
@@ -196,6 +208,20 @@ async def _drain(stream: asyncio.StreamReader, sink: _CappedLog) -> None:
         sink.feed(chunk)
 
 
+def _status_in_namespace(netns: str, url: str) -> int | None:
+    """HTTP status of GET url, asked from inside a network namespace (None: no answer yet)."""
+    parts = urlsplit(url)
+    try:
+        with socket_in_namespace(netns) as probe:
+            probe.settimeout(2.0)
+            probe.connect((parts.hostname, parts.port))
+            probe.sendall(f"GET / HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n".encode())
+            status_line = probe.recv(64).split(b"\r\n", 1)[0].split()
+            return int(status_line[1]) if len(status_line) >= 2 else None
+    except (OSError, ValueError, ConfinementError):
+        return None
+
+
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
@@ -271,7 +297,7 @@ class LocalSandbox:
         ]
         argv = [
             bwrap,
-            *_common_args(),
+            *_common_args(mount_proc=settings.mount_proc),
             *node_binds,
             "--setenv", "NODE_ENV", "production",
             "--setenv", "NO_COLOR", "1",
@@ -302,6 +328,7 @@ class LocalSandbox:
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.STDOUT,
+                    env=SCRUBBED_ENV,
                     start_new_session=True,  # its own process group, killed as a whole
                 )
             except OSError as exc:
@@ -353,13 +380,22 @@ class LocalSandbox:
         return BuildResult(status, log=log_text)
 
     @contextlib.asynccontextmanager
-    async def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None) -> AsyncIterator[ServedArtifact]:
-        """Serve dist_dir on 127.0.0.1 from a sandboxed, network-less server process."""
+    async def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None,
+                    network: str | None = None) -> AsyncIterator[ServedArtifact]:
+        """Serve dist_dir on 127.0.0.1 from a sandboxed, network-less server process.
+
+        `network`: the network namespace of the browser that will load it (BrowserPool.network_namespace); the
+        listening socket is made there, so only that browser reaches it. None: the host's 127.0.0.1.
+        """
         settings = self.settings
         bwrap = self._bwrap()
         py_binds, py_argv = _python_args(settings.python)
         scratch = Path(tempfile.mkdtemp(prefix="genui-serve-"))
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock = socket_in_namespace(network) if network else socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        except ConfinementError as exc:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise SandboxSetupError(str(exc)) from exc
         cgroups: CgroupSet | None = None
         proc: asyncio.subprocess.Process | None = None
         try:
@@ -377,7 +413,7 @@ class LocalSandbox:
                 binds += self._bridge_binds(tool_bridge, scratch)
                 server_args += ["--bridge", f"{SANDBOX_GENUI}/bridge.json"]
             argv = [
-                bwrap, *_common_args(), *py_binds, "--setenv", "PYTHONUTF8", "1", *binds,
+                bwrap, *_common_args(mount_proc=settings.mount_proc), *py_binds, "--setenv", "PYTHONUTF8", "1", *binds,
                 "--chdir", "/tmp", "--", *py_argv, f"{SANDBOX_GENUI}/server.py", *server_args,
             ]  # fmt: skip
             limits = settings.server_limits
@@ -390,13 +426,14 @@ class LocalSandbox:
                     stdout=server_log,
                     stderr=server_log,
                     pass_fds=(fd,),
+                    env=SCRUBBED_ENV,
                     start_new_session=True,
                 )
             finally:
                 server_log.close()
             sock.close()  # the server owns it now; a dead server then refuses instead of hanging clients
             url = f"http://127.0.0.1:{port}/"
-            await self._wait_ready(url, proc, scratch / "server.log")
+            await self._wait_ready(url, proc, scratch / "server.log", network)
             yield ServedArtifact(url=url)
         finally:
             sock.close()
@@ -442,19 +479,31 @@ class LocalSandbox:
         (scratch / "bridge.json").write_text(json.dumps(config, default=str))
         return binds + ["--ro-bind", str(scratch / "bridge.json"), f"{SANDBOX_GENUI}/bridge.json"]
 
-    async def _wait_ready(self, url: str, proc: asyncio.subprocess.Process, log_path: Path) -> None:
+    async def _wait_ready(self, url: str, proc: asyncio.subprocess.Process, log_path: Path,
+                          network: str | None = None) -> None:
         deadline = time.monotonic() + self.settings.server_start_timeout_s
         async with httpx.AsyncClient(trust_env=False, timeout=2.0) as client:
             while time.monotonic() < deadline:
                 if proc.returncode is not None:
                     break
-                with contextlib.suppress(httpx.HTTPError):
-                    response = await client.get(url)
-                    if response.status_code < 500:
+                if network:
+                    status = await asyncio.to_thread(_status_in_namespace, network, url)
+                    if status is not None and status < 500:
                         return
+                else:
+                    with contextlib.suppress(httpx.HTTPError):
+                        response = await client.get(url)
+                        if response.status_code < 500:
+                            return
                 await asyncio.sleep(0.05)
         server_log = log_path.read_text(errors="replace") if log_path.exists() else ""
         raise SandboxSetupError(f"artifact server did not become ready (rc={proc.returncode}):\n{server_log}")
+
+    async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
+        """A locally launched browser is confined: its own network namespace and a memory cgroup."""
+        if base.connect_url:
+            return base
+        return base.model_copy(update={"confine": True})
 
     async def aclose(self) -> None:
         """Nothing long-lived to stop: every build and server is scoped to its own call."""

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from runner.sandbox.base import BuildResult
+from runner.sandbox.web_template import name_problems
 
 STATIC_SUFFIXES = frozenset({".html", ".htm", ".css", ".js", ".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp",
                              ".ico", ".json", ".txt", ".woff", ".woff2"})
@@ -23,9 +24,12 @@ def validate_static_files(files: dict[str, str], *, max_files: int = 256, max_fi
         reasons.append("index.html: missing (a static artifact needs an index.html at its root)")
     if len(files) > max_files:
         reasons.append(f"{len(files)} files: more than the limit of {max_files}")
+    reasons += name_problems(files)
     for path, content in files.items():
         normalised = posixpath.normpath(path)
-        if path.startswith("/") or "\\" in path or normalised.startswith("..") or normalised != path.lstrip("./"):
+        if "\x00" in path:
+            reasons.append(f"{path!r}: NUL byte in path")
+        elif path.startswith("/") or "\\" in path or normalised.startswith("..") or normalised != path.lstrip("./"):
             reasons.append(f"{path}: not a plain relative path inside the page folder")
         elif Path(path).suffix.lower() not in STATIC_SUFFIXES:
             reasons.append(f"{path}: file type {Path(path).suffix or '(none)'} is not allowed in a static page")

@@ -30,11 +30,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "web_template"
+# The build-time workspace guard (a Vite plugin) every template's vite config loads; copied into each workspace.
+WORKSPACE_GUARD = Path(__file__).resolve().parent / "workspace-guard.js"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CACHE_ROOT = REPO_ROOT / ".cache"
 
 RESERVED_FILES: frozenset[str] = frozenset(
-    {"index.html", "package.json", "package-lock.json", "vite.config.js", "src/main.jsx", "src/toolClient.js"}
+    {"index.html", "package.json", "package-lock.json", "vite.config.js", "workspace-guard.js", "src/main.jsx",
+     "src/toolClient.js"}
 )
 # Packages the template's node_modules provides to generated code (subpaths allowed, e.g. react-dom/client).
 ALLOWED_PACKAGES: tuple[str, ...] = ("react", "react-dom")
@@ -66,7 +69,7 @@ TEMPLATES: dict[str, WebTemplate] = {
         "evogenui",
         Path(__file__).resolve().parent / "web_templates" / "evogenui",
         frozenset({"index.html", "package.json", "package-lock.json", "vite.config.js", "vite.config.ts", "tsconfig.json",
-                   "src/main.tsx", "public/__genui_runtime.js"}),
+                   "workspace-guard.js", "src/main.tsx", "public/__genui_runtime.js"}),
         reserved_prefixes=("src/genui/",),
     ),
 }
@@ -86,6 +89,16 @@ _IMPORT_PATTERNS = (
     re.compile(r"""\bimport\s*\(\s*(['"`])([^'"`]+)\1"""),
     re.compile(r"""\brequire\s*\(\s*(['"`])([^'"`]+)\1"""),
 )
+# Paths Vite turns into imports at build time: import.meta.glob patterns (a string or an array of them),
+# new URL(path, import.meta.url) assets, and url()/@import in stylesheets.
+_GLOB_CALL = re.compile(r"""\bimport\.meta\.glob\s*(?:<[^>]*>)?\s*\(\s*(\[[^\]]*\]|(['"`])[^'"`]*\2)""")
+_STRING_LITERAL = re.compile(r"""(['"`])([^'"`]*)\1""")
+_NEW_URL = re.compile(r"""\bnew\s+URL\s*\(\s*(['"`])([^'"`]+)\1\s*,\s*import\.meta\.url""")
+_CSS_REFERENCES = (
+    re.compile(r"""@import\s+(?:url\(\s*)?(['"]?)([^'")\s;]+)\1"""),
+    re.compile(r"""url\(\s*(['"]?)([^'")\s]+)\1\s*\)"""),
+)
+NAME_MAX_BYTES = 255  # the longest file or folder name Linux file systems take (NAME_MAX)
 _COMMENTS = re.compile(r"/\*.*?\*/|(?<![:'\"\\])//[^\n]*", re.S)
 _SCRIPT_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 
@@ -155,6 +168,78 @@ def module_specifiers(source: str) -> list[str]:
     return found
 
 
+def glob_patterns(source: str) -> list[str]:
+    """The patterns of every import.meta.glob call (negations keep their '!')."""
+    found: list[str] = []
+    for match in _GLOB_CALL.finditer(_strip_comments(source)):
+        found.extend(literal.group(2) for literal in _STRING_LITERAL.finditer(match.group(1)))
+    return found
+
+
+def asset_references(source: str, *, stylesheet: bool) -> list[str]:
+    """Files a script (new URL(..., import.meta.url)) or a stylesheet (url(), @import) makes Vite bundle."""
+    text = _strip_comments(source)
+    if not stylesheet:
+        return [match.group(2) for match in _NEW_URL.finditer(text)]
+    return [match.group(2) for pattern in _CSS_REFERENCES for match in pattern.finditer(text)]
+
+
+def escapes_workspace(importer: str, specifier: str) -> bool:
+    """Whether a relative or root-relative specifier from `importer` points outside the workspace.
+
+    The workspace root is the folder that holds src/ (Vite's root); a query (?raw, ?url) or a hash is no part
+    of the path, and a leading '/' means that root, as Vite reads it.
+    """
+    target = re.split(r"[?#]", specifier.lstrip("!"), maxsplit=1)[0]
+    if target.startswith("/"):
+        joined = target.lstrip("/")
+    elif target.startswith("."):
+        joined = posixpath.join(posixpath.dirname(importer), target)
+    else:
+        return False
+    normal = posixpath.normpath(joined)
+    return normal == ".." or normal.startswith("../") or posixpath.isabs(normal)
+
+
+def _external_url(specifier: str) -> bool:
+    return bool(re.match(r"^(?:[a-z][a-z0-9+.-]*:|//)", specifier, re.I)) and not specifier.startswith("data:")
+
+
+def _reference_problems(path: str, content: str) -> list[str]:
+    """Imports, globs and asset references that leave the workspace (or the machine)."""
+    reasons: list[str] = []
+    stylesheet = path.endswith(".css")
+    specs = [] if stylesheet else module_specifiers(content)
+    for spec in specs + asset_references(content, stylesheet=stylesheet):
+        if escapes_workspace(path, spec):
+            reasons.append(f"{path!r}: {spec!r} points outside the workspace")
+        elif spec not in specs and _external_url(spec):
+            reasons.append(f"{path!r}: {spec!r} is an external URL")
+    if not stylesheet:
+        for pattern in glob_patterns(content):
+            if escapes_workspace(path, pattern) or not pattern.lstrip("!").startswith((".", "/")):
+                reasons.append(f"{path!r}: import.meta.glob({pattern!r}) reaches outside the workspace")
+    return reasons
+
+
+def name_problems(paths: Iterable[str]) -> list[str]:
+    """File names the file system cannot take, or that collide: over-long names and a file that is also a folder."""
+    reasons: list[str] = []
+    normal = {posixpath.normpath(p): p for p in paths if "\x00" not in p}
+    for original in paths:
+        for part in original.split("/"):
+            if len(part.encode("utf-8", "surrogatepass")) > NAME_MAX_BYTES:
+                reasons.append(f"{original[:80]!r}...: a path segment is over {NAME_MAX_BYTES} bytes")
+                break
+    for path, original in normal.items():
+        parent = posixpath.dirname(path)
+        while parent and parent != posixpath.dirname(parent):  # stops at "" and at "/" (absolute paths)
+            if parent in normal:
+                reasons.append(f"{normal[parent]!r}: is a file and also the folder of {original!r}")
+            parent = posixpath.dirname(parent)
+    return reasons
+
+
 def _package_of(specifier: str) -> str:
     parts = specifier.split("/")
     return "/".join(parts[:2]) if specifier.startswith("@") else parts[0]
@@ -204,6 +289,7 @@ def validate_files(
     reasons: list[str] = []
     if len(files) > max_files:
         reasons.append(f"too many files: {len(files)} > {max_files}")
+    reasons += name_problems(files)
     for path, content in files.items():
         problem = _path_problem(path, chosen)
         if problem:
@@ -213,6 +299,8 @@ def validate_files(
         if size > max_file_bytes:
             reasons.append(f"{path!r}: {size} bytes exceeds the {max_file_bytes}-byte cap")
             continue
+        if path.endswith((*_SCRIPT_SUFFIXES, ".css")):
+            reasons += _reference_problems(path, content)
         if path.endswith(_SCRIPT_SUFFIXES):
             for spec in module_specifiers(content):
                 if _is_bare(spec) and _package_of(spec) not in allowed:
@@ -233,6 +321,7 @@ def prepare_workspace(files: Mapping[str, str], workspace: Path, node_modules: P
     if workspace.exists():
         shutil.rmtree(workspace)
     shutil.copytree(spec.directory, workspace, ignore=shutil.ignore_patterns("node_modules", "dist"))
+    shutil.copy2(WORKSPACE_GUARD, workspace / WORKSPACE_GUARD.name)
     for path, content in files.items():
         problem = _path_problem(path, spec)
         if problem:  # defensive: callers validate first, but never write outside src/

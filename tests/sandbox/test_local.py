@@ -103,6 +103,11 @@ def test_good_app_builds_and_is_served(tmp_path, created_cgroups):
         ({"src/App.jsx": COUNTER_APP, "vite.config.js": "export default {}"}, "reserved"),
         ({"src/../../etc/x.js": ""}, "'..'"),
         ({"src/App.jsx": 'import axios from "axios";\nexport default () => null;'}, "does not provide"),
+        ({"src/App.jsx": "import e from '../../../proc/1/environ?raw';"}, "outside the workspace"),
+        ({"src/App.jsx": "import.meta.glob('../../../proc/*/environ');"}, "outside the workspace"),
+        ({"src/App.jsx": COUNTER_APP, "src/x\x00.js": ""}, "NUL"),
+        ({"src/App.jsx": COUNTER_APP, "src/" + "n" * 256 + ".js": ""}, "over 255 bytes"),
+        ({"src/App.jsx": COUNTER_APP, "src/lib": "", "src/lib/a.js": ""}, "also the folder"),
     ],
 )
 def test_bad_file_sets_are_rejected(tmp_path, files, fragment):
@@ -203,6 +208,56 @@ console.log('SEEN' + JSON.stringify(seen));
     assert seen["write:/usr/pwned"] == "EROFS" and seen["write:/node_modules/pwned"] == "EROFS"
     assert seen["write:/app/src/main.jsx"] == "ok"  # the workspace itself is writable
     assert set(seen["env"]) <= {"PATH", "HOME", "LANG", "NODE_ENV", "NO_COLOR", "PWD"}
+
+
+_READ_PROC = """
+for f in /proc/1/environ /proc/self/environ /proc/self/mountinfo; do
+  echo "== $f"; (tr '\\0' '\\n' < "$f") 2>&1 || echo "unreadable: $f"
+done
+"""
+
+
+@pytest.mark.parametrize("mount_proc", [False, True], ids=["no-proc", "fresh-proc"])
+def test_the_runners_environment_is_invisible_inside_the_sandbox(tmp_path, monkeypatch, mount_proc):
+    # bubblewrap is pid 1 inside: its own environment must be the scrubbed one, not the runner's.
+    secret = "sk-genui-in-the-runners-env-0123456789"
+    monkeypatch.setenv("GENUI_TEST_SECRET", secret)
+    result = _run_command(tmp_path, ["/bin/sh", "-c", _READ_PROC], mount_proc=mount_proc)
+    assert result.status == "ok", result.log
+    assert "== /proc/self/mountinfo" in result.log
+    assert secret not in result.log and "GENUI_TEST_SECRET" not in result.log
+    if mount_proc:  # opt-in: pid 1's environment is readable, and it is the scrubbed one
+        environ_of_pid1 = result.log.split("== /proc/1/environ", 1)[1].split("== ", 1)[0]
+        assert "PATH=/usr/bin:/bin" in environ_of_pid1
+    else:  # the default: no /proc at all, so no environment and no host path (mountinfo) to read
+        assert "unreadable: /proc/1/environ" in result.log and "unreadable: /proc/self/mountinfo" in result.log
+        assert str(tmp_path) not in result.log
+
+
+@pytest.mark.build
+@pytest.mark.parametrize(("name", "files"), [
+    ("raw-import", {"src/App.jsx": "import e from '../../usr/lib/os-release?raw';\nexport default () => e;\n"}),
+    ("glob", {"src/App.jsx": "const m = import.meta.glob('../../usr/lib/os-rel*', { query: '?raw', eager: true });\n"
+                             "export default () => JSON.stringify(m);\n"}),
+    ("css-url", {"src/App.jsx": "import './x.css';\nexport default () => null;\n",
+                 "src/x.css": "body { background: url(../../usr/share/common-licenses/GPL-3); }\n"}),
+])
+def test_vite_guard_fails_builds_that_reach_outside_the_workspace(tmp_path, monkeypatch, name, files):
+    # The static check would refuse these; with it out of the way, the build-time guard still must.
+    monkeypatch.setattr(local, "rejection", lambda *args, **kwargs: None)
+    result = _build(files, tmp_path / "ws")
+    assert result.status == "build_failed", result.log
+    assert "genui-workspace-guard" in result.log and "outside the workspace" in result.log
+
+
+@pytest.mark.build
+def test_vite_guard_lets_workspace_files_through(tmp_path, monkeypatch):
+    monkeypatch.setattr(local, "rejection", lambda *args, **kwargs: None)
+    files = {"src/App.jsx": "import page from '../index.html?raw';\nimport './x.css';\n"
+                            "export default () => <pre>{page.length}</pre>;\n",
+             "src/x.css": "body { color: red; }\n"}
+    result = _build(files, tmp_path / "ws")
+    assert result.status == "ok", result.log
 
 
 def test_missing_bwrap_is_infra(tmp_path):

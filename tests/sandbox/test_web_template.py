@@ -196,3 +196,10 @@ def test_evogenui_template_has_the_scaffold_files_and_its_own_rules():
     assert validate_files({"src/genui/toolClient.ts": "export const x = 1\n"}) == []
     with pytest.raises(ValueError, match="unknown web template"):
         web_template.get_template("nope")
+
+
+def test_name_checks_end_on_absolute_and_escaping_paths():
+    from runner.sandbox.web_template import name_problems
+
+    assert name_problems(["/etc/evil", "../../etc/evil", "src/../../x"]) == []  # other checks refuse these
+    assert name_problems(["/etc", "/etc/evil"]) == ["'/etc': is a file and also the folder of '/etc/evil'"]

@@ -30,7 +30,7 @@ from runner import progress
 from runner.browser.launch import BrowserPool, BrowserSettings
 from runner.metrics.basic import basic_summary
 from runner.metrics.image import RUBRIC_DIMENSIONS, final_score, load_rgb
-from runner.records import DimensionScore, TurnRecord, Verdict, write_json_atomic
+from runner.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
 from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
 from runner.suites.web2code import observation, scoring
@@ -408,18 +408,25 @@ def _mean(values: list[float]) -> float | None:
     return float(np.mean(values)) if values else None
 
 
+def slot_scores(record: TurnRecord) -> dict[str, float]:
+    """The scores a slot contributes: none unless its artifact ran (a runtime_error or any other failure
+    bucket is unscored, whatever the deterministic re-render of its files gave), so status and score agree."""
+    return dict(record.scores) if record.status is FailureBucket.OK else {}
+
+
 def _table(records: list[TurnRecord]) -> dict[str, Any]:
     """Table 3's columns over requested slots: unscored slots count 0 for s_inbox, s_outbox and score;
     per-dimension and overall columns average the turns that have them."""
     row: dict[str, Any] = {}
+    scored = [slot_scores(r) for r in records]
     for column in TABLE_COLUMNS:
         key = column if column in ("overall", "s_inbox", "s_outbox", "score") else f"dim_{column}"
         if column in ("s_inbox", "s_outbox", "score"):
-            row[column] = _mean([r.scores.get(key, 0.0) for r in records])
+            row[column] = _mean([scores.get(key, 0.0) for scores in scored])
         else:
-            row[column] = _mean([r.scores[key] for r in records if key in r.scores])
+            row[column] = _mean([scores[key] for scores in scored if key in scores])
     row["turns"] = len(records)
-    row["scored_turns"] = sum(1 for r in records if "score" in r.scores)
+    row["scored_turns"] = sum(1 for scores in scored if "score" in scores)
     return row
 
 
@@ -430,7 +437,7 @@ def summarize_web2code(records: list[TurnRecord], tasks: list[Task], *, track: s
     # MT-Web2Code defines no pass/fail: report scores, never a turn pass rate of 0 that reads like failure.
     summary["turn_pass"] = None
     summary["passed"] = None
-    summary["unassessed_turns"] = sum(1 for r in records if "score" not in r.scores)
+    summary["unassessed_turns"] = sum(1 for r in records if "score" not in slot_scores(r))
     summary["turn_pass_note"] = "MT-Web2Code has no pass/fail; see score, s_inbox, s_outbox (eq. 12)"
     overall = _table(records)
     summary["score"] = overall["score"]
@@ -447,7 +454,7 @@ def summarize_web2code(records: list[TurnRecord], tasks: list[Task], *, track: s
     for task in tasks:
         recs = sorted((r for r in records if r.task_id == task.id), key=lambda r: r.turn)
         per_task[task.id] = {"mode": task.sub_suite, **{k: v for k, v in _table(recs).items() if k in ("score", "s_inbox", "s_outbox")},
-                             "turn_scores": [r.scores.get("score") for r in recs]}
+                             "turn_scores": [slot_scores(r).get("score") for r in recs]}
     summary["web2code"] = {
         "track": track,
         "table3": {"overall": overall, **{m: _table(recs) for m, recs in by_mode.items()}},

