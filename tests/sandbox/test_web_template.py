@@ -24,10 +24,13 @@ from runner.sandbox.web_template import (
 GOOD_APP = 'import { useState } from "react";\nexport default function App() { return <p>hi</p>; }\n'
 
 
-def test_reserved_files_exist_in_template():
+def test_reserved_files_exist_in_every_prepared_workspace(tmp_path):
     assert TEMPLATE_DIR.name == "web_template"
-    for name in RESERVED_FILES:
-        assert (TEMPLATE_DIR / name).is_file(), name
+    for template in web_template.TEMPLATES.values():
+        workspace = web_template.prepare_workspace({}, tmp_path / template.name, tmp_path, template.name)
+        for name in template.reserved_files:
+            if name != "vite.config.ts":  # reserved so a model cannot add one beside the JavaScript config
+                assert (workspace / name).is_file(), (template.name, name)
 
 
 def test_good_files_pass():
@@ -146,7 +149,8 @@ def test_prepare_workspace_layout(tmp_path):
     assert (ws / "src" / "App.jsx").read_text() == GOOD_APP
     assert (ws / "src" / "deep" / "a.js").is_file()
     for name in RESERVED_FILES:
-        assert (ws / name).read_bytes() == (TEMPLATE_DIR / name).read_bytes()
+        source = web_template.WORKSPACE_GUARD if name == web_template.WORKSPACE_GUARD.name else TEMPLATE_DIR / name
+        assert (ws / name).read_bytes() == source.read_bytes()
     assert (ws / "node_modules").is_symlink() and os.readlink(ws / "node_modules") == str(modules)
     with pytest.raises(ValueError):
         prepare_workspace({"../escape.js": ""}, tmp_path / "ws2", modules)
