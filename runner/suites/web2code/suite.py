@@ -108,6 +108,11 @@ class Web2CodeSuite:
                                        extra_args=browser.extra_args, nav_timeout_ms=browser.nav_timeout_ms)
 
     @property
+    def uses_judge(self) -> bool:
+        """Micro is scored on pixels (eqs. 9-12) and never calls the judge; macro asks it for the rubric (eq. 8)."""
+        return self.track == "macro"
+
+    @property
     def text_only(self) -> bool:
         return self.settings.text_only if self.settings.text_only is not None else not self.vision
 
