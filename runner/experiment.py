@@ -99,6 +99,15 @@ def write_run_viewer(run_dir: Path, tasks: list[Any], tracker: Any) -> Path | No
     return path
 
 
+def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], tasks: list[Any]) -> dict[str, Any]:
+    """summary.json: the suite's metrics over the records in slot order, and what ran."""
+    records = sorted(records, key=lambda record: (record.task_id, record.turn))
+    summary = suite.summarize(records, tasks)
+    summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
+                      "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks)}
+    return summary
+
+
 def plan_run(config: RunnerConfig, suite: Any, *, tasks: int) -> tuple[PhasePlan, RunnerConfig, list[str]]:
     """The roles the run uses, where their servers go (phase plan) and the concurrency it runs at."""
     roles = roles_used(config, suite)
@@ -196,10 +205,7 @@ async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: C
                           f"run.stage=judge hydra.run.dir={run_dir.path}")
             status = "FINISHED"
             return {}
-        records = sorted(records, key=lambda record: (record.task_id, record.turn))
-        summary = suite.summarize(records, tasks)
-        summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
-                          "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks)}
+        summary = summarize_run(config, suite, records, tasks)
         run_dir.write_json(RunDirectory.SUMMARY, summary)
         try:
             await asyncio.to_thread(tracker.log_summary, summary, run_dir=run_dir.path)
