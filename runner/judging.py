@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from runner.judges.base import Judge, JudgeError
+from runner.models.vllm_server import ServerStartError
 from runner.packets import EvidencePacket, read_packet
 from runner.records import FailureBucket, RunDirectory, TurnRecord, Verdict, write_json_atomic
 
@@ -97,6 +98,8 @@ class JudgingPhase:
             verdict = await asyncio.wait_for(call, timeout=self.timeout_s)
         except JudgeError as error:
             return error
+        except ServerStartError:  # the judge's server cannot start: stop the run with its log (resume re-judges)
+            raise
         except TimeoutError:
             return JudgeError(f"{self.judge.name}: no verdict within {self.timeout_s:g} s (turn_timeout_s)")
         except Exception as error:  # the judge's server did not start, a bug: the judge failed, not the model
@@ -115,13 +118,12 @@ class JudgingPhase:
         except Exception:  # tracking must never lose a slot
             log.exception("tracking failed for %s turn %s", record.task_id, record.turn)
 
-    async def judge_and_commit(self, packet_dir: Path, *, out_dir: Path | None = None) -> TurnRecord:
-        """Judge the packet in `packet_dir` (verdict written to `out_dir`, default the same folder), commit it."""
+    async def judge_and_commit(self, packet_dir: Path) -> TurnRecord:
+        """Judge the packet in `packet_dir` (its verdict written beside it) and commit the record."""
         packet = read_packet(packet_dir)
-        record = await self.judge_packet(packet, out_dir or packet_dir)
+        record = await self.judge_packet(packet, packet_dir)
         await self.commit(record)
         return record
 
-    async def judge_all(self, packet_dirs: list[Path], *, out_dirs: list[Path] | None = None) -> None:
-        targets = out_dirs or packet_dirs
-        await asyncio.gather(*(self.judge_and_commit(p, out_dir=o) for p, o in zip(packet_dirs, targets)))
+    async def judge_all(self, packet_dirs: list[Path]) -> None:
+        await asyncio.gather(*(self.judge_and_commit(directory) for directory in packet_dirs))

@@ -66,10 +66,10 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
     from runner.judges.registry import build_judge
     from runner.judging import JudgingPhase
     from runner.models.registry import build_model
-    from runner.models.serving import SERVER_LOG_DIR, ServedRoles, log_server_logs, role_model_settings, roles_used
+    from runner.models.serving import (SERVER_LOG_DIR, ServedRoles, log_server_logs, role_model_settings, roles_used,
+                                       server_claims)
     from runner.packets import copy_packet_folder, has_packet
     from runner.placement import plan_phases
-    from runner.models.serving import server_claims
     from runner.report.console import print_summary
     from runner.suites.registry import build_suite
 
@@ -103,16 +103,13 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
     source_ref = tracking.load_run_ref(source) or {}
     run_dir.write_json(REJUDGE_FILE, {"source_run_dir": str(source), "source_run_id": source_ref.get("run_id"),
                                       "judge": config.judge.name})
-    targets: list[Path] = []
-    packets: list[Path] = []
+    pending: list[Path] = []  # the copied packets of slots this dir has not recorded yet (resume)
     recorded = {record.slot for record in run_dir.load_records()}
     for task_id, turn, directory in slots:
-        target = run_dir.evidence_dir(task_id, turn)
-        if (task_id, turn) in recorded:
-            continue
-        copy_packet_folder(directory, target)
-        packets.append(target)
-        targets.append(target)
+        if (task_id, turn) not in recorded:
+            target = run_dir.evidence_dir(task_id, turn)
+            copy_packet_folder(directory, target)
+            pending.append(target)
 
     settings = config.tracking
     if settings.run_name is None:
@@ -140,7 +137,7 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
                 judge_calls=int(config.concurrency.judge_calls or 2), timeout_s=config.turn_timeout_s,
                 ensure_judge=(lambda: served.ensure("judge")) if roles else None,
             )
-            await judging.judge_all(packets, out_dirs=targets)
+            await judging.judge_all(pending)
         summary = summarize_run(config, suite, run_dir.load_records(), tasks)
         run_dir.write_json(RunDirectory.SUMMARY, summary)
         try:
