@@ -8,9 +8,12 @@ openai (response cache off), so every slot waits the full latency. Each slot goe
 model call, parse, bubblewrap build, sandboxed serve, browser evidence, probe actor, live checks, packet,
 rules verdict (tracking off). Each level runs `waves x level` one-turn episodes (at least 6).
 
+Each level runs min(level, 8) browsers (`--max-browsers`): a slot holds its browser while the page settles
+and the probe and checks wait, so two browsers (the run default) would bound the rate instead of the CPU.
 Printed per level: slots per minute (from the moment the plan is written, just before work starts, to the
 last record; the run's fixed start-up and closing are left out), the speed-up over level 1, and the runner's CPU seconds per slot
-(its process and every child it reaped: builds, servers, browser). The CPU bound of this machine is
+(its process and every child it reaped: builds, servers, browser), the share of the cores the runner got
+and the machine's load (other processes on a shared machine take CPU the bound assumes is the runner's). The CPU bound of this machine is
 `cores / cpu_s_per_slot` slots per second; the model bound at level L is `L / latency`. Goals: >= 3.5x from
 1 to 8; at 16, >= 80% of the CPU bound (from the level-16 CPU per slot). Peak memory (RSS of the runner's
 process tree) at 16 is printed too.
@@ -177,7 +180,7 @@ def compose_config(overrides: list[str]):
     return validate_config(raw)
 
 
-def run_level(level: int, episodes: int, base_url: str, scratch: Path) -> dict[str, float]:
+def run_level(level: int, episodes: int, base_url: str, scratch: Path, browsers: int) -> dict[str, float]:
     from rich.console import Console
 
     from runner.experiment import run_experiment
@@ -187,7 +190,7 @@ def run_level(level: int, episodes: int, base_url: str, scratch: Path) -> dict[s
     config = compose_config([
         "model=local-openai", f"model.base_url={base_url}", "model.cache=false", "model.max_retries=0",
         "suite=smoke", f"suite.tasks_path={tasks}", "tracking=off", "run.phases=together",
-        f"concurrency.episodes={level}", f"concurrency.model_calls={level}",
+        f"concurrency.episodes={level}", f"concurrency.model_calls={level}", f"concurrency.browsers={browsers}",
     ])
     run_dir = scratch / f"run-{level}"
     quiet = Console(file=io.StringIO(), width=120)
@@ -195,6 +198,7 @@ def run_level(level: int, episodes: int, base_url: str, scratch: Path) -> dict[s
     with PeakMemory() as memory:
         asyncio.run(run_experiment(config, run_dir, console=quiet))
     cpu = cpu_seconds() - cpu0
+    load = os.getloadavg()[0]
     # Slot time: from the plan (printed and written just before work starts) to the last record appended;
     # the run's fixed start-up and its closing summary and viewer are left out.
     wall = (run_dir / "turns.jsonl").stat().st_mtime - (run_dir / "plan.json").stat().st_mtime
@@ -204,7 +208,8 @@ def run_level(level: int, episodes: int, base_url: str, scratch: Path) -> dict[s
     if len(records) != episodes or statuses != {"ok"}:
         raise SystemExit(f"level {level}: {len(records)} records, statuses {statuses}: the harness failed")
     return {"slots": len(records), "wall_s": wall, "total_s": total, "per_min": 60 * len(records) / wall,
-            "cpu_per_slot": cpu / len(records), "peak_rss_mib": memory.peak / 2**20}
+            "cpu_per_slot": cpu / len(records), "peak_rss_mib": memory.peak / 2**20,
+            "cpu_share": cpu / (total * len(os.sched_getaffinity(0))), "load": load}
 
 
 def main() -> None:
@@ -212,6 +217,8 @@ def main() -> None:
     parser.add_argument("--levels", default="1,2,4,8,16")
     parser.add_argument("--waves", type=int, default=3, help="episodes per level = waves x level (at least 6)")
     parser.add_argument("--latency", type=float, default=2.0)
+    parser.add_argument("--max-browsers", type=int, default=8,
+                        help="browsers per level = min(level, this): a slot holds one while it waits on page settling")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     cores = len(os.sched_getaffinity(0))
@@ -230,10 +237,12 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="genui-throughput-") as scratch:
             for level in levels:
-                results[level] = run_level(level, max(6, args.waves * level), base_url, Path(scratch))
+                browsers = min(level, args.max_browsers)
+                results[level] = run_level(level, max(6, args.waves * level), base_url, Path(scratch), browsers)
                 r = results[level]
-                print(f"concurrency {level:2d}: {r['slots']:3d} slots in {r['wall_s']:6.1f} s = {r['per_min']:6.1f} "
-                      f"slots/min; cpu {r['cpu_per_slot']:.2f} s/slot; peak rss {r['peak_rss_mib']:.0f} MiB", flush=True)
+                print(f"concurrency {level:2d} ({browsers} browsers): {r['slots']:3d} slots in {r['wall_s']:6.1f} s = {r['per_min']:6.1f} "
+                      f"slots/min; cpu {r['cpu_per_slot']:.2f} s/slot ({r['cpu_share']:.0%} of the cores, machine load "
+                      f"{r['load']:.1f}); peak rss {r['peak_rss_mib']:.0f} MiB", flush=True)
     finally:
         server.terminate()
         server.join(timeout=5)

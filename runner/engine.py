@@ -371,8 +371,11 @@ class Engine:
         status = FailureBucket.RUNTIME_ERROR if runtime_failed else FailureBucket.OK
         error = evidence.load_error or ("blank page" if evidence.blank else "")
         outcome.record = record(status, scores=scores, error=error, **common)
+        prepare = getattr(self.suite, "prepare_judging", None)  # suite scoring material, frozen now (no browsing later)
+        suite_context = await prepare(task, turn, parsed.files, evidence_dir) if prepare is not None else {}
         outcome.packet = self._packet(task, turn, outcome, parsed, build, episode, evidence=evidence, trace=trace,
-                                      page_errors=page_errors, checks=checks, runtime_state=carried_state)
+                                      page_errors=page_errors, checks=checks, runtime_state=carried_state,
+                                      suite_context=suite_context)
         return outcome
 
     def _packet(self, task: Task, turn: TurnSpec, outcome: _TurnOutcome, parsed, build: BuildResult,

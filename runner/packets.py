@@ -6,7 +6,7 @@ dom.html, console.json, network.json, trace.json, tool_log.jsonl, state*.json). 
 the assistant text and source files, the build result, the load-time evidence, the actor trace, the page
 errors raised after load, the outcomes of the contract's executable checks (when the run's judge asked for
 them on the live page), the runtime state, the compact previous turns, the task with its private contract,
-and the pre-verdict record. The judging phase (runner/judging.py) and `python -m runner.rejudge` read only
+what the suite froze for its own scoring (`prepare_judging`: MT-Web2Code's renders), and the pre-verdict record. The judging phase (runner/judging.py) and `python -m runner.rejudge` read only
 this; nothing is generated, built or browsed again.
 
 `packet.json` is written last and atomically: its presence marks a slot's execution as finished (resume).
@@ -52,6 +52,7 @@ class EvidencePacket:
     checks: dict[str, dict[str, Any]] | None = None  # requirement id -> outcome of its live check
     runtime_state: Any = None
     previous_turns: list[dict[str, Any]] = field(default_factory=list)
+    suite_context: dict[str, Any] = field(default_factory=dict)  # the suite's frozen judging material
 
     @property
     def turn(self):
@@ -65,6 +66,7 @@ class EvidencePacket:
             out_dir=Path(out_dir), session=None, runtime_state=self.runtime_state,
             previous_turns=[dict(p) for p in self.previous_turns], page_errors=list(self.page_errors),
             check_outcomes=dict(self.checks) if self.checks is not None else None,
+            suite_context=dict(self.suite_context),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -87,6 +89,7 @@ class EvidencePacket:
             "checks": self.checks,
             "runtime_state": self.runtime_state,
             "previous_turns": self.previous_turns,
+            "suite_context": self.suite_context,
         }
 
     @classmethod
@@ -110,6 +113,7 @@ class EvidencePacket:
             checks=data.get("checks"),
             runtime_state=data.get("runtime_state"),
             previous_turns=list(data.get("previous_turns") or []),
+            suite_context=dict(data.get("suite_context") or {}),
         )
 
 

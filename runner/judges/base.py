@@ -32,6 +32,7 @@ class JudgeInput:
     # Frozen from the live page at the end of execution (runner/packets.py), used when `session` is None:
     page_errors: list[str] = field(default_factory=list)  # uncaught errors after load (actor, checks)
     check_outcomes: dict[str, dict[str, Any]] | None = None  # requirement id -> its live check's outcome
+    suite_context: dict[str, Any] = field(default_factory=dict)  # what the suite's prepare_judging froze
 
     def later_page_errors(self) -> list[str]:
         """Page errors raised after the load-time evidence: the live session's, else the frozen ones."""
