@@ -65,13 +65,23 @@ class SandboxConfig(_Strict):
 
 
 class ConcurrencyConfig(_Strict):
-    """Separate limits per kind of work: model calls, builds, browsers and judge calls."""
+    """Separate limits per kind of work: model calls, builds, browsers and judge calls.
 
-    episodes: int = Field(default=4, ge=1)
-    model_calls: int = Field(default=4, ge=1)
+    None (the default for episodes, model calls and judge calls): follow the serving model's batch capacity
+    (runner/capacity.py), else 4, 4 and 2."""
+
+    episodes: int | None = Field(default=None, ge=1)
+    model_calls: int | None = Field(default=None, ge=1)
     builds: int = Field(default=2, ge=1)
     browsers: int = Field(default=2, ge=1)
-    judge_calls: int = Field(default=2, ge=1)
+    judge_calls: int | None = Field(default=None, ge=1)
+
+
+class RunSettings(_Strict):
+    """How a run places its phases and which stage it runs (runner/placement.py, docs/vllm.md)."""
+
+    phases: Literal["auto", "together", "staged"] = "auto"
+    stage: Literal["all", "generate", "judge"] = "all"
 
 
 class RunnerConfig(_Strict):
@@ -83,6 +93,7 @@ class RunnerConfig(_Strict):
     tracking: TrackingSettings = Field(default_factory=TrackingSettings)
     browser: BrowserSettings = Field(default_factory=BrowserSettings)
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
+    run: RunSettings = Field(default_factory=RunSettings)
     resume: Literal["auto", True, False] = "auto"
     seed: int = 0
     turn_timeout_s: float = Field(default=600, gt=0)

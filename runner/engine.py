@@ -1,8 +1,13 @@
-"""The episode/turn loop: concurrency, requested-slot accounting and resume.
+"""The episode/turn loop: concurrency, requested-slot accounting, phases and resume.
 
 Turns of one episode run in order; episodes run concurrently. Separate semaphores bound model calls,
-builds, browsers and judge calls. Every requested slot ends as exactly one TurnRecord, appended to
-turns.jsonl as soon as it is known; a slot already recorded (resume) is never run or counted again.
+builds, browsers and judge calls. Executing a slot (generate, parse, build, serve, evidence, actor, the
+contract's live checks when the judge wants them) ends by freezing its evidence packet (runner/packets.py);
+the verdict comes from the packet in the judging phase (runner/judging.py): as soon as the packet is frozen
+(`together`) or after every slot was executed and the generation servers stopped (`staged`). The next turn
+never waits for a verdict: its payload uses evidence only. Every requested slot ends as exactly one
+TurnRecord, appended to turns.jsonl once judged; a slot already recorded (resume) is never run or counted
+again, and one whose packet is frozen is only judged.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from typing import Any, Callable
 from runner.actors.base import Actor, ActorContext
 from runner.browser.evidence import capture_evidence
 from runner.browser.launch import BrowserPool
-from runner.config import RunnerConfig
+from runner.config import ConfigError, RunnerConfig
 from runner.evidence import Evidence, Trace, write_raw_response, write_sources
-from runner.judges.base import Judge, JudgeError, JudgeInput
+from runner.judges.base import Judge, JudgeInput
+from runner.judging import JudgingPhase
 from runner.models.base import GenerationRequest, Model, ProviderError
 from runner.models.parse import InvalidOutput, parse_model_output
-from runner.records import FailureBucket, RunDirectory, TurnRecord, Verdict, write_json_atomic
+from runner.packets import EvidencePacket, has_packet, read_packet, write_packet
+from runner.records import FailureBucket, RunDirectory, TurnRecord, write_json_atomic
 from runner.sandbox.base import BuildResult, Sandbox
 from runner.suites.base import CompactTurn, EpisodeState, Suite
 from runner.tasks import Task, TurnSpec
@@ -33,6 +40,11 @@ from runner.tasks import Task, TurnSpec
 log = logging.getLogger(__name__)
 
 EPISODE_STATE_FILE = "episode_state.json"
+STAGES = ("all", "generate", "judge")
+
+
+class StageError(ConfigError):
+    """`run.stage=judge` on a run dir whose execution is not finished (names what is missing)."""
 
 
 @dataclass
@@ -64,6 +76,7 @@ class _TurnOutcome:
     ui_text: str = ""
     has_artifact: bool = False
     runtime_state: Any = None
+    packet: EvidencePacket | None = None  # None: nothing to judge (blocked, provider_error, invalid_output, ...)
 
 
 def _save_episode_state(directory: Path, outcome: _TurnOutcome) -> None:
@@ -89,14 +102,69 @@ class Engine:
         run_dir: RunDirectory,
         *,
         on_record: Callable[[TurnRecord], None] | None = None,
+        ensure_generation: Callable[[], Any] | None = None,  # starts the generator's and actor's servers (lazy)
+        ensure_judge: Callable[[], Any] | None = None,  # starts the judge's server (lazy)
     ) -> None:
         self.config = config
         self.suite = suite
         self.services = services
         self.run_dir = run_dir
         self.on_record = on_record
+        self.ensure_generation = ensure_generation
+        self.judging = JudgingPhase(
+            suite=suite, judge=services.judge, run_dir=run_dir, tracker=services.tracker,
+            judge_calls=config.concurrency.judge_calls, timeout_s=config.turn_timeout_s,
+            ensure_judge=ensure_judge, on_record=on_record,
+        )
+        self._on_packet: Callable[[Path], None] | None = None
 
-    async def run(self, tasks: list[Task]) -> list[TurnRecord]:
+    def _frozen_unjudged(self, tasks: list[Task]) -> list[Path]:
+        """Evidence folders whose packet is frozen but whose slot has no record yet, in slot order."""
+        recorded = {record.slot for record in self.run_dir.load_records()}
+        return [
+            self.run_dir.evidence_dir(task.id, turn.index)
+            for task in tasks for turn in task.turns
+            if (task.id, turn.index) not in recorded and has_packet(self.run_dir.evidence_dir(task.id, turn.index))
+        ]
+
+    async def run(self, tasks: list[Task], *, staged: bool = False, stage: str = "all",
+                  between_phases: Callable[[], Any] | None = None) -> list[TurnRecord]:
+        """Execute and judge every slot. `staged`: judge only after all slots are executed and
+        `between_phases` (stop the generation servers) has run. `stage`: `generate` executes only,
+        `judge` judges only (every slot must be executed already)."""
+        if stage not in STAGES:
+            raise ValueError(f"run.stage = {stage!r}: choose one of {', '.join(STAGES)}")
+        if stage == "judge":
+            missing = [f"{task.id} turn {turn.index}" for task in tasks for turn in task.turns
+                       if not has_packet(self.run_dir.evidence_dir(task.id, turn.index))]
+            if missing:
+                raise StageError(
+                    f"run.stage=judge: {len(missing)} slot(s) of {self.run_dir.path} have no frozen evidence packet "
+                    f"(e.g. {missing[0]}); run run.stage=generate (or run.stage=all) on this run dir first"
+                )
+        else:
+            pending: list[asyncio.Task[TurnRecord]] = []
+            if stage == "all" and not staged:
+                # Together: a slot is judged as soon as its packet is frozen; episodes never wait for it.
+                for directory in self._frozen_unjudged(tasks):  # frozen by an earlier, killed run
+                    pending.append(asyncio.create_task(self.judging.judge_and_commit(directory)))
+                self._on_packet = lambda directory: pending.append(
+                    asyncio.create_task(self.judging.judge_and_commit(directory)))
+            try:
+                await self._execute(tasks)
+            finally:
+                self._on_packet = None
+            if pending:
+                await asyncio.gather(*pending)
+            if stage == "generate":
+                return self.run_dir.load_records()
+        if between_phases is not None:
+            await between_phases()
+        await self.judging.judge_all(self._frozen_unjudged(tasks))
+        return self.run_dir.load_records()
+
+    async def _execute(self, tasks: list[Task]) -> None:
+        """The generation-and-execution phase: every slot without a record or a packet is executed."""
         done = {record.slot: record for record in self.run_dir.load_records()}
         concurrency = self.config.concurrency
         browsers: asyncio.Queue = asyncio.Queue()
@@ -110,7 +178,6 @@ class Engine:
             browsers=browsers,
         )
         await asyncio.gather(*(self._run_episode(task, done, limits) for task in tasks))
-        return self.run_dir.load_records()
 
     # -- episode -----------------------------------------------------------------------------------
 
@@ -118,21 +185,23 @@ class Engine:
         async with limits.episodes:
             episode = EpisodeState()
             for turn in task.turns:
+                evidence_dir = self.run_dir.evidence_dir(task.id, turn.index)
                 previous = done.get((task.id, turn.index))
+                if previous is None and has_packet(evidence_dir):  # executed earlier, not judged yet
+                    previous = read_packet(evidence_dir).record
                 if previous is not None:
                     self._restore_turn(task, turn, previous, episode)
                     continue
                 outcome = await self._run_slot(task, turn, episode, limits)
                 self._advance(turn, outcome, episode)
-                evidence_dir = self.run_dir.evidence_dir(task.id, turn.index)
                 _save_episode_state(evidence_dir, outcome)
-                self.run_dir.append(outcome.record)
-                if self.on_record is not None:
-                    self.on_record(outcome.record)
-                try:
-                    await asyncio.to_thread(self.services.tracker.log_turn, outcome.record, self.run_dir.path)
-                except Exception:  # tracking must never lose a slot
-                    log.exception("tracking failed for %s turn %s", task.id, turn.index)
+                packet = outcome.packet or EvidencePacket(
+                    task=task, turn_index=turn.index, record=outcome.record, judged=False,
+                    assistant_text=outcome.assistant_text, files=outcome.files,
+                )
+                write_packet(evidence_dir, packet)  # last: its presence marks the slot as executed
+                if self._on_packet is not None:
+                    self._on_packet(evidence_dir)
 
     def _restore_turn(self, task: Task, turn: TurnSpec, record: TurnRecord, episode: EpisodeState) -> None:
         path = self.run_dir.evidence_dir(task.id, turn.index) / EPISODE_STATE_FILE
@@ -182,6 +251,8 @@ class Engine:
         if turn.index > 1 and turn.requires_previous_artifact and not episode.has_artifact:
             record = self._new_record(task, turn, FailureBucket.BLOCKED, error="the previous turn left no artifact")
             return _TurnOutcome(record=record, files=episode.files)
+        if self.ensure_generation is not None:  # before the turn's clock: a checkpoint load is not a slow turn
+            await self.ensure_generation()
         started = time.perf_counter()
         try:
             return await asyncio.wait_for(self._run_turn(task, turn, episode, limits), timeout=self.config.turn_timeout_s)
@@ -255,8 +326,8 @@ class Engine:
                 "infra": FailureBucket.INFRA,
             }.get(build.status, FailureBucket.BUILD_FAILED)
             reason = "; ".join(build.rejected) or build.log[-2000:]
-            judged = await self._judge(task, turn, build, None, None, parsed, evidence_dir, None, episode, limits, timings)
-            outcome.record = record(bucket, error=reason, verdict=judged if isinstance(judged, Verdict) else None, **common)
+            outcome.record = record(bucket, error=reason, **common)
+            outcome.packet = self._packet(task, turn, outcome, parsed, build, episode)
             return outcome
 
         # 4. Serve, observe, act, judge: all inside one browser context on the served artifact.
@@ -285,48 +356,55 @@ class Engine:
                 carried_state = self._read_runtime_state(bridge)
                 if carried_state is not None:
                     write_json_atomic(evidence_dir / "state_carried.json", carried_state)
-                judged = await self._judge(task, turn, build, evidence, trace, parsed, evidence_dir, session, episode, limits, timings)
+                checks = await self._live_checks(task, turn, build, evidence, trace, parsed, evidence_dir, session,
+                                                 limits, timings)
+                page_errors = list(session.page_errors)
         finally:
             limits.browsers.put_nowait(pool)
 
         outcome.has_artifact = True
         outcome.ui_text = evidence.visible_text
         outcome.runtime_state = carried_state
-        scores = dict(judged.scores) if isinstance(judged, Verdict) else {}
+        scores: dict[str, float] = {}
         if trace is not None and trace.summary.get("interaction_rate") is not None:
             scores["interaction_rate"] = float(trace.summary["interaction_rate"])
-        if isinstance(judged, JudgeError):
-            outcome.record = record(FailureBucket.JUDGE_ERROR, error=str(judged), scores=scores, **common)
-            return outcome
         runtime_failed = bool(evidence.load_error) or evidence.blank
         status = FailureBucket.RUNTIME_ERROR if runtime_failed else FailureBucket.OK
-        passed = False if runtime_failed else judged.passed
         error = evidence.load_error or ("blank page" if evidence.blank else "")
-        outcome.record = record(status, passed=passed, verdict=judged, scores=scores, error=error, **common)
+        outcome.record = record(status, scores=scores, error=error, **common)
+        prepare = getattr(self.suite, "prepare_judging", None)  # suite scoring material, frozen now (no browsing later)
+        suite_context = await prepare(task, turn, parsed.files, evidence_dir) if prepare is not None else {}
+        outcome.packet = self._packet(task, turn, outcome, parsed, build, episode, evidence=evidence, trace=trace,
+                                      page_errors=page_errors, checks=checks, runtime_state=carried_state,
+                                      suite_context=suite_context)
         return outcome
 
-    async def _judge(self, task, turn, build: BuildResult, evidence: Evidence | None, trace: Trace | None, parsed,
-                     evidence_dir: Path, session, episode: EpisodeState, limits: _Limits,
-                     timings: dict[str, float]) -> Verdict | JudgeError:
+    def _packet(self, task: Task, turn: TurnSpec, outcome: _TurnOutcome, parsed, build: BuildResult,
+                episode: EpisodeState, **observed: Any) -> EvidencePacket:
+        """Freeze what the judge will read; `previous_turns` is the history as this turn saw it."""
+        return EvidencePacket(
+            task=task, turn_index=turn.index, record=outcome.record, judged=True,
+            assistant_text=parsed.assistant_text, files=dict(parsed.files), build=build,
+            previous_turns=[vars(previous) for previous in episode.history], **observed,
+        )
+
+    async def _live_checks(self, task: Task, turn: TurnSpec, build: BuildResult, evidence: Evidence,
+                           trace: Trace | None, parsed, evidence_dir: Path, session, limits: _Limits,
+                           timings: dict[str, float]) -> dict[str, dict[str, Any]] | None:
+        """The contract's executable checks on the live page, for a judge that decides from them (rules)."""
+        judge = self.services.judge
+        if not getattr(judge, "wants_live_checks", False) or not any(r.check for r in turn.requirements):
+            return None
         start = time.perf_counter()
         judge_input = JudgeInput(
             task=task, turn=turn, build=build, evidence=evidence, trace=trace, files=parsed.files,
             assistant_text=parsed.assistant_text, out_dir=evidence_dir, session=session,
-            previous_turns=[vars(previous) for previous in episode.history],
         )
-        judge_turn = getattr(self.suite, "judge_turn", None)
         try:
             async with limits.judge:
-                if judge_turn is not None:
-                    verdict = await judge_turn(self.services.judge, judge_input)
-                else:
-                    verdict = await self.services.judge.score(judge_input)
-        except JudgeError as error:
-            return error
+                return await judge.run_live_checks(judge_input)
         finally:
-            timings["judge"] = time.perf_counter() - start
-        write_json_atomic(evidence_dir / "verdict.json", verdict.model_dump(mode="json"))
-        return verdict
+            timings["checks"] = time.perf_counter() - start
 
     def _assets(self, task: Task, turn: TurnSpec) -> Path | None:
         assets = getattr(self.suite, "artifact_assets", None)

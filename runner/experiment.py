@@ -21,7 +21,10 @@ from runner.judges.registry import build_judge
 from runner import lineage as lineage_mod
 from runner.models.cache import ResponseCache
 from runner.models.registry import build_model
-from runner.models.serving import SERVER_LOG_DIR, log_server_logs, start_served_models
+from runner.models.serving import (SERVER_LOG_DIR, ServedRoles, log_server_logs, role_model_settings, roles_used,
+                                   server_claims)
+from runner.capacity import resolve_concurrency
+from runner.placement import PhasePlan, detect_gpus, plan_phases
 from runner.records import RunDirectory, TurnRecord
 from runner.report.console import print_summary
 from runner.sandbox.registry import build_sandbox, sandbox_browser_settings, sandbox_tracking_tags
@@ -31,7 +34,7 @@ from runner import tracking
 log = logging.getLogger(__name__)
 
 # Keys that may change between a run and its resumption without mixing results.
-_RESUME_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s"}
+_RESUME_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s", "run"}
 
 
 def _comparable(config: dict[str, Any]) -> dict[str, Any]:
@@ -53,6 +56,7 @@ def prepare_run_dir(config: RunnerConfig, run_dir: RunDirectory, lineage: dict[s
     """
     current = config.model_dump(mode="json")
     has_records = run_dir.records_path.exists() and run_dir.records_path.stat().st_size > 0
+    has_records = has_records or any((run_dir.path / "evidence").glob("*/*/packet.json"))  # executed, not judged
     config_path = run_dir.path / RunDirectory.CONFIG
     if has_records:
         if config.resume is False:
@@ -96,6 +100,26 @@ def write_run_viewer(run_dir: Path, tasks: list[Any], tracker: Any) -> Path | No
     return path
 
 
+def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], tasks: list[Any]) -> dict[str, Any]:
+    """summary.json: the suite's metrics over the records in slot order, and what ran."""
+    records = sorted(records, key=lambda record: (record.task_id, record.turn))
+    summary = suite.summarize(records, tasks)
+    summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
+                      "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks)}
+    return summary
+
+
+def plan_run(config: RunnerConfig, suite: Any, *, tasks: int) -> tuple[PhasePlan, RunnerConfig, list[str]]:
+    """The roles the run uses, where their servers go (phase plan) and the concurrency it runs at."""
+    roles = roles_used(config, suite)
+    claims = server_claims(config, roles)
+    gpus = detect_gpus() if any(not claim.attached for claim in claims) else []
+    plan = plan_phases(config.run.phases, claims, gpus, roles=roles)
+    resolved = config.model_copy(update={"concurrency": resolve_concurrency(config, episodes_available=tasks)})
+    plan.concurrency = resolved.concurrency.model_dump()
+    return plan, resolved, roles
+
+
 async def run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: Console | None = None,
                          run_context: preflight.RunContext | None = None, preflight_done: bool = False) -> dict[str, Any]:
     """`preflight_done`: the caller already ran runner.preflight on this config (the command line does, before
@@ -124,6 +148,9 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
     lineage = lineage_mod.compute_lineage(config, tasks, suite=suite)
     resumed = prepare_run_dir(config, run_dir, lineage)
+    plan, config, roles = plan_run(config, suite, tasks=len(tasks))
+    console.print(plan.describe())  # before any work starts
+    plan.write(run_dir.path)
     reference = tracking.load_run_ref(run_dir.path) if resumed else None
     # Name job runs after what they compare, so grids read well in the MLflow UI.
     settings = config.tracking
@@ -149,15 +176,18 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
             stack.push_async_callback(model.aclose)
             sandbox = build_sandbox(config)
             stack.push_async_callback(sandbox.aclose)
-            actor = build_actor(config.actor)
+            role_settings = role_model_settings(config)
+            actor_model = build_model(role_settings["actor"]) if "actor" in role_settings else None
+            actor = build_actor(config.actor, model=actor_model)
             if actor is not None:
                 stack.push_async_callback(actor.aclose)
-            judge = build_judge(config.judge)
+            judge_model = build_model(role_settings["judge"]) if "judge" in role_settings else None
+            judge = build_judge(config.judge, model=judge_model)
             stack.push_async_callback(judge.aclose)
-            # Models served by vLLM (generator, judge's, actor's) start now, one by one; their logs go to the run dir.
-            # A judge whose model the suite never calls (MT-Web2Code micro) is not started.
-            judge_served = judge if getattr(suite, "uses_judge_model", True) else None
-            await start_served_models(model, judge_served, actor, log_dir=run_dir.path / SERVER_LOG_DIR)
+            # Served models (vLLM) start lazily, on the first call of their role; logs go to the run dir.
+            served = ServedRoles.of(log_dir=run_dir.path / SERVER_LOG_DIR, generator=model, judge=judge_model,
+                                    actor=actor_model)
+            generation_roles = [role for role in ("generator", "actor") if role in roles]
             if tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
                 model = attach_call_traces(tracker.log_model_call, model, ("judge", judge), ("actor", actor))
             browser_settings = await sandbox_browser_settings(sandbox, config.browser)
@@ -176,11 +206,22 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
             def advance(record: TurnRecord) -> None:
                 bar.record(status=record.status.value, passed=record.passed)
 
-            engine = Engine(config, suite, services, run_dir, on_record=advance)
-            records = await engine.run(tasks)
-        summary = suite.summarize(records, tasks)
-        summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
-                          "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks)}
+            engine = Engine(
+                config, suite, services, run_dir, on_record=advance,
+                ensure_generation=lambda: served.ensure(*generation_roles),
+                ensure_judge=(lambda: served.ensure("judge")) if "judge" in roles else None,
+            )
+            # Staged: the generator's and actor's servers stop before the judge's may start.
+            records = await engine.run(
+                tasks, staged=plan.staged, stage=config.run.stage,
+                between_phases=(lambda: served.stop(*generation_roles)) if plan.staged else None,
+            )
+        if config.run.stage == "generate":
+            console.print(f"generation stage done: {len(tasks)} task(s) executed and frozen; judge them with "
+                      f"run.stage=judge hydra.run.dir={run_dir.path}")
+            status = "FINISHED"
+            return {}
+        summary = summarize_run(config, suite, records, tasks)
         run_dir.write_json(RunDirectory.SUMMARY, summary)
         try:
             await asyncio.to_thread(tracker.log_summary, summary, run_dir=run_dir.path)

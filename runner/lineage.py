@@ -27,7 +27,7 @@ LINEAGE_VERSION = 1
 
 # Config keys that never change results (same list as runner.experiment's resume rules) plus the shard,
 # which is recorded on its own so the shards of one experiment share a config hash.
-CONFIG_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s"}
+CONFIG_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s", "run"}
 
 # Modules whose PROMPT_VERSION shapes what models or judges are asked; suites and judges that own
 # prompts add their module here (a missing module is simply skipped).

@@ -102,15 +102,17 @@ def model_roles(config: Any, suite: Any, context: RunContext | None = None) -> t
     """The model roles this run will call, and a note for each configured one it will not.
 
     The generator is always called. A judge's model is called unless the judge is rule-based or the suite
-    says it never calls it (`uses_judge_model = False`: MT-Web2Code micro scores by pixels alone). An actor's
+    says it never calls it (`runner.models.serving.roles_used`: MT-Web2Code micro scores by pixels alone). An actor's
     model is called whenever the actor has one. Suites add roles of their own with `extra_model_roles()`.
     """
+    from runner.models.serving import roles_used
+
     context = context or RunContext()
     roles = [ModelRole("generator", "model", config.model.model_dump(), context.pull_overrides("model", config.model.name))]
     notes: list[str] = []
     judge_model = config.judge.options.get("model") if config.judge.kind == "llm" else None
     if isinstance(judge_model, dict):
-        if getattr(suite, "uses_judge_model", True):
+        if "judge" in roles_used(config, suite):
             roles.append(ModelRole("judge", "judge.options.model", judge_model,
                                    context.pull_overrides("judge", config.judge.name)))
         else:

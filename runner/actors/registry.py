@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from runner.actors.base import Actor
 from runner.config import ActorConfig, ConfigError
+from runner.models.base import Model
 
 
-def build_actor(config: ActorConfig) -> Actor | None:
+def build_actor(config: ActorConfig, *, model: Model | None = None) -> Actor | None:
+    """`model`: the LLM actor's endpoint model when the run built it (served models known by role)."""
     if config.kind == "none":
         return None
     if config.kind == "probe":
@@ -20,7 +22,7 @@ def build_actor(config: ActorConfig) -> Actor | None:
     if config.kind == "llm":
         from runner.actors.llm import LLMActor, LLMActorSettings
 
-        return LLMActor(LLMActorSettings.from_options(config.options, prefix="actor.options"))
+        return LLMActor(LLMActorSettings.from_options(config.options, prefix="actor.options"), model=model)
     raise ConfigError(
         f"actor.kind = {config.kind!r}: not available in this version; choose probe, scripted, llm or none"
     )

@@ -29,6 +29,14 @@ class JudgeInput:
     tool_log: list[dict[str, Any]] = field(default_factory=list)
     runtime_state: Any = None
     previous_turns: list[dict[str, Any]] = field(default_factory=list)  # compact context
+    # Frozen from the live page at the end of execution (runner/packets.py), used when `session` is None:
+    page_errors: list[str] = field(default_factory=list)  # uncaught errors after load (actor, checks)
+    check_outcomes: dict[str, dict[str, Any]] | None = None  # requirement id -> its live check's outcome
+    suite_context: dict[str, Any] = field(default_factory=dict)  # what the suite's prepare_judging froze
+
+    def later_page_errors(self) -> list[str]:
+        """Page errors raised after the load-time evidence: the live session's, else the frozen ones."""
+        return list(self.session.page_errors) if self.session is not None else list(self.page_errors)
 
 
 class JudgeError(RuntimeError):

@@ -176,8 +176,7 @@ def _page(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> str:
     if evidence.blank:
         lines.append("the page is BLANK after load")
     errors = list(evidence.page_errors)
-    if judge_input.session is not None:
-        errors += [e for e in judge_input.session.page_errors if e not in errors]
+    errors += [e for e in judge_input.later_page_errors() if e not in errors]
     lines.append(f"uncaught page errors: {len(errors)}")
     lines += [f"  - {clip(error, 400)}" for error in errors[:5]]
     console = [c for c in evidence.console if c.get("type") in ("error", "warning")]

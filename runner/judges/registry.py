@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from runner.config import ConfigError, JudgeConfig
 from runner.judges.base import Judge
+from runner.models.base import Model
 
 
-def build_judge(config: JudgeConfig) -> Judge:
+def build_judge(config: JudgeConfig, *, model: Model | None = None) -> Judge:
+    """`model`: the judge's endpoint model when the run built it (so the run knows its served models by role)."""
     if config.kind == "rules":
         from runner.judges.rules import RulesJudge
 
@@ -14,5 +16,6 @@ def build_judge(config: JudgeConfig) -> Judge:
     if config.kind == "llm":
         from runner.judges.llm import LLMJudge, LLMJudgeSettings
 
-        return LLMJudge(LLMJudgeSettings.from_options(config.options, prefix="judge.options"), name=config.name)
+        return LLMJudge(LLMJudgeSettings.from_options(config.options, prefix="judge.options"), name=config.name,
+                        model=model)
     raise ConfigError(f"judge.kind = {config.kind!r}: not available in this version; choose rules or llm")

@@ -1,8 +1,10 @@
 """The rules judge: deterministic generic checks plus each requirement's executable check.
 
 Generic checks (build succeeded, page loaded and not blank, no uncaught page errors) become dimensions
-with score 1.0 / 0.0. Each requirement with a `check` is run on the live page (check_runner.py); one
-without a check is UNASSESSED. The official decision:
+with score 1.0 / 0.0. Each requirement with a `check` is run on the live page (check_runner.py): in the
+execution phase (`run_live_checks`, its outcomes frozen into the evidence packet) or, when the judge is
+given a live session, during scoring. One without a check, or without a live page and a frozen outcome,
+is UNASSESSED. The official decision:
 
     passed = False  if any generic check or any requirement failed
            = None   if nothing failed but some requirement (or generic check) could not be assessed
@@ -36,6 +38,7 @@ from runner.tasks import Requirement
 TOOL_LOG_FILE = "tool_log.jsonl"
 STATE_FILE = "state.json"
 VERDICT_FILE = "verdict.json"
+_CHECK_CRASHED = "crashed"  # a frozen check outcome whose run raised: the verdict becomes judge_error
 
 
 class RulesJudgeSettings(BaseModel):
@@ -188,9 +191,7 @@ class RulesJudge:
         # 4. Uncaught page errors, at load and during the checks.
         if build.ok:
             errors = list(judge_input.evidence.page_errors) if judge_input.evidence else []
-            if judge_input.session is not None:
-                errors += list(judge_input.session.page_errors)
-            errors = _unique(errors)
+            errors = _unique(errors + judge_input.later_page_errors())
             if errors:
                 shown = " | ".join(e[:200] for e in errors[:3])
                 dimensions["page_errors"] = _fail(f"{len(errors)} uncaught page error(s): {shown}")
@@ -282,11 +283,39 @@ class RulesJudge:
         if load_problem:
             return result(RequirementStatus.FAILED, load_problem), None
         if judge_input.session is None:
-            return result(RequirementStatus.UNASSESSED, "no live page to run the check on"), None
-        outcome = await self._run_one(judge_input, requirement.check, readers)
+            frozen = (judge_input.check_outcomes or {}).get(requirement.id)
+            if frozen is None:
+                return result(RequirementStatus.UNASSESSED, "no live page to run the check on"), None
+            if frozen.get("status") == _CHECK_CRASHED:
+                raise JudgeError(f"rules judge failed: {frozen.get('reason', '')}")
+            return result(RequirementStatus(frozen["status"]), str(frozen.get("reason", ""))), frozen
+        detail = await self.run_live_check(judge_input, requirement.check, readers)
+        return result(RequirementStatus(detail["status"]), str(detail.get("reason", ""))), detail
+
+    wants_live_checks = True  # the execution phase runs the contract's checks on the live page for this judge
+
+    async def run_live_checks(self, judge_input: JudgeInput) -> dict[str, dict[str, Any]]:
+        """Run every executable check of the turn on the live page (execution phase), as packet entries.
+
+        The verdict is made later from these outcomes (judging phase), so it needs no live page."""
+        outcomes: dict[str, dict[str, Any]] = {}
+        if not judge_input.build.ok or (await self._loaded(judge_input)).score == 0.0:
+            return outcomes  # the verdict fails every requirement from the load problem; nothing to run
+        readers = self._readers(judge_input)
+        for requirement in judge_input.turn.requirements:
+            if requirement.check is None:
+                continue
+            try:
+                outcomes[requirement.id] = await self.run_live_check(judge_input, requirement.check, readers)
+            except Exception as error:  # a bug or a dead browser: the judge failed, not the artifact
+                outcomes[requirement.id] = {"status": _CHECK_CRASHED, "reason": f"{type(error).__name__}: {error}"}
+        return outcomes
+
+    async def run_live_check(self, judge_input: JudgeInput, check: Check, readers: Readers) -> dict[str, Any]:
+        outcome = await self._run_one(judge_input, check, readers)
         if isinstance(outcome, str):
-            return result(RequirementStatus.FAILED, outcome), {"status": "failed", "reason": outcome}
-        return result(outcome.status, outcome.reason), outcome.to_json()
+            return {"status": "failed", "reason": outcome}
+        return outcome.to_json()
 
     async def _run_one(self, judge_input: JudgeInput, check: Check, readers: Readers) -> CheckOutcome | str:
         s = self.settings

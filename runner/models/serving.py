@@ -1,51 +1,122 @@
-"""What the experiment does for models that run their own server: start them up front, keep their logs.
+"""The run's model roles (generator, judge, actor) and their servers: which roles a run uses, which of them
+are served by vLLM, and starting them lazily, stopping them between phases, keeping their logs.
 
-Starting up front (before the first turn) keeps a multi-minute checkpoint load out of the per-call timeouts,
-and makes a server that cannot start fail the run at once with its log, instead of every turn failing.
-The generator model, and the models held by a judge or an actor (their `_model`/`model` attribute), are found
-here, so the experiment needs no knowledge of which components are served by vLLM.
+A server starts on the first call that needs it (never for a role the run does not use): the engine asks for
+the generation roles before the first slot that calls the generator, the judging phase for the judge before
+the first verdict that calls it. The start happens outside every per-call and per-turn timeout, so a
+multi-minute checkpoint load never turns into timed-out turns.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runner.models import vllm_server
+from runner.placement import ServerClaim
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SERVER_LOG_DIR", "log_server_logs", "served_models", "start_served_models"]
+__all__ = [
+    "ROLES",
+    "SERVER_LOG_DIR",
+    "ServedRoles",
+    "log_server_logs",
+    "role_model_settings",
+    "roles_used",
+    "server_claims",
+]
 
 SERVER_LOG_DIR = "servers"  # inside the run directory, and the artifact folder in MLflow
+ROLES = ("generator", "judge", "actor")
 
 
-def served_models(*components: Any) -> list[Any]:
-    """Every VLLMModel among the components or held directly by one of them (a judge's or actor's model)."""
-    from runner.models.vllm_provider import VLLMModel
-
-    found: list[Any] = []
-    for component in components:
-        candidates = [component]
-        if component is not None and hasattr(component, "__dict__"):
-            candidates += list(vars(component).values())
-        for candidate in candidates:
-            if isinstance(candidate, VLLMModel) and all(candidate is not seen for seen in found):
-                found.append(candidate)
-    return found
+def role_model_settings(config: Any) -> dict[str, dict[str, Any]]:
+    """The model config of every role that calls a model: generator always, judge and actor when LLM-based."""
+    settings: dict[str, dict[str, Any]] = {"generator": config.model.model_dump()}
+    for role, section in (("judge", config.judge), ("actor", config.actor)):
+        model = section.options.get("model") if section.kind == "llm" else None
+        if isinstance(model, dict):
+            settings[role] = {"name": str(model.get("model", role)), **model}  # name defaults to the served id
+    return settings
 
 
-async def start_served_models(*components: Any, log_dir: Path) -> list[Any]:
-    """Start every served model's server, one after another (they may share a GPU). Returns them.
+def roles_used(config: Any, suite: Any = None) -> list[str]:
+    """The roles a run will call: the generator; the actor unless actor=none; the judge unless the suite
+    scores without one (MT-Web2Code micro is pixel-based: `suite.uses_judge` is False)."""
+    if suite is None:
+        from runner.suites.registry import build_suite
 
-    `log_dir` also becomes the default log folder for servers started later in this process.
-    """
-    vllm_server.set_default_log_dir(log_dir)
-    models = served_models(*components)
-    for model in models:
-        await model.start(log_dir=log_dir)
-    return models
+        suite = build_suite(config.suite, project_root=Path(config.project_root))
+    roles = ["generator"]
+    if getattr(suite, "uses_judge", True):
+        roles.append("judge")
+    if config.actor.kind != "none":
+        roles.append("actor")
+    return roles
+
+
+def server_claims(config: Any, roles: list[str]) -> list[ServerClaim]:
+    """What each vLLM-served model of the used roles claims of the GPUs."""
+    claims: list[ServerClaim] = []
+    for role, settings in role_model_settings(config).items():
+        if role not in roles or settings.get("provider") != "vllm":
+            continue
+        server = settings.get("server") or {}
+        gpu_ids = server.get("gpu_ids")
+        claims.append(ServerClaim(
+            role=role,
+            name=str(settings.get("name", role)),
+            tensor_parallel_size=int(server.get("tensor_parallel_size") or 1),
+            gpu_memory_utilization=server.get("gpu_memory_utilization"),
+            gpu_ids=tuple(gpu_ids) if gpu_ids is not None else None,
+            attached=server.get("mode") == "attach",
+        ))
+    return claims
+
+
+@dataclass
+class ServedRoles:
+    """The vLLM-served models of a run, by role (the run built them and says which is which)."""
+
+    models: dict[str, list[Any]] = field(default_factory=dict)  # role -> [VLLMModel]
+    log_dir: Path | None = None
+    _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, *, log_dir: Path, **by_role: Any) -> "ServedRoles":
+        """`generator=model, judge=judge_model, actor=actor_model`; models that are not vLLM-served are ignored."""
+        from runner.models.vllm_provider import VLLMModel
+
+        vllm_server.set_default_log_dir(log_dir)
+        models: dict[str, list[Any]] = {}
+        for role, model in by_role.items():
+            if role not in ROLES:
+                raise ValueError(f"unknown model role {role!r}; roles are {ROLES}")
+            if isinstance(model, VLLMModel):
+                models.setdefault(role, []).append(model)
+        return cls(models=models, log_dir=log_dir)
+
+    def names(self, role: str) -> list[str]:
+        return [model.name for model in self.models.get(role, [])]
+
+    async def ensure(self, *roles: str) -> None:
+        """Start the servers of these roles if they are not up yet (one after another: vLLM sizes its cache
+        from the memory free when it starts). A server that cannot start raises ServerStartError."""
+        for role in roles:
+            lock = self._locks.setdefault(role, asyncio.Lock())
+            async with lock:
+                for model in self.models.get(role, []):
+                    await model.start(log_dir=self.log_dir)
+
+    async def stop(self, *roles: str) -> None:
+        """Stop the servers of these roles (the next call would start them again)."""
+        for role in roles:
+            for model in self.models.get(role, []):
+                await model.aclose()
 
 
 def log_server_logs(tracker: Any, log_dir: Path) -> None:

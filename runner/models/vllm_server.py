@@ -84,6 +84,7 @@ class VLLMServerSettings(BaseModel):
     tensor_parallel_size: int = Field(default=1, ge=1)
     max_model_len: int | None = Field(default=None, ge=1)
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)  # servers sharing a GPU split it
+    max_num_seqs: int | None = Field(default=None, ge=1)  # batch capacity; None: vLLM's default (256)
     dtype: str | None = None  # auto, bfloat16, float16, float32
     limit_mm_per_prompt: dict[str, Any] | None = None  # vision models, e.g. {"image": 4}
     enable_auto_tool_choice: bool = False
@@ -171,6 +172,8 @@ def server_args(
         args += ["--max-model-len", str(s.max_model_len)]
     if s.gpu_memory_utilization is not None:
         args += ["--gpu-memory-utilization", str(s.gpu_memory_utilization)]
+    if s.max_num_seqs is not None:
+        args += ["--max-num-seqs", str(s.max_num_seqs)]
     if s.dtype is not None:
         args += ["--dtype", s.dtype]
     if s.limit_mm_per_prompt is not None:
@@ -433,17 +436,28 @@ class VLLMServer:
                 await self.aclose()
                 raise
         self._base_url = url
+        self._mark("ready")
         log.info("vLLM server %s ready at %s after %.1f s (log %s)", self.name, url, self.ready_s, self.log_path)
         return url
 
     async def aclose(self) -> None:
         """Stop the process group or the container. Idempotent; safe after a failed start."""
         self._base_url = None
+        launched = self._proc is not None or self._container is not None
         if self._proc is not None:
             await self._stop_process()
         if self._container is not None:
             await asyncio.to_thread(self._stop_container)
+        if launched:
+            self._mark("stopped")
         self._forget()
+
+    def _mark(self, event: str) -> None:
+        """A runner line with a wall-clock timestamp in the server log (launch, ready, stopped)."""
+        if self.log_path is None:
+            return
+        with contextlib.suppress(OSError), self.log_path.open("ab") as handle:
+            handle.write(f"{_stamp(event)}\n".encode())
 
     def kill_now(self) -> None:
         """Synchronous, no grace period: for atexit and signal handlers."""
@@ -468,7 +482,7 @@ class VLLMServer:
         assert self.model_dir is not None and self.log_path is not None
         argv = process_argv(self.settings, self.model_dir, served_model_name=self.served_model_name, port=port)
         self._log_handle = self.log_path.open("ab")
-        self._log_handle.write(f"$ {' '.join(argv)}\n".encode())
+        self._log_handle.write(f"{_stamp('launch')}\n$ {' '.join(argv)}\n".encode())
         self._log_handle.flush()
         try:
             self._proc = subprocess.Popen(
@@ -626,6 +640,15 @@ def _remove_stale_containers(client: Any) -> None:
         with contextlib.suppress(Exception):
             container.remove(force=True)
             log.info("removed stale vLLM container %s", container.name)
+
+
+RUNNER_MARK = "[genui-runner"  # prefix of the lifecycle lines the runner writes into a server log
+
+
+def _stamp(event: str) -> str:
+    from datetime import datetime, timezone
+
+    return f"{RUNNER_MARK} {datetime.now(timezone.utc).isoformat()}] server {event}"
 
 
 def _normalize_base_url(url: str) -> str:

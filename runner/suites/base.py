@@ -78,6 +78,8 @@ class Suite(Protocol):
     - `artifact_kind`: "vite" (default; a React + Vite build) or "static" (HTML/CSS pages, no build)
     - `artifact_assets(task, turn) -> Path | None`: read-only files served beside a static artifact
     - `async judge_turn(judge, judge_input) -> Verdict`: suite-specific scoring (default: judge.score)
+    - `async prepare_judging(task, turn, files, out_dir) -> dict`: execution-phase material for judge_turn
+      (renders, located elements), frozen into the packet as `judge_input.suite_context`
     - `record_state(task, turn, outcome_files) -> dict`: extra per-turn state persisted for resume
     """
 

@@ -16,7 +16,7 @@ import pytest
 from runner.config import ConfigError, ModelConfig, validate_model_settings
 from runner.models.base import GenerationRequest, ProviderError
 from runner.models.registry import build_model
-from runner.models.serving import served_models, start_served_models
+from runner.models.serving import ServedRoles
 from runner.models.vllm_provider import VLLMModel
 from runner.models.vllm_server import ServerStartError
 from tests.support.fault_server import FaultServer, completion
@@ -116,18 +116,23 @@ def test_failed_start_is_not_retried_per_call(tmp_path: Path) -> None:
     assert len(list(tmp_path.glob("broken-*.log"))) == 1  # launched once
 
 
-def test_served_models_found_in_judge_and_actor(tmp_path: Path) -> None:
+def test_served_roles_start_only_the_asked_role(tmp_path: Path) -> None:
+    """Served models are known by role; ensure() starts only the roles asked for, stop() stops them."""
     with FaultServer(lambda m: (200, completion("x")), models=["tiny"]) as server:
-        model = build_model(attach_config(server.base_url))
+        generator = build_model(attach_config(server.base_url))
+        judge = build_model(attach_config(server.base_url))
+        roles = ServedRoles.of(log_dir=tmp_path, generator=generator, judge=judge, actor=object())
+        assert roles.names("generator") == ["tiny"] and roles.names("actor") == []
 
-        class Holder:  # like LLMJudge / LLMActor: the endpoint model in an attribute
-            def __init__(self) -> None:
-                self._model = model
+        async def scenario() -> tuple[bool, bool, bool]:
+            await roles.ensure("generator")
+            started = (generator._client is not None, judge._client is not None)
+            await roles.stop("generator")
+            return (*started, generator._client is None)
 
-        holder = Holder()
-        assert served_models(None, holder, model) == [model]
-        asyncio.run(start_served_models(holder, log_dir=tmp_path))
-        asyncio.run(model.aclose())
+        assert asyncio.run(scenario()) == (True, False, True)
+        with pytest.raises(ValueError, match="unknown model role"):
+            ServedRoles.of(log_dir=tmp_path, caption=generator)
 
 
 def test_cache_identity_ignores_the_port(tmp_path: Path) -> None:

@@ -47,6 +47,8 @@ from runner.tasks import Task, TurnSpec
 log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
+FROZEN_RENDER = "render_model.png"  # the model's page as rendered in the execution phase
+FROZEN_INPUT = "render_input.png"  # the page this turn started from (the model's previous one, in chain mode)
 TABLE_COLUMNS = (*RUBRIC_DIMENSIONS, "overall", "s_inbox", "s_outbox", "score")
 CAPTION_PROMPT = ("Describe this web page region precisely so that a front-end developer could rebuild it without "
                   "seeing it: its layout, every element, all visible text, colours, sizes and spacing.")
@@ -109,8 +111,8 @@ class Web2CodeSuite:
                                        extra_args=browser.extra_args, nav_timeout_ms=browser.nav_timeout_ms)
 
     @property
-    def uses_judge_model(self) -> bool:
-        """Micro turns are scored by pixels alone (§3.5); macro asks the judge for the eq. 8 rubric."""
+    def uses_judge(self) -> bool:
+        """Micro is scored on pixels (eqs. 9-12) and never calls the judge; macro asks it for the rubric (eq. 8)."""
         return self.track == "macro"
 
     def extra_model_roles(self) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -323,6 +325,24 @@ class Web2CodeSuite:
 
     # -- scoring ------------------------------------------------------------------------------------
 
+    async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
+        """Execution phase: render the model's page (and locate what scoring needs) into the evidence folder,
+        so judging reads frozen images and never browses (runner/packets.py)."""
+        traj = self.trajectory(task)
+        t = turn.extra["step"]
+        locators: list[dict[str, Any]] = []
+        if self.track == "macro":
+            locators.append(self._targets(traj, t)[0]["locator_between"])
+        if task.extra["mode"] == "chain" and t - 1 >= 1:  # warm the next turn's observation
+            locators += [target["locator_after"] for target in self._targets(traj, t - 1)]
+        async with BrowserPool(self.browser) as pool:
+            png_path, located = await self._observe(traj, dict(files), locators, pool)
+        out = Path(out_dir)
+        (out / FROZEN_RENDER).write_bytes(png_path.read_bytes())
+        input_path = self._inputs.get((task.id, turn.index), traj.render_path(t))
+        (out / FROZEN_INPUT).write_bytes(input_path.read_bytes())
+        return {"render": FROZEN_RENDER, "input_render": FROZEN_INPUT, "located": located}
+
     async def judge_turn(self, judge: Any, judge_input: Any) -> Verdict:
         task, turn = judge_input.task, judge_input.turn
         traj = self.trajectory(task)
@@ -332,19 +352,16 @@ class Web2CodeSuite:
             return Verdict(judge=judge_name, passed=None, scores={"s_inbox": 0.0, "s_outbox": 0.0, "score": 0.0},
                            summary=f"not renderable ({judge_input.build.status}): scored 0")
         targets = self._targets(traj, t)
-        locators: list[dict[str, Any]] = []
-        if self.track == "macro":
-            locators.append(targets[0]["locator_between"])
-        if task.extra["mode"] == "chain" and t - 1 >= 1:  # warm the next turn's observation
-            locators += [target["locator_after"] for target in self._targets(traj, t - 1)]
-        async with BrowserPool(self.browser) as pool:
-            png_path, located = await self._observe(traj, dict(judge_input.files), locators, pool)
         out = Path(judge_input.out_dir)
+        frozen = getattr(judge_input, "suite_context", None) or await self.prepare_judging(
+            task, turn, dict(judge_input.files), out)
+        located = frozen["located"]
+        png_path = out / frozen["render"]
         model_img = load_rgb(png_path)
         golden_img = load_rgb(traj.render_path(t - 1))
         (out / "render.png").write_bytes(png_path.read_bytes())
         if self.track == "micro":
-            input_path = self._inputs.get((task.id, turn.index), traj.render_path(t))
+            input_path = out / frozen["input_render"]
             result = scoring.score_micro(golden_img, load_rgb(input_path), model_img, targets, self.settings.tau)
             return self._verdict(judge_name, result["s_inbox"], result["s_outbox"], result["dimensions"],
                                  result["overall"], method="pixel",

@@ -1,0 +1,220 @@
+"""`python -m runner.rejudge RUN_DIR judge=NAME`: score a finished run's frozen evidence packets with another
+judge, into a new run dir with its own turns.jsonl, summary.json and MLflow run (tagged with the source run).
+
+This is the judging phase of a normal run (runner/judging.py) on packets copied from the source run: nothing
+is generated, built or browsed, and only the judge's server (if it has one) starts. A grid of judges is a
+Hydra multirun: `python -m runner.rejudge RUN_DIR -m judge=rules,kimi`. Re-running into the same output dir
+finishes the slots it has not recorded yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import hydra
+import yaml
+from hydra.core.hydra_config import HydraConfig
+from hydra.utils import get_original_cwd
+from omegaconf import DictConfig, OmegaConf
+from pydantic import ValidationError
+from rich.console import Console
+
+from runner.config import ConfigError, JudgeConfig, RunnerConfig, format_validation_error, validate_config
+from runner.records import RunDirectory
+
+log = logging.getLogger(__name__)
+
+__all__ = ["REJUDGE_FILE", "SOURCE_DIR_TAG", "SOURCE_RUN_TAG", "rejudge_run"]
+
+REJUDGE_FILE = "rejudge.json"  # in the new run dir: where its packets came from
+SOURCE_RUN_TAG = "genui.source_run_id"  # MLflow tag linking a re-judged run to the run it re-judges
+SOURCE_DIR_TAG = "genui.source_run_dir"
+
+
+def source_config(source: Path, *, judge: JudgeConfig, overrides: dict[str, Any], project_root: Path) -> RunnerConfig:
+    """The source run's resolved config with the new judge (and tracking, timeouts, judge concurrency)."""
+    path = source / RunDirectory.CONFIG
+    if not path.is_file():
+        raise ConfigError(f"source = {str(source)!r}: no {RunDirectory.CONFIG} there; pass the dir of a finished run")
+    raw = yaml.safe_load(path.read_text()) or {}
+    raw["judge"] = judge.model_dump(mode="json")
+    raw["tracking"] = overrides["tracking"]
+    raw["turn_timeout_s"] = overrides["turn_timeout_s"]
+    raw.setdefault("concurrency", {})["judge_calls"] = overrides["judge_calls"]
+    raw["run"] = {"phases": "staged", "stage": "judge"}
+    raw["project_root"] = str(project_root)
+    return validate_config(raw)
+
+
+def _slot_dirs(run_dir: Path, tasks: list[Any]) -> list[tuple[str, int, Path]]:
+    directory = RunDirectory(run_dir)
+    return [(task.id, turn.index, directory.evidence_dir(task.id, turn.index)) for task in tasks for turn in task.turns]
+
+
+async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides: dict[str, Any],
+                      project_root: Path, console: Console | None = None) -> dict[str, Any]:
+    """Judge every packet of `source` with `judge` into `out`; returns the new summary."""
+    from runner import tracking
+    from runner.capacity import resolve_concurrency
+    from runner.experiment import summarize_run, write_run_viewer
+    from runner.judges.registry import build_judge
+    from runner.judging import JudgingPhase
+    from runner.models.registry import build_model
+    from runner.models.serving import (SERVER_LOG_DIR, ServedRoles, log_server_logs, role_model_settings, roles_used,
+                                       server_claims)
+    from runner.packets import copy_packet_folder, has_packet
+    from runner.placement import plan_phases
+    from runner.report.console import print_summary
+    from runner.suites.registry import build_suite
+
+    console = console or Console(stderr=True)
+    source, out = Path(source).resolve(), Path(out).resolve()
+    if source == out:
+        raise ConfigError(f"the re-judged run needs its own dir (hydra.run.dir), not the source {source}")
+    config = source_config(source, judge=judge, overrides=overrides, project_root=project_root)
+    suite = build_suite(config.suite, project_root=project_root)
+    configure = getattr(suite, "configure_run", None)
+    if configure is not None:
+        configure(config)
+    tasks = await suite.load_tasks()
+    slots = _slot_dirs(source, tasks)
+    missing = [f"{task_id} turn {turn}" for task_id, turn, directory in slots if not has_packet(directory)]
+    if missing:
+        raise ConfigError(f"source = {str(source)!r}: {len(missing)} slot(s) have no frozen evidence packet (e.g. "
+                          f"{missing[0]}); finish that run first (re-run it into the same dir)")
+
+    run_dir = RunDirectory(out)
+    config = config.model_copy(update={"concurrency": resolve_concurrency(config, episodes_available=len(tasks))})
+    (run_dir.path / RunDirectory.CONFIG).write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
+    roles = [role for role in roles_used(config, suite) if role == "judge"]
+    plan = plan_phases("staged", server_claims(config, roles), [], roles=roles)
+    plan.reason = f"re-judging {source}: the judging phase only"
+    plan.phases = [phase for phase in plan.phases if phase["name"] == "judging"]
+    plan.concurrency = config.concurrency.model_dump()
+    console.print(plan.describe())
+    plan.write(run_dir.path)
+
+    source_ref = tracking.load_run_ref(source) or {}
+    run_dir.write_json(REJUDGE_FILE, {"source_run_dir": str(source), "source_run_id": source_ref.get("run_id"),
+                                      "judge": config.judge.name})
+    pending: list[Path] = []  # the copied packets of slots this dir has not recorded yet (resume)
+    recorded = {record.slot for record in run_dir.load_records()}
+    for task_id, turn, directory in slots:
+        if (task_id, turn) not in recorded:
+            target = run_dir.evidence_dir(task_id, turn)
+            copy_packet_folder(directory, target)
+            pending.append(target)
+
+    settings = config.tracking
+    if settings.run_name is None:
+        name = "/".join([config.suite.name, config.model.name, config.judge.name, config.actor.name])
+        settings = settings.model_copy(update={"run_name": f"rejudge {name}"})
+    reference = tracking.load_run_ref(run_dir.path)
+    tracker = tracking.Tracker.open(
+        settings, project_root=project_root, run_params=config.model_dump(mode="json"),
+        tags={"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
+              "run_dir": str(run_dir.path), SOURCE_RUN_TAG: source_ref.get("run_id") or "",
+              SOURCE_DIR_TAG: str(source), "genui.stage": "rejudge"},
+        resume_run_id=reference["run_id"] if reference else None,
+    )
+    tracking.save_run_ref(run_dir.path, tracker)
+    status = "FAILED"
+    try:
+        async with AsyncExitStack() as stack:
+            role_settings = role_model_settings(config)
+            judge_model = build_model(role_settings["judge"]) if "judge" in role_settings else None
+            judge_obj = build_judge(config.judge, model=judge_model)
+            stack.push_async_callback(judge_obj.aclose)
+            served = ServedRoles.of(log_dir=run_dir.path / SERVER_LOG_DIR, judge=judge_model)
+            judging = JudgingPhase(
+                suite=suite, judge=judge_obj, run_dir=run_dir, tracker=tracker,
+                judge_calls=int(config.concurrency.judge_calls or 2), timeout_s=config.turn_timeout_s,
+                ensure_judge=(lambda: served.ensure("judge")) if roles else None,
+            )
+            await judging.judge_all(pending)
+        summary = summarize_run(config, suite, run_dir.load_records(), tasks)
+        run_dir.write_json(RunDirectory.SUMMARY, summary)
+        try:
+            await asyncio.to_thread(tracker.log_summary, summary, run_dir=run_dir.path)
+        except Exception:
+            log.exception("logging the summary to MLflow failed")
+        await asyncio.to_thread(write_run_viewer, run_dir.path, tasks, tracker)
+        print_summary(console, summary, run_dir.load_records())
+        status = "FINISHED"
+        return summary
+    finally:
+        log_server_logs(tracker, run_dir.path / SERVER_LOG_DIR)
+        tracker.finish(status)
+
+
+def _overrides(raw: dict[str, Any]) -> tuple[JudgeConfig, dict[str, Any]]:
+    from runner.tracking import TrackingSettings
+
+    try:
+        judge = JudgeConfig.model_validate(raw["judge"])
+    except ValidationError as error:
+        raise ConfigError(format_validation_error(error, raw["judge"], "judge")) from None
+    try:
+        tracking_settings = TrackingSettings.model_validate(raw.get("tracking") or {})
+    except ValidationError as error:
+        raise ConfigError(format_validation_error(error, raw.get("tracking") or {}, "tracking")) from None
+    extra = sorted(set(raw) - {"judge", "tracking", "source", "concurrency", "turn_timeout_s"})
+    if extra:
+        raise ConfigError(f"invalid configuration:\n  {extra[0]}: unknown key for runner.rejudge "
+                          f"(it takes source, judge, tracking, concurrency.judge_calls, turn_timeout_s)")
+    calls = (raw.get("concurrency") or {}).get("judge_calls")
+    return judge, {"tracking": tracking_settings.model_dump(mode="json"), "judge_calls": calls,
+                   "turn_timeout_s": float(raw.get("turn_timeout_s") or 600)}
+
+
+@hydra.main(config_path="../conf", config_name="rejudge", version_base="1.3")
+def main(cfg: DictConfig) -> None:
+    raw = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(raw, dict)
+    project_root = Path(get_original_cwd())
+    from runner.sweep import attach_to_sweep
+    from runner.tracking import TrackingSettings
+
+    try:
+        judge, overrides = _overrides(raw)
+        source = Path(str(raw["source"]))
+        source = source if source.is_absolute() else project_root / source
+        # A multirun job nests its MLflow run under the sweep's parent run (attach_to_sweep needs a config).
+        holder = RunnerConfig.model_construct(tracking=TrackingSettings.model_validate(overrides["tracking"]),
+                                              project_root=str(project_root))
+        overrides["tracking"] = attach_to_sweep(holder).tracking.model_dump(mode="json")
+        run_dir = Path(HydraConfig.get().runtime.output_dir)
+        for noisy in ("alembic", "httpx", "mlflow"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+        asyncio.run(rejudge_run(source, run_dir, judge=judge, overrides=overrides, project_root=project_root))
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    print(run_dir)
+
+
+def source_argument(argv: list[str]) -> list[str]:
+    """`RUN_DIR` (the first plain argument) becomes the override `source=RUN_DIR`, placed last (argparse reads
+    Hydra's overrides as one run of positionals, so none may come before a flag such as `-m`)."""
+    rewritten, source = [], []
+    for argument in argv:
+        if not source and "=" not in argument and not argument.startswith("-"):
+            source.append(f"source={json.dumps(argument)}")  # quoted: paths may hold Hydra's special characters
+        else:
+            rewritten.append(argument)
+    return rewritten + source
+
+
+if __name__ == "__main__":
+    from runner.__main__ import quote_null_choices
+    from runner.sweep import quiet_schema_matching
+
+    sys.argv = [sys.argv[0], *source_argument(quote_null_choices(sys.argv[1:]))]
+    quiet_schema_matching()
+    main()
