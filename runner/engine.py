@@ -25,7 +25,7 @@ from runner.evidence import Evidence, Trace
 from runner.judges.base import Judge, JudgeError, JudgeInput
 from runner.models.base import GenerationRequest, Model, ProviderError
 from runner.models.parse import InvalidOutput, parse_model_output
-from runner.records import FailureBucket, RunDirectory, TurnRecord, Verdict, write_json_atomic
+from runner.records import FailureBucket, ModelCall, RunDirectory, TurnRecord, Verdict, write_json_atomic
 from runner.sandbox.base import BuildResult, Sandbox
 from runner.suites.base import CompactTurn, EpisodeState, Suite
 from runner.tasks import Task, TurnSpec
@@ -64,6 +64,16 @@ class _TurnOutcome:
     ui_text: str = ""
     has_artifact: bool = False
     runtime_state: Any = None
+
+
+@dataclass
+class _ModelProgress:
+    """How far the generation call of a slot got, kept outside the turn coroutine so a whole-turn
+    timeout or a harness failure after the model answered still records the answer (EvoGenUI-Bench
+    §4.3: e = 0 only for provider failures)."""
+
+    call: ModelCall = ModelCall.NOT_CALLED
+    assistant_text: str = ""
 
 
 def _save_episode_state(directory: Path, outcome: _TurnOutcome) -> None:
@@ -180,22 +190,30 @@ class Engine:
 
     async def _run_slot(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: _Limits) -> _TurnOutcome:
         if turn.index > 1 and turn.requires_previous_artifact and not episode.has_artifact:
-            record = self._new_record(task, turn, FailureBucket.BLOCKED, error="the previous turn left no artifact")
+            record = self._new_record(task, turn, FailureBucket.BLOCKED, error="the previous turn left no artifact",
+                                      model_call=ModelCall.NOT_CALLED)
             return _TurnOutcome(record=record, files=episode.files)
         started = time.perf_counter()
+        progress = _ModelProgress()
         try:
-            return await asyncio.wait_for(self._run_turn(task, turn, episode, limits), timeout=self.config.turn_timeout_s)
+            return await asyncio.wait_for(self._run_turn(task, turn, episode, limits, progress),
+                                          timeout=self.config.turn_timeout_s)
         except TimeoutError:
-            record = self._new_record(task, turn, FailureBucket.TIMEOUT, error=f"turn exceeded {self.config.turn_timeout_s}s")
+            if progress.call is ModelCall.NOT_CALLED:  # the turn limit cut the generation call itself
+                progress.call = ModelCall.NO_RESPONSE
+            record = self._new_record(task, turn, FailureBucket.TIMEOUT, error=f"turn exceeded {self.config.turn_timeout_s}s",
+                                      model_call=progress.call, model_responded=progress.call is ModelCall.ANSWERED)
         except Exception as error:  # the harness failed, not the model: infra, reported separately
             log.exception("infra failure in %s turn %s", task.id, turn.index)
             record = self._new_record(
-                task, turn, FailureBucket.INFRA, error=f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=5)}"
+                task, turn, FailureBucket.INFRA, error=f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=5)}",
+                model_call=progress.call, model_responded=progress.call is ModelCall.ANSWERED,
             )
         record.timings["total"] = time.perf_counter() - started
-        return _TurnOutcome(record=record, files=episode.files)
+        return _TurnOutcome(record=record, files=episode.files, assistant_text=progress.assistant_text)
 
-    async def _run_turn(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: _Limits) -> _TurnOutcome:
+    async def _run_turn(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: _Limits,
+                        progress: _ModelProgress) -> _TurnOutcome:
         timings: dict[str, float] = {}
         evidence_dir = self.run_dir.evidence_dir(task.id, turn.index)
         total_start = time.perf_counter()
@@ -216,8 +234,11 @@ class Engine:
                 )
         except (ProviderError, TimeoutError) as error:
             timings["model"] = time.perf_counter() - start
-            return _TurnOutcome(record=record(FailureBucket.PROVIDER_ERROR, error=str(error) or "model timed out"), files=episode.files)
+            progress.call = ModelCall.NO_RESPONSE
+            return _TurnOutcome(record=record(FailureBucket.PROVIDER_ERROR, error=str(error) or "model timed out",
+                                              model_call=ModelCall.NO_RESPONSE), files=episode.files)
         timings["model"] = time.perf_counter() - start
+        progress.call = ModelCall.ANSWERED
         usage = {k: int(v) for k, v in response.usage.items()}
         (evidence_dir / "raw_response.txt").write_text(response.text or "")
 
@@ -226,7 +247,9 @@ class Engine:
             parsed = parse_model_output(response.text)
         except InvalidOutput as error:
             return _TurnOutcome(
-                record=record(FailureBucket.INVALID_OUTPUT, error=error.reason, usage=usage, model_responded=bool(response.text)),
+                # An empty or unparsable answer is still a response: countable, p = 0 (EvoGenUI-Bench §4.3).
+                record=record(FailureBucket.INVALID_OUTPUT, error=error.reason, usage=usage, model_responded=True,
+                              model_call=ModelCall.ANSWERED),
                 files=episode.files,
             )
         src_dir = evidence_dir / "src"
@@ -238,6 +261,7 @@ class Engine:
         outcome = _TurnOutcome(
             record=record(FailureBucket.OK), files=parsed.files, assistant_text=parsed.assistant_text
         )
+        progress.assistant_text = parsed.assistant_text
 
         # 3. Build in the sandbox.
         start = time.perf_counter()
@@ -248,7 +272,8 @@ class Engine:
             )
         timings["build"] = time.perf_counter() - start
         (evidence_dir / "build.log").write_text(build.log)
-        common: dict[str, Any] = {"usage": usage, "model_responded": True, "extra": {"build_status": build.status}}
+        common: dict[str, Any] = {"usage": usage, "model_responded": True, "model_call": ModelCall.ANSWERED,
+                                  "extra": {"build_status": build.status}}
         if not build.ok:
             bucket = {
                 "timeout": FailureBucket.TIMEOUT,
@@ -294,6 +319,8 @@ class Engine:
         scores = dict(judged.scores) if isinstance(judged, Verdict) else {}
         if trace is not None and trace.summary.get("interaction_rate") is not None:
             scores["interaction_rate"] = float(trace.summary["interaction_rate"])
+            if "probe_mode" in trace.summary:  # which probe produced the IR (I-WebGenBench App. B.1 or benchmark)
+                common["extra"]["probe_mode"] = trace.summary["probe_mode"]
         if isinstance(judged, JudgeError):
             outcome.record = record(FailureBucket.JUDGE_ERROR, error=str(judged), scores=scores, **common)
             return outcome

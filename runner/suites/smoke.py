@@ -45,5 +45,6 @@ class SmokeSuite:
         summary = basic_summary(records, requested_slots=requested)
         lengths = {len(task.turns) for task in tasks}
         if len(lengths) == 1:  # episode metrics (TP@N, CPT, APR) need episodes of one length
-            summary["reliability"] = reliability_summary(records, turns_per_task=lengths.pop())
+            summary["reliability"] = reliability_summary(
+                records, turns_per_task=lengths.pop(), requested_tasks={task.id: task.sub_suite for task in tasks})
         return summary

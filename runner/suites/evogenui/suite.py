@@ -240,9 +240,10 @@ class EvoGenUISuite:
         summary["turns_per_task"] = n_turns
         known = {task.id for task in tasks}
         chosen = [record for record in records if record.task_id in known and record.turn <= n_turns]
-        if not chosen:
+        if not tasks:
             return summary
-        options = {"n_resamples": s.bootstrap_resamples, "seed": s.bootstrap_seed, "alpha": s.ci_alpha}
+        options = {"n_resamples": s.bootstrap_resamples, "seed": s.bootstrap_seed, "alpha": s.ci_alpha,
+                   "requested_tasks": {task.id: task.sub_suite for task in tasks}}
         summary["reliability"] = reliability_summary(chosen, turns_per_task=n_turns, **options)
         summary["table2"] = table2(chosen, n_turns, **options)
         return summary
