@@ -319,7 +319,7 @@ class LLMActor:
                 step.ok, step.error = False, f"the page did not respond within {s.step_timeout_s:g} s"
             await session.settle(s.settle_ms)
         try:
-            step.mutations = await asyncio.wait_for(session.mutation_count(), timeout=s.step_timeout_s)
+            step.mutations = await asyncio.wait_for(session.mutation_count(character_data=True), timeout=s.step_timeout_s)
             step.dom_changed = step.mutations > 0
         except Exception:
             step.dom_changed = None  # the page no longer answers; unknown, not "unchanged"

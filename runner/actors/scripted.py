@@ -135,7 +135,7 @@ class ScriptedActor:
             await perform_step(session.page, step, timeout_s=self.settings.step_timeout_s)
         except StepFailed as failure:
             ok, error = False, str(failure)
-        mutations = await session.mutation_count()
+        mutations = await session.mutation_count(character_data=True)
         screenshot = ""
         if self.settings.screenshots:
             screenshot = f"step_{index:02d}.png"
