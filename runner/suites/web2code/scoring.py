@@ -1,10 +1,10 @@
-"""Dual-axis scoring of one MT-Web2Code turn (seed paper 003, §3.5, eqs. 8-12).
+"""Dual-axis scoring of one MT-Web2Code turn (§3.5, eqs. 8-12).
 
 Micro (pixel alignment): G = golden repaired page H_{t-1}, B = the page the turn started from, M = the
-model's page, all rendered deterministically in one coordinate system. Ω = 1[|G - B| > τ] (eq. 9),
-S_inbox = SSIM_Ω(G, M) (eq. 10), S_outbox = SSIM_Ω̄(G, M) x (1 - colour penalty) (eq. 11 + §3.5), with the primitives of
-runner/metrics/image.py; the SSIM part of S_outbox averages only pixels whose 7x7 SSIM window lies wholly
-outside Ω (OURS: a guard band of the window radius, so an untouched page keeps S_outbox = 1). Per defect (OURS, for Table 3's per-dimension columns): SSIM over Ω restricted to
+model's page, all rendered deterministically in one coordinate system. eqs. 9-11 come from
+runner.metrics.image.micro_scores (the one implementation): Ω = 1[|G - B| > τ], S_inbox = SSIM_Ω(G, M),
+S_outbox = SSIM_Ω̄(G, M) x (1 - colour penalty), eq. 11 as written unless `outbox_mask="guard_band"`.
+Per defect (OURS, for Table 3's per-dimension columns): SSIM over Ω restricted to
 that defect's boxes on G and B; a dimension's score is the mean over its defects; "overall" is the mean over
 all defects (each defect weighs the same, whereas S_inbox weighs each footprint pixel the same).
 
@@ -27,20 +27,19 @@ import re
 from typing import Any
 
 import numpy as np
-from scipy.ndimage import binary_dilation
 
 from runner.metrics.image import (
     RUBRIC_BANDS,
     RUBRIC_DIMENSIONS,
-    SSIM_BORDER,
     SSIM_WIN,
+    OutboxMask,
     color_penalty,
-    diff_footprint,
     final_score,
     masked_ssim,
+    mean_over,
+    micro_scores,
     pad_to_common,
     rubric_inbox_score,
-    ssim_map,
 )
 
 MIN_REGION_PX = 4  # a region thinner than this is "collapsed" (§3.5: in-box score 0)
@@ -58,45 +57,23 @@ def _box_mask(shape: tuple[int, int], boxes: list[list[float] | None]) -> np.nda
     return mask
 
 
-def _mean_over(smap: np.ndarray, mask: np.ndarray) -> float | None:
-    """Mean of an SSIM map over a mask, the window-radius border dropped like skimage's mean."""
-    if not mask.any():
-        return None
-    inner = np.zeros_like(mask)
-    p = SSIM_BORDER
-    inner[p : mask.shape[0] - p, p : mask.shape[1] - p] = True
-    use = mask & inner
-    return float(smap[use if use.any() else mask].mean())
-
-
 def score_micro(golden: np.ndarray, broken: np.ndarray, model: np.ndarray, defects: list[dict[str, Any]],
-                tau: int = 0) -> dict[str, Any]:
-    """eqs. 9-12 plus per-defect and per-dimension in-box scores (see module docstring).
-
-    Same numbers as runner.metrics.image.micro_turn_score, computed from one SSIM map for everything.
-    """
-    g, b, m = pad_to_common(golden, broken, model)
-    if min(g.shape[:2]) < SSIM_WIN:
-        raise ValueError(f"images must be at least {SSIM_WIN}x{SSIM_WIN}, got {g.shape[:2]}")
-    omega = diff_footprint(g, b, tau)  # eq. 9
-    smap = ssim_map(g, m)
-    result: dict[str, Any] = {}
-    s_in = _mean_over(smap, omega)  # eq. 10
+                tau: int = 0, *, outbox_mask: OutboxMask = "eq11") -> dict[str, Any]:
+    """eqs. 9-12 (runner.metrics.image.micro_scores) plus per-defect and per-dimension in-box scores."""
+    scores = micro_scores(golden, broken, model, tau, outbox_mask=outbox_mask)
+    omega, smap = scores.omega, scores.smap
+    result: dict[str, Any] = {"outbox_mask": outbox_mask}
+    s_in = scores.s_inbox
     if s_in is None:  # G == B: nothing to repair (possible only from a chained input)
         s_in = 1.0
         result["note"] = "empty footprint: the input already equals the golden page"
-    # eq. 11, times the colour penalty of §3.5. A pixel's SSIM describes its 7x7 window, so only pixels whose
-    # whole window lies outside Ω speak for preservation (OURS): otherwise an untouched page would lose points
-    # at every footprint edge. The colour penalty still counts every pixel of Ω̄.
-    guarded = ~binary_dilation(omega, structure=np.ones((SSIM_WIN, SSIM_WIN), dtype=bool))
-    ssim_out = _mean_over(smap, guarded if guarded.any() else ~omega)
-    s_out = 1.0 if ssim_out is None else ssim_out * (1.0 - color_penalty(g, m, ~omega, tau))
+    s_out = scores.s_outbox
     result.update(s_inbox=s_in, s_outbox=s_out, score=final_score(s_in, s_out))
     per_defect = []
     for d in defects:
         boxes = _box_mask(omega.shape, [d.get("box_before"), d.get("box_after")])
         local = omega & boxes
-        value = _mean_over(smap, local if local.any() else boxes)
+        value = mean_over(smap, local if local.any() else boxes)
         per_defect.append({"op": d["op"], "dimension": d["dimension"], "score": 1.0 if value is None else value})
     dims: dict[str, float] = {}
     for dim in RUBRIC_DIMENSIONS:

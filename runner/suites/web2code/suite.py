@@ -57,6 +57,8 @@ class Web2CodeSuiteSettings(SuiteSettings):
     turns: int | None = Field(5, ge=1, le=20)  # T: turns per page (§4.1)
     k_defects: int = Field(3, ge=1, le=10)  # K: defects per micro turn (§4.1)
     tau: int = Field(0, ge=0, le=254)  # eq. 9 footprint threshold (and eq. 7's per-pixel threshold)
+    # eq. 11 as written (every pixel of Ω̄), or only pixels whose SSIM window lies wholly outside Ω.
+    outbox_mask: Literal["eq11", "guard_band"] = "eq11"
     tau_vis: int = Field(100, ge=1)  # eq. 7: minimum changed pixels for a defect to count as visible
     tau_w: float = Field(320, ge=0)  # eq. 4 region bounds (px)
     tau_h_min: float = Field(40, ge=0)
@@ -311,7 +313,8 @@ class Web2CodeSuite:
         (out / "render.png").write_bytes(png_path.read_bytes())
         if self.track == "micro":
             input_path = self._inputs.get((task.id, turn.index), traj.render_path(t))
-            result = scoring.score_micro(golden_img, load_rgb(input_path), model_img, targets, self.settings.tau)
+            result = scoring.score_micro(golden_img, load_rgb(input_path), model_img, targets, self.settings.tau,
+                                         outbox_mask=self.settings.outbox_mask)
             return self._verdict(judge_name, result["s_inbox"], result["s_outbox"], result["dimensions"],
                                  result["overall"], method="pixel",
                                  extra={"footprint_px": float(result["footprint_px"])},

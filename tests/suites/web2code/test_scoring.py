@@ -26,7 +26,11 @@ def test_micro_oracle_identity_and_per_dimension():
     oracle = scoring.score_micro(golden, broken, golden, [defect])
     assert oracle["score"] == pytest.approx(1.0) and oracle["dimensions"] == {"color": pytest.approx(1.0)}
     identity = scoring.score_micro(golden, broken, broken, [defect])
-    assert identity["s_outbox"] == pytest.approx(1.0)  # the guard band keeps untouched pixels at 1
+    # eq. 11 as written: windows that straddle the footprint's edge lower S_outbox even for a model that
+    # changed nothing; the guard-band option keeps untouched pixels at 1.
+    assert identity["s_outbox"] < 0.99
+    guarded = scoring.score_micro(golden, broken, broken, [defect], outbox_mask="guard_band")
+    assert guarded["s_outbox"] == pytest.approx(1.0)
     assert identity["s_inbox"] < 0.5 and identity["score"] < 0.6
     assert identity["footprint_px"] == 60 * 30
 
