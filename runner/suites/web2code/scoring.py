@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from runner.judges.base import JudgeError
+
 from runner.metrics.image import (
     RUBRIC_BANDS,
     RUBRIC_DIMENSIONS,
@@ -193,42 +195,67 @@ def rubric_messages(golden_png: bytes, model_png: bytes) -> list[dict[str, Any]]
     ]
 
 
-def _snap(value: Any) -> float:
-    v = float(value)
-    if v > 1.0 and v <= 100.0:  # a judge answering in percent
-        v /= 100.0
-    return min(RUBRIC_BANDS, key=lambda band: abs(band - v))
+class RubricScaleError(ValueError):
+    """The judge answered, but not on the rubric's scale: never guessed into a band."""
+
+
+def _band(key: str, value: Any) -> float:
+    """A rating on the rubric's own five-band scale (MT-Web2Code §3.5: {1, .75, .5, .25, 0}), else
+    RubricScaleError: "4" (a 1-5 scale) or "70" (percent) does not fit and is not read as something else."""
+    if isinstance(value, bool):
+        raise RubricScaleError(f"{key}={value!r} is not a number on the scale {RUBRIC_BANDS}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise RubricScaleError(f"{key}={value!r} is not a number on the scale {RUBRIC_BANDS}") from None
+    for band in RUBRIC_BANDS:
+        if abs(band - v) <= 1e-6:
+            return band
+    raise RubricScaleError(f"{key}={value!r} is not one of the rubric's bands {RUBRIC_BANDS}")
 
 
 def parse_rubric(text: str) -> dict[str, float]:
-    """The six ratings of a rubric answer, snapped to the five-band scale; ValueError when unusable."""
+    """The six ratings of a rubric answer on the five-band scale; RubricScaleError when unusable."""
     match = re.search(r"\{.*\}", text or "", re.DOTALL)
     if not match:
-        raise ValueError("no JSON object in the judge's answer")
-    data = json.loads(match.group(0))
+        raise RubricScaleError("no JSON object in the judge's answer")
+    try:
+        data = json.loads(match.group(0))
+    except ValueError as error:
+        raise RubricScaleError(f"the judge's JSON does not parse: {error}") from None
+    if not isinstance(data, dict):
+        raise RubricScaleError("the judge's answer is not a JSON object")
     out = {}
     for key in (*RUBRIC_DIMENSIONS, "overall"):
         if key not in data:
-            raise ValueError(f"rubric answer lacks {key!r}")
-        out[key] = _snap(data[key])
+            raise RubricScaleError(f"rubric answer lacks {key!r}")
+        out[key] = _band(key, data[key])
     out["reason"] = str(data.get("reason", ""))[:500]  # type: ignore[assignment]
     return out
 
 
 async def rubric_scores(judge: Any, golden_png: bytes, model_png: bytes, *, attempts: int = 2) -> tuple[dict[str, Any] | None, str]:
-    """Ask an LLM judge for the eq. 8 rubric. Returns (ratings incl. s_inbox, "") or (None, why it failed)."""
+    """Ask an LLM judge for the eq. 8 rubric. Returns (ratings incl. s_inbox, "") or (None, why it failed):
+    no LLM judge, or no answer, falls back to SSIM (§3.5). An answer off the rubric's scale is retried;
+    when every attempt is off the scale, JudgeError (the slot is a judge_error, not a guessed score)."""
     complete = getattr(judge, "complete", None)
     if not callable(complete):
         return None, f"judge {getattr(judge, 'name', '?')!r} has no complete(); SSIM fallback"
-    problem = ""
+    problem, off_scale = "", 0
     for _ in range(attempts):
         try:
             text = await complete(rubric_messages(golden_png, model_png))
             ratings = parse_rubric(text if isinstance(text, str) else getattr(text, "text", ""))
-        except Exception as error:  # a bad or missing answer: retry, then fall back (§3.5)
+        except RubricScaleError as error:
+            problem, off_scale = f"{error}", off_scale + 1
+            continue
+        except Exception as error:  # no answer: retry, then fall back (§3.5)
             problem = f"{type(error).__name__}: {error}"
             continue
         dims = {d: ratings[d] for d in RUBRIC_DIMENSIONS}
         ratings["s_inbox"] = rubric_inbox_score(dims, ratings["overall"])
         return ratings, ""
+    if off_scale == attempts:
+        raise JudgeError(f"the judge's rubric answers did not fit the scale {RUBRIC_BANDS} "
+                         f"after {attempts} attempts: {problem}")
     return None, f"rubric judging failed ({problem}); SSIM fallback"

@@ -7,6 +7,7 @@ import asyncio
 import numpy as np
 import pytest
 
+from runner.judges.base import JudgeError
 from runner.suites.web2code import scoring
 
 
@@ -56,11 +57,30 @@ class _Judge:
 
 
 def test_rubric_parsed_snapped_and_falls_back():
-    good = '{"layout": 1, "elements": 0.8, "text": 0.5, "color": 0.25, "spacing": 0, "overall": 70, "reason": "ok"}'
+    good = '{"layout": 1, "elements": 0.75, "text": "0.5", "color": 0.25, "spacing": 0, "overall": 0.75, "reason": "ok"}'
     ratings, problem = asyncio.run(scoring.rubric_scores(_Judge(["not json", good]), b"g", b"m"))
-    assert problem == "" and ratings["elements"] == 0.75 and ratings["overall"] == 0.75
+    assert problem == "" and ratings["elements"] == 0.75 and ratings["text"] == 0.5 and ratings["overall"] == 0.75
     assert ratings["s_inbox"] == pytest.approx((1 + 0.75 + 0.5 + 0.25 + 0 + 0.75) / 6)  # eq. 8
-    ratings, problem = asyncio.run(scoring.rubric_scores(_Judge(["nope", "{}"]), b"g", b"m"))
-    assert ratings is None and "SSIM fallback" in problem
+    with pytest.raises(JudgeError, match="did not fit the scale"):
+        asyncio.run(scoring.rubric_scores(_Judge(["nope", "{}"]), b"g", b"m"))
     ratings, problem = asyncio.run(scoring.rubric_scores(object(), b"g", b"m"))
     assert ratings is None and "no complete()" in problem
+
+
+FOUR_OF_FIVE = '{"layout": 4, "elements": 4, "text": 4, "color": 4, "spacing": 4, "overall": 4, "reason": "1-5 scale"}'
+PERCENT = '{"layout": 80, "elements": 75, "text": 75, "color": 75, "spacing": 75, "overall": 75, "reason": "percent"}'
+
+
+def test_ratings_off_the_rubric_scale_are_rejected_not_guessed():
+    """A "4" (a 1-5 scale) used to be read as 4 % and snapped to 0; it fits none of {1, .75, .5, .25, 0}:
+    retried, then a judge error."""
+    with pytest.raises(scoring.RubricScaleError, match="layout=4"):
+        scoring.parse_rubric(FOUR_OF_FIVE)
+    with pytest.raises(scoring.RubricScaleError):
+        scoring.parse_rubric(PERCENT)
+    judge = _Judge([FOUR_OF_FIVE, PERCENT])
+    with pytest.raises(JudgeError):
+        asyncio.run(scoring.rubric_scores(judge, b"g", b"m"))
+    good = '{"layout": 0.75, "elements": 0.75, "text": 0.75, "color": 0.75, "spacing": 0.75, "overall": 0.75}'
+    ratings, _ = asyncio.run(scoring.rubric_scores(_Judge([FOUR_OF_FIVE, good]), b"g", b"m"))
+    assert ratings["s_inbox"] == pytest.approx(0.75), "the retry's answer on the scale is used"
