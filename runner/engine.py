@@ -76,8 +76,10 @@ class _ModelProgress:
     assistant_text: str = ""
 
 
-def _save_episode_state(directory: Path, outcome: _TurnOutcome) -> None:
-    """Persist what the next turn needs, so a resumed run continues the episode exactly."""
+def _save_episode_state(directory: Path, outcome: _TurnOutcome, episode: EpisodeState) -> None:
+    """Persist what the next turn needs, so a resumed run continues the episode exactly: the turn's own
+    outcome, and the whole episode state after it (history, suite bookkeeping in `extra`, e.g. which
+    turn produced the payload's source files), from which a resume restarts."""
     write_json_atomic(
         directory / EPISODE_STATE_FILE,
         {
@@ -86,8 +88,24 @@ def _save_episode_state(directory: Path, outcome: _TurnOutcome) -> None:
             "ui_text": outcome.ui_text,
             "has_artifact": outcome.has_artifact,
             "runtime_state": outcome.runtime_state,
+            "episode": {
+                "files": episode.files,
+                "history": [vars(item) for item in episode.history],
+                "has_artifact": episode.has_artifact,
+                "runtime_state": episode.runtime_state,
+                "extra": episode.extra,
+            },
         },
     )
+
+
+def _restore_episode(saved: dict[str, Any], episode: EpisodeState) -> None:
+    """Replace `episode` with the state saved after a recorded turn."""
+    episode.files = dict(saved["files"])
+    episode.history = [CompactTurn(**item) for item in saved["history"]]
+    episode.has_artifact = bool(saved["has_artifact"])
+    episode.runtime_state = saved["runtime_state"]
+    episode.extra = dict(saved["extra"])
 
 
 class Engine:
@@ -135,7 +153,7 @@ class Engine:
                 outcome = await self._run_slot(task, turn, episode, limits)
                 self._advance(turn, outcome, episode)
                 evidence_dir = self.run_dir.evidence_dir(task.id, turn.index)
-                _save_episode_state(evidence_dir, outcome)
+                _save_episode_state(evidence_dir, outcome, episode)
                 self.run_dir.append(outcome.record)
                 if self.on_record is not None:
                     self.on_record(outcome.record)
@@ -147,6 +165,9 @@ class Engine:
     def _restore_turn(self, task: Task, turn: TurnSpec, record: TurnRecord, episode: EpisodeState) -> None:
         path = self.run_dir.evidence_dir(task.id, turn.index) / EPISODE_STATE_FILE
         saved = json.loads(path.read_text()) if path.exists() else {}
+        if isinstance(saved.get("episode"), dict):
+            _restore_episode(saved["episode"], episode)
+            return
         outcome = _TurnOutcome(
             record=record,
             files=saved.get("files", {}),
