@@ -52,7 +52,9 @@ def test_null_model_gives_zero_with_blocked_accounting(tmp_path: Path) -> None:
     assert_summary_matches_recomputation(run_dir)
 
 
-SUB_SUITE_PREFIXES = {"presentation": "presentation", "interaction": "interaction", "tool_grounded": "tool_grounded"}
+# The benchmark's suite names (EvoGenUI-Bench §3) and the sub-suite each belongs to.
+SUB_SUITE_OF = {"presentation_ui": "presentation", "interactive_tool_ui": "interaction",
+                "tool_grounded_action_ui": "tool_grounded"}
 
 
 def _requested_slots() -> dict[str, tuple[str, int]]:
@@ -60,7 +62,7 @@ def _requested_slots() -> dict[str, tuple[str, int]]:
     requested = {}
     for path in OWN_TASKS:
         task = json.loads(path.read_text())
-        sub_suite = next(name for prefix, name in SUB_SUITE_PREFIXES.items() if task["suite"].startswith(prefix))
+        sub_suite = SUB_SUITE_OF[task["suite"]]
         requested[task["task_id"]] = (sub_suite, len(task["turns"]))
     return requested
 
