@@ -60,7 +60,7 @@ from runner.suites.web2code.render import StaticSite, screenshot_png
 
 log = logging.getLogger(__name__)
 
-ENGINE_VERSION = "w2c-trajectory-1"  # bump when generation changes: old cache entries are ignored
+ENGINE_VERSION = "w2c-trajectory-2"  # bump when generation changes: old cache entries are ignored
 STATE_SUFFIXES = (".html", ".htm", ".css")  # the files the model reads and rewrites
 ENTRY = "index.html"
 
@@ -386,8 +386,8 @@ async def _micro_step(session: PageSession, params: TrajectoryParams, rng: rando
         for _ in range(params.max_attempts):
             op = rng.choice(OPERATORS)
             spec = {"name": op.name, "dimension": op.dimension, "structural": op.name in STRUCTURAL_OPERATORS}
-            chosen_so_far = [{"fp": a["fp"], "dimension": a["dimension"], "structural": a["op"] in STRUCTURAL_OPERATORS}
-                             for a in accepted]
+            chosen_so_far = [{"fp": a["fp"], "dimension": a["dimension"], "structural": a["op"] in STRUCTURAL_OPERATORS,
+                              "ancestors": a["ancestors"]} for a in accepted]
             candidates = await page.evaluate("([o, acc, used]) => window.__w2c.candidates(o, acc, used)",
                                              [spec, chosen_so_far, sorted(used)])
             if not candidates:
@@ -406,7 +406,7 @@ async def _micro_step(session: PageSession, params: TrajectoryParams, rng: rando
                 before = after
                 chosen = {"op": op.name, "dimension": op.dimension, "type": op.kind, "fp": target["fp"],
                           "tag": target["tag"], "param": param, "detail": result["detail"], "delta_px": delta,
-                          "neighbours": result["neighbours"]}
+                          "neighbours": result["neighbours"], "ancestors": result["ancestors"]}
                 break
             await page.evaluate("() => window.__w2c.undo()")  # imperceptible: resample
             rejected += 1
