@@ -10,7 +10,7 @@ from runner.records import TurnRecord
 from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
 from runner.suites.native import load_native_tasks
-from runner.suites.payload import build_webapp_messages
+from runner.suites.payload import PROMPT_VERSION, build_webapp_messages
 from runner.tasks import Task, TurnSpec
 
 DEFAULT_TASKS = Path(__file__).resolve().parents[2] / "tasks" / "smoke"
@@ -22,6 +22,7 @@ class SmokeSuiteSettings(SuiteSettings):
 
 class SmokeSuite:
     name = "smoke"
+    prompt_version = PROMPT_VERSION  # recorded in lineage.json
 
     def __init__(self, settings: SmokeSuiteSettings, *, project_root: Path) -> None:
         self.settings = settings

@@ -25,7 +25,7 @@ from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
 from runner.suites.evogenui.backends import BackendError, public_tool_contract
 from runner.suites.evogenui.loader import SUB_SUITES, load_file
-from runner.suites.evogenui.payload import build_turn_messages
+from runner.suites.evogenui.payload import PROMPT_VERSION, build_turn_messages
 from runner.suites.evogenui.runtime import turn_start_state
 from runner.suites.evogenui.table2 import table2
 from runner.suites.evogenui.taxonomy import classify_turn, dom_text, mechanism_counts
@@ -68,6 +68,7 @@ class EvoGenUISuiteSettings(SuiteSettings):
 
 class EvoGenUISuite:
     name = "evogenui"
+    prompt_version = PROMPT_VERSION  # the Appendix F.2 payload, recorded in lineage.json
 
     def __init__(self, settings: EvoGenUISuiteSettings, *, project_root: Path) -> None:
         self.settings = settings

@@ -163,6 +163,8 @@ def macro_outbox(golden: np.ndarray, model: np.ndarray, golden_box: list[float],
 
 # --------------------------------------------------------------------------- the LLM rubric (eq. 8)
 
+RUBRIC_VERSION = "web2code-region-v1"  # recorded in lineage.json; bump when RUBRIC_PROMPT or the bands change
+
 RUBRIC_PROMPT = """You are a strict judge of web UI reconstruction. Image 1 is the GOLDEN reference crop of a page
 region. Image 2 is the region a coding agent reconstructed at the same place on its page (cropped between the
 same surrounding elements). Rate how faithfully image 2 reproduces image 1 along five equally weighted

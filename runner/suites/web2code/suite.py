@@ -85,6 +85,7 @@ def _run_blocking(factory) -> Any:
 
 class Web2CodeSuite:
     artifact_kind = "static"
+    prompt_version = observation.PROMPT_VERSION  # recorded in lineage.json
 
     def __init__(self, settings: Web2CodeSuiteSettings, *, project_root: Path, track: str) -> None:
         self.settings = settings
@@ -126,6 +127,12 @@ class Web2CodeSuite:
         return TrajectoryParams(track=self.track, seed=s.seed, turns=s.turns or 5, k_defects=s.k_defects,
                                 tau_vis=s.tau_vis, diff_tau=s.tau, tau_w=s.tau_w, tau_h_min=s.tau_h_min,
                                 tau_h_max=s.tau_h_max)
+
+    def rubric_versions(self) -> dict[str, str]:
+        """The judge rubrics this track asks (recorded in lineage.json); micro is scored by pixels alone."""
+        if self.track != "macro":
+            return {}
+        return {"web2code-region": scoring.RUBRIC_VERSION}
 
     # -- tasks --------------------------------------------------------------------------------------
 
