@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from runner.actors.base import Actor, ActorContext
-from runner.browser.evidence import capture_evidence
+from runner.browser.evidence import capture_evidence, capture_final_state
 from runner.browser.launch import BrowserPool
 from runner.config import RunnerConfig
 from runner.evidence import Evidence, Trace
@@ -325,6 +325,8 @@ class Engine:
                     trace = await self.services.actor.act(session, context)
                     trace.save(evidence_dir / "trace.json")
                     timings["actor"] = time.perf_counter() - start
+                    # The judge sees the page the actor left (EvoGenUI-Bench §4.2 "final DOM and screenshot").
+                    await capture_final_state(session, evidence_dir, evidence)
                 # The state the user's interactions left is what carries over; the judge's own check
                 # calls happen after this snapshot and never leak into the next turn.
                 carried_state = self._read_runtime_state(bridge)

@@ -35,6 +35,7 @@ from playwright.async_api import ElementHandle, Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.actors.base import ActorContext
+from runner.browser.page_diff import describe_change, read_page_state
 from runner.evidence import Trace, TraceStep
 
 if TYPE_CHECKING:
@@ -489,6 +490,7 @@ class ProbeActor:
         url_before = page.url
         popups_before = len(session.popups)
         dialogs_before = len(session.dialogs)
+        state_before = await read_page_state(session)  # reads only: never a mutation
         await session.reset_mutations()
         await self._apply(handle, element, step)
         views.last = None  # the action may have changed what is shown
@@ -507,6 +509,7 @@ class ProbeActor:
         if same_document:
             step.mutations = await session.mutation_count()
             step.dom_changed = step.mutations > 0
+            notes_change = describe_change(state_before, await read_page_state(session))
         else:
             # A new document replaced the whole DOM: an observable response. Restore the artifact's
             # start page so every element is probed from the same place.
@@ -514,8 +517,9 @@ class ProbeActor:
             await page.wait_for_load_state("load", timeout=session.nav_timeout_ms)
             step.mutations = await session.mutation_count()
             step.dom_changed = True
+            notes_change = "a new document was loaded"
 
-        notes = []
+        notes = [notes_change]
         if page.url != url_before:
             notes.append(f"url changed to {page.url}")
         if len(session.popups) > popups_before:

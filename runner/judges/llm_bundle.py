@@ -153,12 +153,20 @@ def _build(judge_input: JudgeInput, limit: int) -> str:
     return text
 
 
-def _dom(judge_input: JudgeInput, limit: int) -> str:
+def final_dom_path(judge_input: JudgeInput) -> Path | None:
+    """The DOM as the actor left it, else the load-time DOM (no actor ran, or the final capture failed)."""
     evidence = judge_input.evidence
-    if evidence is None or not evidence.dom_path:
-        return "(no DOM captured)"
-    path = judge_input.out_dir / evidence.dom_path
-    if not path.exists():
+    if evidence is None:
+        return None
+    for name in (evidence.final_dom_path, evidence.dom_path):
+        if name and (judge_input.out_dir / name).exists():
+            return judge_input.out_dir / name
+    return None
+
+
+def _dom(judge_input: JudgeInput, limit: int) -> str:
+    path = final_dom_path(judge_input)
+    if path is None:
         return "(no DOM captured)"
     # Bundled scripts and styles say nothing the source section does not; keep the markup.
     html = _SCRIPT_OR_STYLE.sub(lambda m: f"{m.group(1)}[{len(m.group(3))} chars]{m.group(4)}" if m.group(3).strip()
@@ -187,7 +195,13 @@ def _page(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> str:
     blocked = [n.url for n in evidence.network if n.blocked]
     if blocked:
         lines.append(f"blocked external requests: {len(blocked)} (e.g. {blocked[0]})")
-    lines.append("visible text:\n" + clip(evidence.visible_text, settings.max_visible_text_chars))
+    if evidence.final_dom_path:
+        lines.append("visible text after the actor's interactions:\n"
+                     + clip(evidence.final_visible_text, settings.max_visible_text_chars))
+    else:
+        if evidence.final_error:
+            lines.append(f"the capture after the actor failed ({evidence.final_error}); showing the page after load")
+        lines.append("visible text after load:\n" + clip(evidence.visible_text, settings.max_visible_text_chars))
     return "\n".join(lines)
 
 
@@ -270,7 +284,7 @@ def build_bundle(judge_input: JudgeInput, settings: "LLMJudgeSettings", *, visio
                                                                          settings.max_assistant_chars)),
         _section("Build", _build(judge_input, settings.max_build_log_chars)),
         _section("Rendered page", _page(judge_input, settings)),
-        _section("Final DOM (scripts and styles elided)", _dom(judge_input, settings.max_dom_chars)),
+        _section("Final DOM (after the actor; scripts and styles elided)", _dom(judge_input, settings.max_dom_chars)),
         _section("Interaction actor trace", _trace(judge_input, settings.max_trace_chars)),
     ]
     tools_text, tool_calls = _tools(judge_input, settings)
@@ -307,10 +321,17 @@ def _screenshots(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> list[
     shots: list[tuple[str, Path]] = []
     evidence = judge_input.evidence
     if evidence is not None:
-        name = evidence.screenshot_full if settings.screenshot == "full" else evidence.screenshot_viewport
-        name = name or evidence.screenshot_viewport or evidence.screenshot_full
-        if name and (judge_input.out_dir / name).exists():
-            shots.append(("Screenshot of the rendered page after load:", judge_input.out_dir / name))
+        # The page as the actor left it (EvoGenUI-Bench §4.2, §5.2 "refreshed full-page screenshots"), else after load.
+        full = settings.screenshot_kind == "full"
+        final = evidence.final_screenshot_full if full else evidence.final_screenshot_viewport
+        final = final or evidence.final_screenshot_viewport or evidence.final_screenshot_full
+        loaded = evidence.screenshot_full if full else evidence.screenshot_viewport
+        loaded = loaded or evidence.screenshot_viewport or evidence.screenshot_full
+        if final and (judge_input.out_dir / final).exists():
+            shots.append(("Screenshot of the page after the actor's interactions (final state):",
+                          judge_input.out_dir / final))
+        elif loaded and (judge_input.out_dir / loaded).exists():
+            shots.append(("Screenshot of the rendered page after load:", judge_input.out_dir / loaded))
     trace = judge_input.trace
     if trace is not None and settings.max_step_screenshots > 0:
         step_shots = [step for step in trace.steps

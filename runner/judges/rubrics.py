@@ -262,6 +262,7 @@ class EvoGenUIRubric:
 
     name = "evogenui"
     version = "evogenui-pea-v1"  # recorded in lineage.json; bump when the instructions or schema change
+    default_screenshot = "full"  # EvoGenUI-Bench §5.2: "refreshed full-page screenshots"
     dimensions = EVOGENUI_DIMENSIONS
 
     def instructions(self) -> str:

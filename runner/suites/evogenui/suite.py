@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from runner.judges.llm_bundle import final_dom_path
 from runner.metrics.basic import basic_summary
 from runner.records import TurnRecord, Verdict, write_json_atomic
 from runner.sandbox.base import ToolBridge
@@ -207,9 +208,8 @@ class EvoGenUISuite:
         verdict: Verdict = await judge.score(judge_input)
         evidence = judge_input.evidence
         if verdict.mechanism is None:
-            dom = None
-            if evidence is not None and evidence.dom_path:
-                dom = dom_text(Path(judge_input.out_dir) / evidence.dom_path)
+            path = final_dom_path(judge_input)  # the DOM the actor left, else the load-time one
+            dom = dom_text(path) if path is not None else None
             label = classify_turn(
                 verdict,
                 judge_input.turn,
