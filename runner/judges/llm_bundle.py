@@ -27,6 +27,8 @@ STATE_FILES = ("state.json", "state_carried.json")  # the bridge's live state, e
 BUILD_LOG_FILE = "build.log"
 
 _LOG_KEYS = ("seq", "tool", "arguments", "ok", "error", "result")
+RESOURCE_LOG_FILE = "resource_log.jsonl"  # written by the artifact server (runner.sandbox.server)
+_RESOURCE_LOG_KEYS = ("seq", "uri", "ok", "error", "mime_type", "contents")
 _SCRIPT_OR_STYLE = re.compile(r"(<(script|style)\b[^>]*>)(.*?)(</\2\s*>)", re.DOTALL | re.IGNORECASE)
 
 
@@ -224,15 +226,31 @@ def _trace(judge_input: JudgeInput, limit: int) -> str:
     return clip("\n".join(lines), limit)
 
 
+def read_resource_log(judge_input: JudgeInput) -> list[dict[str, Any]] | None:
+    """The artifact's resource reads (resource_log.jsonl); None: the task serves no resources."""
+    path = judge_input.out_dir / RESOURCE_LOG_FILE
+    return _read_jsonl(path) if path.exists() else None
+
+
+def _resources(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> list[str]:
+    log = read_resource_log(judge_input)
+    if log is None:
+        return []
+    entries = [_json({key: entry[key] for key in _RESOURCE_LOG_KEYS if key in entry}) for entry in log]
+    return [f"resource log: {len(log)} read(s)", tail("\n".join(entries), settings.max_tool_log_chars)]
+
+
 def _tools(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> tuple[str, int | None]:
     log = read_tool_log(judge_input)
     state = read_runtime_state(judge_input)
     tool_names = sorted(judge_input.task.extra.get("tools", {}) or {})
-    if log is None and state is None and not tool_names:
+    resource_lines = _resources(judge_input, settings)
+    if log is None and state is None and not tool_names and not resource_lines:
         return "(this task has no tool runtime)", None
     lines = []
     if tool_names:
         lines.append("tools bound for this task: " + ", ".join(tool_names))
+    lines += resource_lines
     if log is None:
         lines.append("tool log: (none recorded)")
     else:

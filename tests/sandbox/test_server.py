@@ -186,6 +186,42 @@ def test_tool_bridge_calls_validation_log_and_state(tmp_path):
     assert json.loads((tmp_path / "state_in.json").read_text()) == {"cart": [{"name": "pen", "qty": 1}]}
 
 
+def test_resource_bridge_serves_public_resources_and_logs_every_read(tmp_path):
+    """EvoGenUI-Bench §4.2: resource reads are execution evidence, logged like tool calls (failed ones too)."""
+    dist = _make_dist(tmp_path)
+    run_dir = tmp_path / "turn"
+    run_dir.mkdir()
+    rates = {"uri": "data://rates", "name": "Rates", "mime_type": "application/json", "description": "Fee table",
+             "contents": {"standard": 12, "member": 9}}
+    empty = {"uri": "data://empty", "name": "Empty", "mime_type": "text/plain", "description": "No contents"}
+    bridge = ToolBridge(backends_path=tmp_path, fixture_ids={}, state_in=tmp_path / "missing.json",
+                        log_out=run_dir / "tool_log.jsonl", state_out=run_dir / "state.json",
+                        extra={"resources": {"data://rates": rates, "data://empty": empty}})
+
+    async def scenario():
+        sandbox = LocalSandbox(LocalSandboxSettings())
+        async with sandbox.serve(dist, tool_bridge=bridge) as served:
+            async with httpx.AsyncClient(trust_env=False, timeout=5, base_url=served.url) as client:
+                listed = (await client.get("/__resources/list")).json()["resources"]
+                assert listed == [{k: v for k, v in empty.items()},
+                                  {k: v for k, v in rates.items() if k != "contents"}]  # contracts, sorted by uri
+                read = await client.post("/__resources/read", json={"uri": "data://rates"})
+                assert read.status_code == 200
+                assert read.json() == {"resource": {"uri": "data://rates", "mime_type": "application/json",
+                                                    "contents": {"standard": 12, "member": 9}}}
+                missing = await client.post("/__resources/read", json={"uri": "data://nope"})
+                assert missing.status_code == 404 and "unknown resource" in missing.json()["error"]
+                hollow = await client.post("/__resources/read", json={"uri": "data://empty"})
+                assert hollow.status_code == 404 and "no contents" in hollow.json()["error"]
+
+    asyncio.run(scenario())
+    lines = [json.loads(line) for line in (run_dir / "resource_log.jsonl").read_text().splitlines()]
+    assert [(e["seq"], e["uri"], e["ok"]) for e in lines] == [
+        (1, "data://rates", True), (2, "data://nope", False), (3, "data://empty", False)]
+    assert lines[0]["contents"] == {"standard": 12, "member": 9} and "error" in lines[1]
+    assert not (run_dir / "tool_log.jsonl").exists() or (run_dir / "tool_log.jsonl").read_text() == ""
+
+
 def test_server_without_network_or_host_files(tmp_path):
     """The server process sees neither the host's /root or /work nor any network but its socket."""
     dist = _make_dist(tmp_path)

@@ -27,6 +27,7 @@ from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
 from runner.suites.evogenui.backends import BackendError, public_tool_contract
 from runner.suites.evogenui.loader import SUB_SUITES, load_file
 from runner.suites.evogenui.payload import PROMPT_VERSION, build_turn_messages
+from runner.suites.evogenui.resources import RESOURCE_LOG_FILE, served_resources
 from runner.suites.evogenui.runtime import turn_start_state
 from runner.suites.evogenui.table2 import table2
 from runner.suites.evogenui.taxonomy import classify_turn, dom_text, mechanism_counts
@@ -187,19 +188,26 @@ class EvoGenUISuite:
 
     def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None:
         bindings = task.extra.get("tools", {})
-        if not bindings:
+        declared_resources = task.public_contract.get("resources", [])
+        if not bindings and not declared_resources:
             return None
         evidence_dir = Path(evidence_dir)
         state_in = evidence_dir / STATE_IN_FILE
-        write_json_atomic(state_in, turn_start_state(task, self.backends_path, episode.runtime_state))
+        start_state = turn_start_state(task, self.backends_path, episode.runtime_state) if bindings else {}
+        write_json_atomic(state_in, start_state)
         log_out = evidence_dir / TOOL_LOG_FILE
         log_out.write_text("")  # exists and is empty: "never called" then fails instead of being unassessed
+        extra: dict[str, Any] = {}
+        if declared_resources:  # served by the artifact server, every read logged (resources.py)
+            extra["resources"] = served_resources(task, self.backends_path, start_state)
+            (evidence_dir / RESOURCE_LOG_FILE).write_text("")
         return ToolBridge(
             backends_path=self.backends_path,
             fixture_ids={name: binding["fixture_id"] for name, binding in sorted(bindings.items())},
             state_in=state_in,
             log_out=log_out,
             state_out=evidence_dir / STATE_FILE,
+            extra=extra,
         )
 
     async def judge_turn(self, judge: Any, judge_input: Any) -> Verdict:
