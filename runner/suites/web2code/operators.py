@@ -424,7 +424,11 @@ HELPERS_JS = r"""
                    (dt.systemId ? (dt.publicId ? '' : ' SYSTEM') + ' "' + dt.systemId + '"' : '') + '>\n';
     return head + document.documentElement.outerHTML + '\n';
   };
-  W.scriptCount = () => document.querySelectorAll('script').length;
+  // Executable scripts only: inert data blocks (application/ld+json, ...) never run (HTML spec).
+  W.scriptCount = () => Array.from(document.querySelectorAll('script')).filter((s) => {
+    const t = (s.getAttribute('type') || '').trim().toLowerCase().split(';')[0].trim();
+    return t === '' || t === 'module' || /^(text|application)\/(x-)?(java|ecma|j|live)script[0-9.]*$/.test(t);
+  }).length;
   window.__w2c = W;
   return true;
 }

@@ -61,6 +61,8 @@ class Web2CodeSuiteSettings(SuiteSettings):
     outbox_mask: Literal["eq11", "guard_band"] = "eq11"
     # Macro S_outbox: the judge block by block, region masked, SSIM the reference and fallback (§3.5); or SSIM only.
     macro_outbox: Literal["judge", "ssim"] = "judge"
+    # Golden pages that run scripts are frozen (freeze.py); their application/ld+json blocks kept or dropped.
+    json_ld: Literal["keep", "drop"] = "keep"
     tau_vis: int = Field(100, ge=1)  # eq. 7: minimum changed pixels for a defect to count as visible
     tau_w: float = Field(320, ge=0)  # eq. 4 region bounds (px)
     tau_h_min: float = Field(40, ge=0)
@@ -128,7 +130,7 @@ class Web2CodeSuite:
         s = self.settings
         return TrajectoryParams(track=self.track, seed=s.seed, turns=s.turns or 5, k_defects=s.k_defects,
                                 tau_vis=s.tau_vis, diff_tau=s.tau, tau_w=s.tau_w, tau_h_min=s.tau_h_min,
-                                tau_h_max=s.tau_h_max)
+                                tau_h_max=s.tau_h_max, json_ld=s.json_ld)
 
     def rubric_versions(self) -> dict[str, str]:
         """The judge rubrics this track asks (recorded in lineage.json); micro is scored by pixels alone."""
