@@ -377,15 +377,15 @@ async def outbox_judge_scores(judge: Any, blocks: list[OutboxBlock], *, attempts
     five-band scale; S_outbox = the block ratings averaged weighted by area, a block that vanished or appeared
     wholesale counting 0. Returns (result incl. s_outbox, "") or (None, why): no LLM judge or no answer falls
     back to SSIM; answers off the scale on every attempt raise JudgeError (as the in-box rubric does)."""
+    complete = getattr(judge, "complete", None)
+    if not callable(complete):
+        return None, f"judge {getattr(judge, 'name', '?')!r} has no complete(); SSIM fallback"
     judged = [block for block in blocks if block.present and block.weight > 0]
     total = sum(block.weight for block in blocks)
     if total == 0:
         return {"s_outbox": 1.0, "blocks": {}, "reason": "nothing outside the region"}, ""
     if not judged:  # everything outside vanished or appeared: nothing to ask about
         return {"s_outbox": 0.0, "blocks": {}, "reason": "no block is on both pages"}, ""
-    complete = getattr(judge, "complete", None)
-    if not callable(complete):
-        return None, f"judge {getattr(judge, 'name', '?')!r} has no complete(); SSIM fallback"
     names = [block.name for block in judged]
     problem, off_scale = "", 0
     for _ in range(attempts):
