@@ -266,3 +266,42 @@ def invoke(tool, args, state):
         listener.close()
     assert result["net"] != "connected"
     assert result == {**result, "root": False, "work": False, "home": False, "writable_backends": False}
+
+
+@pytest.mark.browser
+def test_the_templates_resource_client_reads_through_the_bridge_in_chromium(tmp_path):
+    """src/toolClient.js's readResource / listResources, as a generated app calls them, in real Chromium."""
+    from runner.browser.launch import BrowserPool, BrowserSettings
+    from runner.sandbox.web_template import TEMPLATE_DIR
+
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    shutil.copyfile(TEMPLATE_DIR / "src" / "toolClient.js", dist / "toolClient.js")
+    (dist / "index.html").write_text(
+        "<!doctype html><body><p id=out>loading</p><script type=module>"
+        "import { readResource, listResources } from './toolClient.js';"
+        "const listed = await listResources(); const rates = await readResource('data://rates');"
+        "let missing = ''; try { await readResource('data://nope'); } catch (e) { missing = e.message; }"
+        "document.getElementById('out').textContent = JSON.stringify({listed: listed.length, rates, missing});"
+        "</script></body>")
+    run_dir = tmp_path / "turn"
+    run_dir.mkdir()
+    rates = {"uri": "data://rates", "name": "Rates", "mime_type": "application/json", "description": "Fees",
+             "contents": {"standard": 12}}
+    bridge = ToolBridge(backends_path=tmp_path, fixture_ids={}, state_in=tmp_path / "missing.json",
+                        log_out=run_dir / "tool_log.jsonl", state_out=run_dir / "state.json",
+                        extra={"resources": {"data://rates": rates}})
+
+    async def scenario() -> str:
+        sandbox = LocalSandbox(LocalSandboxSettings())
+        async with sandbox.serve(dist, tool_bridge=bridge) as served:
+            async with BrowserPool(BrowserSettings()) as pool:
+                async with pool.session(served.url) as session:
+                    await session.goto()
+                    await session.page.wait_for_function("document.getElementById('out').textContent !== 'loading'")
+                    return await session.page.inner_text("#out")
+
+    shown = json.loads(asyncio.run(scenario()))
+    assert shown["listed"] == 1 and shown["rates"] == {"standard": 12} and "unknown resource" in shown["missing"]
+    lines = [json.loads(line) for line in (run_dir / "resource_log.jsonl").read_text().splitlines()]
+    assert [(e["uri"], e["ok"]) for e in lines] == [("data://rates", True), ("data://nope", False)]
