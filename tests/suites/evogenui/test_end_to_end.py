@@ -37,6 +37,14 @@ def test_oracle_passes_every_turn_of_the_own_tasks(tmp_path: Path) -> None:
         assert (row["turn_pass"], row["tp_at_5"], row["cpt"], row["apr"]) == (1.0, 1.0, 5.0, 1.0), row
     tool_logs = list(run_dir.glob("evidence/tg_*/*/tool_log.jsonl"))
     assert tool_logs and any(path.read_text().strip() for path in tool_logs), "tool-grounded turns call tools"
+    # The judge's evidence is the page after the actor (§4.2), beside the load-time capture; steps say what changed.
+    for record in records:
+        folder = run_dir / record["evidence_dir"]
+        assert (folder / "dom.html").exists() and (folder / "final_dom.html").exists(), folder
+        assert (folder / "final_screenshot_full.png").exists(), folder
+    observations = [step["observation"] for path in run_dir.glob("evidence/int_*/*/trace.json")
+                    for step in json.loads(path.read_text())["steps"]]
+    assert any("text added:" in text for text in observations), observations[:5]
     assert_summary_matches_recomputation(run_dir)
 
 
