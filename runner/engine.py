@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from runner.actors.base import Actor, ActorContext
-from runner.browser.evidence import capture_evidence
+from runner.browser.evidence import capture_evidence, capture_final_state
 from runner.browser.launch import BrowserPool
 from runner.config import ConfigError, RunnerConfig
 from runner.evidence import Evidence, Trace, write_raw_response, write_sources
@@ -32,7 +32,7 @@ from runner.judging import JudgingPhase
 from runner.models.base import GenerationRequest, Model, ProviderError
 from runner.models.parse import InvalidOutput, parse_model_output
 from runner.packets import EvidencePacket, has_packet, read_packet, write_packet
-from runner.records import FailureBucket, RunDirectory, TurnRecord, write_json_atomic
+from runner.records import FailureBucket, ModelCall, RunDirectory, TurnRecord, write_json_atomic
 from runner.sandbox.base import BuildResult, Sandbox
 from runner.suites.base import CompactTurn, EpisodeState, Suite
 from runner.tasks import Task, TurnSpec
@@ -79,8 +79,20 @@ class _TurnOutcome:
     packet: EvidencePacket | None = None  # None: nothing to judge (blocked, provider_error, invalid_output, ...)
 
 
-def _save_episode_state(directory: Path, outcome: _TurnOutcome) -> None:
-    """Persist what the next turn needs, so a resumed run continues the episode exactly."""
+@dataclass
+class _ModelProgress:
+    """How far the generation call of a slot got, kept outside the turn coroutine so a whole-turn
+    timeout or a harness failure after the model answered still records the answer (EvoGenUI-Bench
+    §4.3: e = 0 only for provider failures)."""
+
+    call: ModelCall = ModelCall.NOT_CALLED
+    assistant_text: str = ""
+
+
+def _save_episode_state(directory: Path, outcome: _TurnOutcome, episode: EpisodeState) -> None:
+    """Persist what the next turn needs, so a resumed run continues the episode exactly: the turn's own
+    outcome, and the whole episode state after it (history, suite bookkeeping in `extra`, e.g. which
+    turn produced the payload's source files), from which a resume restarts."""
     write_json_atomic(
         directory / EPISODE_STATE_FILE,
         {
@@ -89,8 +101,24 @@ def _save_episode_state(directory: Path, outcome: _TurnOutcome) -> None:
             "ui_text": outcome.ui_text,
             "has_artifact": outcome.has_artifact,
             "runtime_state": outcome.runtime_state,
+            "episode": {
+                "files": episode.files,
+                "history": [vars(item) for item in episode.history],
+                "has_artifact": episode.has_artifact,
+                "runtime_state": episode.runtime_state,
+                "extra": episode.extra,
+            },
         },
     )
+
+
+def _restore_episode(saved: dict[str, Any], episode: EpisodeState) -> None:
+    """Replace `episode` with the state saved after a recorded turn."""
+    episode.files = dict(saved["files"])
+    episode.history = [CompactTurn(**item) for item in saved["history"]]
+    episode.has_artifact = bool(saved["has_artifact"])
+    episode.runtime_state = saved["runtime_state"]
+    episode.extra = dict(saved["extra"])
 
 
 class Engine:
@@ -194,7 +222,7 @@ class Engine:
                     continue
                 outcome = await self._run_slot(task, turn, episode, limits)
                 self._advance(turn, outcome, episode)
-                _save_episode_state(evidence_dir, outcome)
+                _save_episode_state(evidence_dir, outcome, episode)
                 packet = outcome.packet or EvidencePacket(
                     task=task, turn_index=turn.index, record=outcome.record, judged=False,
                     assistant_text=outcome.assistant_text, files=outcome.files,
@@ -206,6 +234,9 @@ class Engine:
     def _restore_turn(self, task: Task, turn: TurnSpec, record: TurnRecord, episode: EpisodeState) -> None:
         path = self.run_dir.evidence_dir(task.id, turn.index) / EPISODE_STATE_FILE
         saved = json.loads(path.read_text()) if path.exists() else {}
+        if isinstance(saved.get("episode"), dict):
+            _restore_episode(saved["episode"], episode)
+            return
         outcome = _TurnOutcome(
             record=record,
             files=saved.get("files", {}),
@@ -249,24 +280,32 @@ class Engine:
 
     async def _run_slot(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: _Limits) -> _TurnOutcome:
         if turn.index > 1 and turn.requires_previous_artifact and not episode.has_artifact:
-            record = self._new_record(task, turn, FailureBucket.BLOCKED, error="the previous turn left no artifact")
+            record = self._new_record(task, turn, FailureBucket.BLOCKED, error="the previous turn left no artifact",
+                                      model_call=ModelCall.NOT_CALLED)
             return _TurnOutcome(record=record, files=episode.files)
         if self.ensure_generation is not None:  # before the turn's clock: a checkpoint load is not a slow turn
             await self.ensure_generation()
         started = time.perf_counter()
+        progress = _ModelProgress()
         try:
-            return await asyncio.wait_for(self._run_turn(task, turn, episode, limits), timeout=self.config.turn_timeout_s)
+            return await asyncio.wait_for(self._run_turn(task, turn, episode, limits, progress),
+                                          timeout=self.config.turn_timeout_s)
         except TimeoutError:
-            record = self._new_record(task, turn, FailureBucket.TIMEOUT, error=f"turn exceeded {self.config.turn_timeout_s}s")
+            if progress.call is ModelCall.NOT_CALLED:  # the turn limit cut the generation call itself
+                progress.call = ModelCall.NO_RESPONSE
+            record = self._new_record(task, turn, FailureBucket.TIMEOUT, error=f"turn exceeded {self.config.turn_timeout_s}s",
+                                      model_call=progress.call, model_responded=progress.call is ModelCall.ANSWERED)
         except Exception as error:  # the harness failed, not the model: infra, reported separately
             log.exception("infra failure in %s turn %s", task.id, turn.index)
             record = self._new_record(
-                task, turn, FailureBucket.INFRA, error=f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=5)}"
+                task, turn, FailureBucket.INFRA, error=f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=5)}",
+                model_call=progress.call, model_responded=progress.call is ModelCall.ANSWERED,
             )
         record.timings["total"] = time.perf_counter() - started
-        return _TurnOutcome(record=record, files=episode.files)
+        return _TurnOutcome(record=record, files=episode.files, assistant_text=progress.assistant_text)
 
-    async def _run_turn(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: _Limits) -> _TurnOutcome:
+    async def _run_turn(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: _Limits,
+                        progress: _ModelProgress) -> _TurnOutcome:
         timings: dict[str, float] = {}
         evidence_dir = self.run_dir.evidence_dir(task.id, turn.index)
         total_start = time.perf_counter()
@@ -287,8 +326,11 @@ class Engine:
                 )
         except (ProviderError, TimeoutError) as error:
             timings["model"] = time.perf_counter() - start
-            return _TurnOutcome(record=record(FailureBucket.PROVIDER_ERROR, error=str(error) or "model timed out"), files=episode.files)
+            progress.call = ModelCall.NO_RESPONSE
+            return _TurnOutcome(record=record(FailureBucket.PROVIDER_ERROR, error=str(error) or "model timed out",
+                                              model_call=ModelCall.NO_RESPONSE), files=episode.files)
         timings["model"] = time.perf_counter() - start
+        progress.call = ModelCall.ANSWERED
         usage = {k: int(v) for k, v in response.usage.items()}
         write_raw_response(evidence_dir / "raw_response.txt", response.text or "")
 
@@ -297,12 +339,15 @@ class Engine:
             parsed = parse_model_output(response.text)
         except InvalidOutput as error:
             return _TurnOutcome(
-                record=record(FailureBucket.INVALID_OUTPUT, error=error.reason, usage=usage, model_responded=bool(response.text)),
+                # An empty or unparsable answer is still a response: countable, p = 0 (EvoGenUI-Bench §4.3).
+                record=record(FailureBucket.INVALID_OUTPUT, error=error.reason, usage=usage, model_responded=True,
+                              model_call=ModelCall.ANSWERED),
                 files=episode.files,
             )
         outcome = _TurnOutcome(
             record=record(FailureBucket.OK), files=parsed.files, assistant_text=parsed.assistant_text
         )
+        progress.assistant_text = parsed.assistant_text
 
         # 3. Build in the sandbox.
         start = time.perf_counter()
@@ -319,7 +364,8 @@ class Engine:
             outcome.files = episode.files
         else:
             write_sources(evidence_dir / "src", parsed.files)
-        common: dict[str, Any] = {"usage": usage, "model_responded": True, "extra": {"build_status": build.status}}
+        common: dict[str, Any] = {"usage": usage, "model_responded": True, "model_call": ModelCall.ANSWERED,
+                                  "extra": {"build_status": build.status}}
         if not build.ok:
             bucket = {
                 "timeout": FailureBucket.TIMEOUT,
@@ -351,6 +397,8 @@ class Engine:
                     trace = await self.services.actor.act(session, context)
                     trace.save(evidence_dir / "trace.json")
                     timings["actor"] = time.perf_counter() - start
+                    # The judge sees the page the actor left (EvoGenUI-Bench §4.2 "final DOM and screenshot").
+                    await capture_final_state(session, evidence_dir, evidence)
                 # The state the user's interactions left is what carries over; the judge's own check
                 # calls happen after this snapshot and never leak into the next turn.
                 carried_state = self._read_runtime_state(bridge)
@@ -368,6 +416,8 @@ class Engine:
         scores: dict[str, float] = {}
         if trace is not None and trace.summary.get("interaction_rate") is not None:
             scores["interaction_rate"] = float(trace.summary["interaction_rate"])
+            if "probe_mode" in trace.summary:  # which probe produced the IR (I-WebGenBench App. B.1 or benchmark)
+                common["extra"]["probe_mode"] = trace.summary["probe_mode"]
         runtime_failed = bool(evidence.load_error) or evidence.blank
         status = FailureBucket.RUNTIME_ERROR if runtime_failed else FailureBucket.OK
         error = evidence.load_error or ("blank page" if evidence.blank else "")

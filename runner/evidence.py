@@ -20,7 +20,8 @@ class NetworkRequest:
 
 @dataclass
 class Evidence:
-    """Observations of one served artifact right after load (paths relative to the evidence dir)."""
+    """Observations of one served artifact (paths relative to the evidence dir): the load-time capture,
+    and the final capture taken after the actor ran (`final_*`, empty when no actor ran)."""
 
     url: str
     screenshot_full: str = ""
@@ -36,6 +37,12 @@ class Evidence:
     dialogs: list[dict[str, str]] = field(default_factory=list)  # alert/confirm/prompt the page opened
     popups: list[str] = field(default_factory=list)  # windows the page opened (closed at once)
     console_dropped: int = 0  # console messages past the capture cap
+    # After the actor (EvoGenUI-Bench §4.2 "the final DOM and screenshot"; §5.2 "refreshed full-page screenshots").
+    final_dom_path: str = ""
+    final_screenshot_full: str = ""
+    final_screenshot_viewport: str = ""
+    final_visible_text: str = ""
+    final_error: str = ""  # the final capture failed (the load-time capture still stands)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

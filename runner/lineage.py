@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from runner.config import ConfigError
 from runner.records import write_json_atomic
 from runner.tasks import Task
 
@@ -29,9 +30,9 @@ LINEAGE_VERSION = 1
 # which is recorded on its own so the shards of one experiment share a config hash.
 CONFIG_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s", "run"}
 
-# Modules whose PROMPT_VERSION shapes what models or judges are asked; suites and judges that own
-# prompts add their module here (a missing module is simply skipped).
-PROMPT_VERSION_MODULES: list[str] = ["runner.suites.payload"]
+# Modules whose PROMPT_VERSION shapes what models or judges are asked beyond the suite's own prompt
+# (Suite.prompt_version) and the rubrics (Rubric.version); a module listed here must declare one.
+PROMPT_VERSION_MODULES: list[str] = []
 
 # sandbox kind -> function(config) -> {image name: {"tag", "digest", "versions"}} of the images a run of it
 # uses (without building any). A sandbox that runs images registers one.
@@ -95,19 +96,47 @@ def model_revisions(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def prompt_versions(suite: Any = None) -> dict[str, str]:
+class LineageError(ConfigError):
+    """A prompt or rubric a run depends on declares no version: the result could not be traced to it."""
+
+
+def _declared(owner: Any, attribute: str, what: str) -> str:
+    value = getattr(owner, attribute, None)
+    if value is None or not str(value).strip():
+        raise LineageError(f"{what} declares no {attribute}; lineage.json must record it (set {attribute} on it)")
+    return str(value)
+
+
+def rubric_versions(config: Any = None, suite: Any = None) -> dict[str, str]:
+    """`rubric:<name>` -> version for the judge's rubric (an LLM judge) and every rubric the suite owns."""
+    versions: dict[str, str] = {}
+    judge = getattr(config, "judge", None) if config is not None else None
+    if judge is not None and getattr(judge, "kind", None) == "llm":
+        from runner.judges.rubrics import RUBRICS
+
+        name = str((judge.options or {}).get("rubric", "evogenui"))
+        if name not in RUBRICS:
+            raise LineageError(f"judge.options.rubric = {name!r}: unknown rubric, no version to record")
+        versions[f"rubric:{name}"] = _declared(RUBRICS[name], "version", f"rubric {name!r}")
+    owned = getattr(suite, "rubric_versions", None) if suite is not None else None
+    if callable(owned):
+        for name, version in owned().items():
+            if version is None or not str(version).strip():
+                raise LineageError(f"suite {getattr(suite, 'name', '?')!r}: rubric {name!r} declares no version")
+            versions[f"rubric:{name}"] = str(version)
+    return versions
+
+
+def prompt_versions(suite: Any = None, config: Any = None) -> dict[str, str]:
+    """Every prompt and rubric version a run depends on: the modules in PROMPT_VERSION_MODULES, the suite's
+    `prompt_version` and the rubrics (rubric_versions). A missing one raises LineageError, never skipped."""
     versions: dict[str, str] = {}
     for name in PROMPT_VERSION_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        value = getattr(module, "PROMPT_VERSION", None)
-        if value is not None:
-            versions[name] = str(value)
-    suite_version = getattr(suite, "prompt_version", None) if suite is not None else None
-    if suite_version is not None:
-        versions[f"suite:{getattr(suite, 'name', '?')}"] = str(suite_version)
+        versions[name] = _declared(importlib.import_module(name), "PROMPT_VERSION", f"module {name}")
+    if suite is not None:
+        versions[f"suite:{getattr(suite, 'name', '?')}"] = _declared(
+            suite, "prompt_version", f"suite {getattr(suite, 'name', '?')!r}")
+    versions.update(rubric_versions(config, suite))
     return versions
 
 
@@ -177,7 +206,7 @@ def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dic
         "browser_versions": (browsers := browser_versions(config, images)),
         "browser": f"{browsers['used']} {browsers.get(browsers['used'], 'unknown')}",
         "model_revisions": model_revisions(dumped),
-        "prompt_versions": prompt_versions(suite),
+        "prompt_versions": prompt_versions(suite, config),
     }
 
 
@@ -240,6 +269,7 @@ __all__ = [
     "COMPARED",
     "SANDBOX_IMAGE_HOOKS",
     "LINEAGE_FILE",
+    "LineageError",
     "PROMPT_VERSION_MODULES",
     "compute_lineage",
     "comparable_config",

@@ -26,6 +26,18 @@ class FailureBucket(StrEnum):
     INFRA = "infra"
 
 
+class ModelCall(StrEnum):
+    """What the slot's generation call gave, recorded apart from how the slot ended.
+
+    EvoGenUI-Bench §4.3: e_{T,t} = 0 only "if no response is obtained because of a provider failure";
+    a turn that timed out after the model answered, or whose harness failed, keeps e = 1.
+    """
+
+    ANSWERED = "answered"  # a model response exists (also an empty or invalid one)
+    NO_RESPONSE = "no_response"  # the provider gave no response: e = 0
+    NOT_CALLED = "not_called"  # blocked, or the harness failed before the call
+
+
 class RequirementStatus(StrEnum):
     PASSED = "passed"
     FAILED = "failed"
@@ -82,7 +94,8 @@ class TurnRecord(BaseModel):
     turn: int
     status: FailureBucket
     passed: bool | None = False
-    model_responded: bool = False  # e != 0 in EvoGenUI's APR (a model response exists)
+    model_responded: bool = False  # the generation call returned a response (also when the slot then failed)
+    model_call: ModelCall | None = None  # None: a record written before this field (derived from status)
     verdict: Verdict | None = None
     scores: dict[str, float] = Field(default_factory=dict)  # suite-specific numeric results
     error: str = ""
@@ -97,6 +110,13 @@ class TurnRecord(BaseModel):
     @property
     def slot(self) -> tuple[str, int]:
         return (self.task_id, self.turn)
+
+    @property
+    def provider_failed(self) -> bool:
+        """e_{T,t} = 0 of EvoGenUI-Bench §4.3: no response because of a provider failure."""
+        if self.model_call is not None:
+            return self.model_call is ModelCall.NO_RESPONSE
+        return self.status is FailureBucket.PROVIDER_ERROR
 
 
 class RunDirectory:

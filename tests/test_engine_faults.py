@@ -48,3 +48,39 @@ def test_faulty_episodes_do_not_stop_the_others(tmp_path: Path) -> None:
     assert [by_slot[("smoke-converter", t)]["passed"] for t in (1, 2, 3)] == [True, True, True]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["turn_pass"] == pytest.approx(3 / 9)
+
+
+# A loop the bundler cannot drop (an empty `while (true) {}` is removed as dead code).
+HANGING_APP = ("let spins = 0;\nwhile (Date.now() > 0) { spins += 1; }\n"
+               "export default function App() { return <p>{spins}</p>; }")
+
+
+def test_a_turn_that_times_out_after_the_model_answered_keeps_its_response(tmp_path: Path) -> None:
+    """EvoGenUI-Bench §4.3: e = 0 only for provider failures. The converter passes all three turns; the
+    counter passes turn 1, answers turn 2 with a page that hangs the browser (whole-turn timeout after the
+    answer), turn 3 is blocked. APR: eligible converter 1->2, 2->3 and counter 1->2 (3), retained 2: 2/3."""
+    converter, counter = TASKS["Temperature converter"], TASKS["Step counter"]
+
+    def answer(messages: list[dict]) -> tuple[int, str]:
+        user = messages[-1]["content"]
+        turn = int(re.search(r"Current request \(turn (\d+)\)", user).group(1))
+        task = counter if ("step counter" in user.lower() or "Count:" in user) else converter
+        files = {"src/App.jsx": HANGING_APP} if task is counter and turn == 2 else task.turn(turn).reference_files
+        return 200, completion(render_json_output("done", files))
+
+    run_dir = tmp_path / "run"
+    with FaultServer(answer) as server:
+        result = _run(
+            "model=local-openai", f"model.base_url={server.base_url}", "model.cache=false", "tracking=off",
+            f"suite.task_ids=[{converter.id},{counter.id}]", "turn_timeout_s=20", "browser.nav_timeout_ms=60000", f"hydra.run.dir={run_dir}",
+            timeout=600,
+        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    by_slot = {(r["task_id"], r["turn"]): r for r in _records(run_dir)}
+    timed_out = by_slot[(counter.id, 2)]
+    assert timed_out["status"] == "timeout"
+    assert (timed_out["model_responded"], timed_out["model_call"]) == (True, "answered")
+    assert by_slot[(counter.id, 3)]["status"] == "blocked"
+    reliability = json.loads((run_dir / "summary.json").read_text())["reliability"]["overall"]
+    assert (reliability["apr_retained"], reliability["apr_eligible"]) == (2, 3)
+    assert reliability["apr"] == pytest.approx(2 / 3)

@@ -18,6 +18,7 @@ from runner.config import ConfigError, RunnerConfig, validate_config
 from runner.experiment import prepare_run_dir
 from runner.records import RunDirectory
 from runner.suites.registry import build_suite
+from runner.suites.smoke import SmokeSuite
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 
 
@@ -44,7 +45,7 @@ def _started_run(tmp_path: Path, config: RunnerConfig, lineage: dict) -> RunDire
 def test_lineage_records_every_item() -> None:
     lineage = _lineage(compose_config())
     assert set(lineage_mod.COMPARED) <= set(lineage)
-    assert lineage["prompt_versions"] == {"runner.suites.payload": payload.PROMPT_VERSION}
+    assert lineage["prompt_versions"] == {"suite:smoke": payload.PROMPT_VERSION}
     assert lineage["model_revisions"]["model"] == {"name": "oracle", "provider": "oracle"}
     assert sorted(lineage["task_digests"]) == ["smoke-converter", "smoke-counter", "smoke-todo"]
     assert len(lineage["git_commit"]) == 40 or lineage["git_commit"] == "unknown"
@@ -58,9 +59,45 @@ def test_lineage_records_every_item() -> None:
 def test_resume_refuses_a_changed_prompt_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = compose_config()
     run_dir = _started_run(tmp_path, config, _lineage(config))
-    monkeypatch.setattr(payload, "PROMPT_VERSION", "webapp-v999")
-    with pytest.raises(ConfigError, match=r"lineage changed \(prompt versions \(runner.suites.payload\)\)"):
+    monkeypatch.setattr(SmokeSuite, "prompt_version", "webapp-v999")
+    with pytest.raises(ConfigError, match=r"lineage changed \(prompt versions \(suite:smoke\)\)"):
         prepare_run_dir(config, run_dir, _lineage(config))
+
+
+def test_every_suites_prompt_and_every_rubrics_version_is_recorded() -> None:
+    from runner.judges.rubrics import EvoGenUIRubric
+    from runner.suites.evogenui.payload import PROMPT_VERSION as EVOGENUI_PROMPT
+    from runner.suites.web2code.observation import PROMPT_VERSION as WEB2CODE_PROMPT
+    from runner.suites.web2code.scoring import RUBRIC_VERSION as REGION_RUBRIC
+
+    config = compose_config("suite=evogenui", "judge=gpt-4o")
+    suite = build_suite(config.suite, project_root=REPO_ROOT)
+    assert lineage_mod.prompt_versions(suite, config) == {
+        "suite:evogenui": EVOGENUI_PROMPT, "rubric:evogenui": EvoGenUIRubric.version}
+    macro = compose_config("suite=macro")
+    versions = lineage_mod.prompt_versions(build_suite(macro.suite, project_root=REPO_ROOT), macro)
+    assert versions["suite:macro"] == WEB2CODE_PROMPT and versions["rubric:web2code-region"] == REGION_RUBRIC
+    micro = compose_config("suite=micro")
+    assert lineage_mod.prompt_versions(build_suite(micro.suite, project_root=REPO_ROOT), micro) == {
+        "suite:micro": WEB2CODE_PROMPT}
+
+
+def test_a_missing_prompt_or_rubric_version_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner.judges.rubrics import EvoGenUIRubric
+
+    config = compose_config()
+    suite = build_suite(config.suite, project_root=REPO_ROOT)
+    monkeypatch.setattr(SmokeSuite, "prompt_version", None)
+    with pytest.raises(lineage_mod.LineageError, match="suite 'smoke' declares no prompt_version"):
+        lineage_mod.compute_lineage(config, [], suite=suite)
+    monkeypatch.undo()
+    judged = compose_config("judge=gpt-4o")
+    monkeypatch.delattr(EvoGenUIRubric, "version")
+    with pytest.raises(lineage_mod.LineageError, match="rubric 'evogenui' declares no version"):
+        lineage_mod.prompt_versions(suite, judged)
+    monkeypatch.setattr(lineage_mod, "PROMPT_VERSION_MODULES", ["runner.records"])
+    with pytest.raises(lineage_mod.LineageError, match="module runner.records declares no PROMPT_VERSION"):
+        lineage_mod.prompt_versions(suite)
 
 
 def test_resume_refuses_a_changed_commit_and_image(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from runner.actors.base import ActorContext
 from runner.actors.page_elements import ActionFailed, Element, execute, list_elements
+from runner.browser.page_diff import describe_change, read_page_state
 from runner.config import ConfigError, format_validation_error
 from runner.evidence import Trace, TraceStep
 from runner.judges.llm import build_endpoint_model, validate_endpoint
@@ -307,6 +308,7 @@ class LLMActor:
         elif action.action == "read_runtime_logs":
             step.observation = self._runtime_logs(session, context)
         else:
+            state_before = await read_page_state(session)
             try:
                 await asyncio.wait_for(
                     execute(session.page, action.model_dump(), elements, timeout_s=s.step_timeout_s,
@@ -318,15 +320,17 @@ class LLMActor:
             except asyncio.TimeoutError:
                 step.ok, step.error = False, f"the page did not respond within {s.step_timeout_s:g} s"
             await session.settle(s.settle_ms)
+            change = describe_change(state_before, await read_page_state(session))
         try:
-            step.mutations = await asyncio.wait_for(session.mutation_count(), timeout=s.step_timeout_s)
+            step.mutations = await asyncio.wait_for(session.mutation_count(character_data=True), timeout=s.step_timeout_s)
             step.dom_changed = step.mutations > 0
         except Exception:
             step.dom_changed = None  # the page no longer answers; unknown, not "unchanged"
         if not step.observation:
             changed = {True: f"DOM changed ({step.mutations} mutation records)", False: "no DOM change",
                        None: "DOM change unknown"}[step.dom_changed]
-            step.observation = ("ok; " if step.ok else f"failed: {step.error}; ") + changed
+            # What changed, not only that something did (EvoGenUI-Bench §4.2 "actor observations").
+            step.observation = ("ok; " if step.ok else f"failed: {step.error}; ") + changed + f"; {change}"
 
     def _runtime_logs(self, session: "PageSession", context: ActorContext) -> str:
         path = Path(context.extra.get("tool_log_path") or Path(context.out_dir) / TOOL_LOG_FILE)

@@ -1,4 +1,4 @@
-"""The Interaction Probe of I-WebGenBench (seed 001, §3.2, §4.1, Appendix B.1) and its Interaction Rate.
+"""The Interaction Probe of I-WebGenBench (§3.2, §4.1, Appendix B.1) and its Interaction Rate.
 
 Three stages (B.1): (1) enumerate the visible interactive elements with their bounding boxes, (2) give each
 one canonical action by its HTML semantics (click buttons, populate text inputs, set sliders to midpoints,
@@ -10,6 +10,15 @@ page p triggers at least one DOM mutation. The seed text defines A_p as the acti
 acted on any more (detached by an earlier action, hidden, disabled) has no executed action, so by default
 it is left out of A_p (`count_failed_actions=True` counts it as Delta=0 instead). A page with no interactive
 element gets IR = 0: it "merely renders" (B.1).
+
+Two modes (`mode`), and the trace says which one produced the IR:
+- `paper` (default): the paper's text. Sliders to midpoints, inputs filled the way a user types (React's
+  controlled inputs see it), every visible control (up to max_elements), and a MutationObserver on child
+  lists, subtrees and attributes (B.1). `observe_character_data=true` also counts text-node rewrites.
+- `benchmark`: the behaviour of the benchmark's published probe, quirks included, for numbers comparable
+  with the paper's tables: ranges set to 65%, inputs set by assigning `el.value` and dispatching
+  input/change events (which a React controlled input ignores), only the first 16 visible elements inside
+  a 1024 x 768 viewport, and a fixed 350 ms wait after each action.
 """
 
 from __future__ import annotations
@@ -19,13 +28,14 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urljoin
 
 from playwright.async_api import ElementHandle, Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.actors.base import ActorContext
+from runner.browser.page_diff import describe_change, read_page_state
 from runner.evidence import Trace, TraceStep
 
 if TYPE_CHECKING:
@@ -34,9 +44,22 @@ if TYPE_CHECKING:
 TRACE_FILE = "trace.json"
 
 
+ProbeMode = Literal["paper", "benchmark"]
+
+# The published probe's fixed behaviour (module docstring, `benchmark` mode).
+BENCHMARK_SLIDER_POSITION = 0.65
+BENCHMARK_MAX_ELEMENTS = 16
+BENCHMARK_SETTLE_MS = 350
+BENCHMARK_VIEWPORT = {"width": 1024, "height": 768}
+
+
 class ProbeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    mode: ProbeMode = "paper"  # see the module docstring
+    # Count text-node rewrites (characterData) as mutations too; B.1 observes child lists, subtrees and
+    # attributes only. React updates text in place, so this raises the IR of many counters.
+    observe_character_data: bool = False
     max_elements: int = Field(30, gt=0)
     slider_position: float = Field(0.5, ge=0.0, le=1.0)  # "setting sliders to midpoints" (B.1)
     # When the slider already sits at slider_position, setting it there again is no action at all;
@@ -82,7 +105,7 @@ _SELECTOR = ", ".join(
 # probe acts on exactly these nodes. Nested targets with the same box as an already taken ancestor
 # (e.g. <div role=button><span role=button>) are one control and are taken once.
 _ENUMERATE_JS = """
-([selector, maxElements]) => {
+([selector, maxElements, inViewportOnly]) => {
   const TEXT_TYPES = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'password']);
   const SPECIAL_TYPES = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'color']);
   const CLICK_TYPES = new Set(['submit', 'button', 'reset', 'image']);
@@ -138,6 +161,10 @@ _ENUMERATE_JS = """
   let visibleCount = 0, disabled = 0, duplicates = 0;
   for (const el of document.querySelectorAll(selector)) {
     if (!visible(el)) continue;
+    if (inViewportOnly) {
+      const v = el.getBoundingClientRect();
+      if (v.bottom <= 0 || v.right <= 0 || v.top >= window.innerHeight || v.left >= window.innerWidth) continue;
+    }
     visibleCount++;
     if (el.disabled || el.getAttribute('aria-disabled') === 'true') { disabled++; continue; }
     const r = el.getBoundingClientRect();
@@ -184,6 +211,29 @@ _SET_RANGE_JS = """
   el.dispatchEvent(new Event('input', { bubbles: true }));
   el.dispatchEvent(new Event('change', { bubbles: true }));
   return { from: before, to: el.value, position: used };
+}
+"""
+
+# The published probe's input handling: plain assignment, then events (React's value tracker misses it).
+_ASSIGN_VALUE_JS = """
+(el, value) => {
+  const before = el.value;
+  el.value = value;
+  el.dispatchEvent(new Event('input', { bubbles: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+  return { from: before, to: el.value };
+}
+"""
+
+_ASSIGN_RANGE_JS = """
+(el, position) => {
+  const min = el.min !== '' && !isNaN(Number(el.min)) ? Number(el.min) : 0;
+  const max = el.max !== '' && !isNaN(Number(el.max)) ? Number(el.max) : 100;
+  const before = el.value;
+  el.value = String(min + (max - min) * position);
+  el.dispatchEvent(new Event('input', { bubbles: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+  return { from: before, to: el.value, position };
 }
 """
 
@@ -252,9 +302,34 @@ class ProbeActor:
         trace = await self.probe(session, context.out_dir)
         return trace
 
+    @property
+    def _benchmark(self) -> bool:
+        return self.settings.mode == "benchmark"
+
     async def probe(self, session: "PageSession", out_dir: Path) -> Trace:
         """Run the probe on the session's page; write step screenshots and trace.json into out_dir."""
+        counted_text, viewport = session.character_data, session.page.viewport_size
+        session.character_data = self.settings.observe_character_data
+        try:
+            if self._benchmark:
+                await session.page.set_viewport_size(BENCHMARK_VIEWPORT)
+            return await self._probe(session, out_dir)
+        finally:
+            session.character_data = counted_text
+            if self._benchmark and viewport is not None:
+                try:
+                    await session.page.set_viewport_size(viewport)
+                except PlaywrightError:
+                    pass  # the page is gone; nothing is captured after this
+
+    def _probe_info(self) -> dict[str, Any]:
+        """Which probe produced this IR: reported beside it in the trace and the record."""
+        return {"probe_mode": self.settings.mode, "observer": ["childList", "subtree", "attributes"]
+                + (["characterData"] if self.settings.observe_character_data else [])}
+
+    async def _probe(self, session: "PageSession", out_dir: Path) -> Trace:
         s = self.settings
+        max_elements = BENCHMARK_MAX_ELEMENTS if self._benchmark else s.max_elements
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         trace = Trace(actor=self.name)
@@ -266,14 +341,14 @@ class ProbeActor:
             if loaded_here:
                 await session.goto()
             background = await self._background_mutations(session)
-            found = await session.evaluate(_ENUMERATE_JS, [_SELECTOR, s.max_elements])
+            found = await session.evaluate(_ENUMERATE_JS, [_SELECTOR, max_elements, self._benchmark])
             handles = await asyncio.wait_for(
                 self._target_handles(session, len(found["elements"])), timeout=s.step_timeout_ms / 1000
             )
         except (PlaywrightError, asyncio.TimeoutError) as exc:
             trace.finished = False
             reason = _first_line(exc) if isinstance(exc, PlaywrightError) else "page unresponsive"
-            trace.summary = self._summary([], found=0, extra={"probe_error": reason})
+            trace.summary = self._summary([], found=0, extra={"probe_error": reason, **self._probe_info()})
             trace.save(out_dir / TRACE_FILE)
             return trace
 
@@ -323,6 +398,7 @@ class ProbeActor:
             "background_mutations": background,
             "page_errors_during_probe": len(session.page_errors) - errors_before,
             "duration_s": round(time.monotonic() - started, 3),
+            **self._probe_info(),
         }
         if aborted:
             extra["aborted"] = aborted
@@ -414,10 +490,13 @@ class ProbeActor:
         url_before = page.url
         popups_before = len(session.popups)
         dialogs_before = len(session.dialogs)
+        state_before = await read_page_state(session)  # reads only: never a mutation
         await session.reset_mutations()
         await self._apply(handle, element, step)
         views.last = None  # the action may have changed what is shown
-        if s.early_settle:
+        if self._benchmark:
+            await session.settle(BENCHMARK_SETTLE_MS)
+        elif s.early_settle:
             await session.settle_until_mutation(s.settle_ms)
         else:
             await session.settle(s.settle_ms)
@@ -430,6 +509,7 @@ class ProbeActor:
         if same_document:
             step.mutations = await session.mutation_count()
             step.dom_changed = step.mutations > 0
+            notes_change = describe_change(state_before, await read_page_state(session))
         else:
             # A new document replaced the whole DOM: an observable response. Restore the artifact's
             # start page so every element is probed from the same place.
@@ -437,8 +517,9 @@ class ProbeActor:
             await page.wait_for_load_state("load", timeout=session.nav_timeout_ms)
             step.mutations = await session.mutation_count()
             step.dom_changed = True
+            notes_change = "a new document was loaded"
 
-        notes = []
+        notes = [notes_change]
         if page.url != url_before:
             notes.append(f"url changed to {page.url}")
         if len(session.popups) > popups_before:
@@ -482,8 +563,11 @@ class ProbeActor:
             current = await handle.input_value(timeout=timeout)
             if current == value:  # refilling the same value is no action: change it
                 value = str(int(value) + 1) if kind == "number" and value.lstrip("-").isdigit() else value + "!"
-            step.action.update(kind="fill", value=value)
-            await handle.fill(value, timeout=timeout)
+            if self._benchmark:
+                step.action.update(kind="assign_value", **await handle.evaluate(_ASSIGN_VALUE_JS, value), value=value)
+            else:
+                step.action.update(kind="fill", value=value)
+                await handle.fill(value, timeout=timeout)
         elif kind == "select":
             options = await handle.evaluate(_SELECT_OPTIONS_JS)
             choice = next((o for o in options if not o["disabled"] and not o["selected"]), None)
@@ -491,6 +575,8 @@ class ProbeActor:
                 raise _StepFailure("select has no other enabled option")
             step.action.update(kind="select", value=choice["value"], label=choice["label"])
             await handle.select_option(value=choice["value"], timeout=timeout)
+        elif kind == "range" and self._benchmark:
+            step.action.update(kind="assign_range", **await handle.evaluate(_ASSIGN_RANGE_JS, BENCHMARK_SLIDER_POSITION))
         elif kind == "range":
             result = await handle.evaluate(_SET_RANGE_JS, [s.slider_position, s.slider_fallback_position])
             step.action.update(kind="set_range", **result)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.actors.base import ActorContext
+from runner.browser.page_diff import describe_change, read_page_state
 from runner.evidence import Trace, TraceStep
 from runner.judges.check_runner import StepFailed, perform_step, step_summary
 
@@ -130,12 +131,14 @@ class ScriptedActor:
         index = len(trace.steps)
         started = time.monotonic()
         await session.reset_mutations()
+        state_before = await read_page_state(session)
         ok, error = True, ""
         try:
             await perform_step(session.page, step, timeout_s=self.settings.step_timeout_s)
         except StepFailed as failure:
             ok, error = False, str(failure)
-        mutations = await session.mutation_count()
+        change = describe_change(state_before, await read_page_state(session))
+        mutations = await session.mutation_count(character_data=True)
         screenshot = ""
         if self.settings.screenshots:
             screenshot = f"step_{index:02d}.png"
@@ -152,6 +155,7 @@ class ScriptedActor:
                 error=error,
                 dom_changed=mutations > 0,
                 mutations=mutations,
+                observation=change,  # what changed (EvoGenUI-Bench §4.2 "actor observations")
                 screenshot_after=screenshot,
                 duration_s=round(time.monotonic() - started, 3),
             )

@@ -1,4 +1,5 @@
-"""capture_evidence: load an artifact once and write what it shows (screenshots, DOM, logs) to disk."""
+"""capture_evidence: load an artifact once and write what it shows (screenshots, DOM, logs) to disk;
+capture_final_state: the same page again after the actor, without reloading it."""
 
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ MAX_VISIBLE_TEXT = 20000  # enough for any judge prompt; keeps records small
 SCREENSHOT_FULL = "screenshot_full.png"
 SCREENSHOT_VIEWPORT = "screenshot.png"
 DOM_FILE = "dom.html"
+# The page as the actor left it (capture_final_state), beside the load-time files above.
+FINAL_SCREENSHOT_FULL = "final_screenshot_full.png"
+FINAL_SCREENSHOT_VIEWPORT = "final_screenshot.png"
+FINAL_DOM_FILE = "final_dom.html"
+EVIDENCE_FILE = "evidence.json"
 CONSOLE_FILE = "console.json"
 NETWORK_FILE = "network.json"
 PAGE_ERRORS_FILE = "page_errors.json"
@@ -118,6 +124,34 @@ async def _capture_page(session: PageSession, out_dir: Path, evidence: Evidence)
         log.warning("evidence capture failed for %s: %s", session.url, exc)
         if not evidence.load_error:
             evidence.load_error = f"capture failed: {_first_line(exc)}"
+
+
+async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evidence, *,
+                              capture_timeout_s: float = 30.0) -> Evidence:
+    """Capture the page as it is now, without reloading it: the final DOM, a full-page and a viewport
+    screenshot and the visible text after the actor ran (EvoGenUI-Bench §4.2, §5.2), into the `final_*`
+    fields of `evidence` and FINAL_* files beside the load-time capture. Writes evidence.json with both.
+    Never raises: a failed capture sets `final_error` and leaves the load-time capture as it was."""
+    out_dir = Path(out_dir)
+
+    async def capture() -> None:
+        await session.screenshot(out_dir / FINAL_SCREENSHOT_VIEWPORT, full_page=False)
+        evidence.final_screenshot_viewport = FINAL_SCREENSHOT_VIEWPORT
+        await session.screenshot(out_dir / FINAL_SCREENSHOT_FULL, full_page=True)
+        evidence.final_screenshot_full = FINAL_SCREENSHOT_FULL
+        (out_dir / FINAL_DOM_FILE).write_text(await session.page.content(), encoding="utf-8")
+        evidence.final_dom_path = FINAL_DOM_FILE
+        evidence.final_visible_text = (await session.visible_text())[:MAX_VISIBLE_TEXT]
+
+    try:
+        await asyncio.wait_for(capture(), timeout=capture_timeout_s)
+    except asyncio.TimeoutError:
+        evidence.final_error = f"final capture timed out after {capture_timeout_s:g} s (page unresponsive)"
+    except PlaywrightError as exc:  # the actor left a crashed or navigating page
+        evidence.final_error = f"final capture failed: {_first_line(exc)}"
+    write_json_atomic(out_dir / EVIDENCE_FILE, {key: value for key, value in evidence.to_json().items()
+                                               if key not in ("console", "network", "page_errors")})
+    return evidence
 
 
 def _first_line(exc: BaseException) -> str:

@@ -49,16 +49,23 @@ _MAX_REPORTS = 500  # CSP / WebRTC reports, dialogs and popups kept per session
 _MAX_NETWORK_ENTRIES = 5000
 
 # Runs in every document before the page's own scripts. The observer watches the whole document from the
-# first parsed node on; takeRecords() makes reset/read exact even when records are still queued.
+# first parsed node on; takeRecords() makes reset/read exact even when records are still queued. Records
+# are counted per type, so a reader chooses I-WebGenBench App. B.1's configuration ("child lists, subtrees,
+# and attributes") or adds text-node (characterData) changes; the other record types are the same either way.
 _INIT_SCRIPT = """
 (() => {
   if (window.__genuiInstalled) return;
   window.__genuiInstalled = true;
-  window.__genuiMutations = 0;
-  const observer = new MutationObserver((records) => { window.__genuiMutations += records.length; });
+  const counts = { childList: 0, attributes: 0, characterData: 0 };
+  const add = (records) => { for (const r of records) counts[r.type] += 1; };
+  const observer = new MutationObserver(add);
   observer.observe(document, { childList: true, subtree: true, attributes: true, characterData: true });
-  window.__genuiResetMutations = () => { observer.takeRecords(); window.__genuiMutations = 0; };
-  window.__genuiReadMutations = () => window.__genuiMutations + observer.takeRecords().length;
+  window.__genuiResetMutations = () => {
+    observer.takeRecords(); counts.childList = counts.attributes = counts.characterData = 0; };
+  window.__genuiReadMutations = (withText) => {
+    add(observer.takeRecords());
+    return counts.childList + counts.attributes + (withText ? counts.characterData : 0);
+  };
   try {
     const sheet = new CSSStyleSheet();
     sheet.replaceSync(%s);
@@ -115,10 +122,10 @@ def _ws_to_http(origin: str) -> str:
     return re.sub(r"^ws(s?)://", r"http\1://", origin)
 
 
-_SETTLE_UNTIL_MUTATION_JS = """(ms) => new Promise((resolve) => {
+_SETTLE_UNTIL_MUTATION_JS = """([ms, withText]) => new Promise((resolve) => {
   const started = performance.now();
   const check = () => {
-    const seen = window.__genuiReadMutations ? window.__genuiReadMutations() : 0;
+    const seen = window.__genuiReadMutations ? window.__genuiReadMutations(withText) : 0;
     if (seen > 0) { requestAnimationFrame(() => requestAnimationFrame(() => resolve(seen))); return; }
     if (performance.now() - started >= ms) { resolve(0); return; }
     setTimeout(check, 8);
@@ -151,6 +158,10 @@ class PageSession:
         self.allowed_origins = {self.origin, *(origin_of(o) for o in extra_origins)}
         self.nav_timeout_ms = nav_timeout_ms
         self.settle_ms = settle_ms
+        # Whether text-node rewrites count as DOM mutations (I-WebGenBench App. B.1 observes child lists,
+        # subtrees and attributes only: False). React updates text nodes in place, so this decides
+        # whether a counter whose button only rewrites its number is "responsive".
+        self.character_data = False
         self.console: list[dict[str, Any]] = []
         self.page_errors: list[str] = []
         self.network: list[NetworkRequest] = []
@@ -351,7 +362,7 @@ class PageSession:
         window = self.settle_ms if ms is None else ms
         started = time.monotonic()
         try:
-            await self.evaluate(_SETTLE_UNTIL_MUTATION_JS, window)
+            await self.evaluate(_SETTLE_UNTIL_MUTATION_JS, [window, self.character_data])
         except PlaywrightError:
             remaining = window / 1000 - (time.monotonic() - started)
             if remaining > 0:
@@ -370,8 +381,11 @@ class PageSession:
     async def reset_mutations(self) -> None:
         await self.evaluate("() => window.__genuiResetMutations && window.__genuiResetMutations()")
 
-    async def mutation_count(self) -> int:
-        value = await self.evaluate("() => window.__genuiReadMutations ? window.__genuiReadMutations() : 0")
+    async def mutation_count(self, *, character_data: bool | None = None) -> int:
+        """Mutation records since the last reset: childList and attributes (I-WebGenBench App. B.1), plus
+        characterData (text-node rewrites) when `character_data` (None: the session's setting) is true."""
+        with_text = self.character_data if character_data is None else character_data
+        value = await self.evaluate("(t) => window.__genuiReadMutations ? window.__genuiReadMutations(t) : 0", with_text)
         return int(value or 0)
 
     async def screenshot(self, path: Path, *, full_page: bool = False) -> None:

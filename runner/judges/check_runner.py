@@ -354,7 +354,7 @@ async def _evaluate(index: int, assertion: Any, ctx: _Context) -> AssertionOutco
         return _ok(index, kind, observed=value)
 
     if isinstance(assertion, MutationAssertion):
-        count = await ctx.session.mutation_count()
+        count = await ctx.session.mutation_count(character_data=True)
         if (count > 0) == assertion.changed:
             return _ok(index, kind, observed=count)
         if assertion.changed:

@@ -44,7 +44,8 @@ class LLMJudgeSettings(BaseModel):
     judge_unevaluable: bool = False  # also ask the model when the artifact did not build or load
     # What the bundle holds, and how much of each (characters).
     include_screenshot: bool = True  # sent only when the model has vision (model.vision: true)
-    screenshot: Literal["viewport", "full"] = "viewport"
+    # None: the rubric's own default (evogenui: full page, EvoGenUI-Bench §5.2 "refreshed full-page screenshots").
+    screenshot: Literal["viewport", "full"] | None = None
     screenshot_max_side: int = Field(2048, ge=0)  # pixels; 0 keeps the original size
     max_step_screenshots: int = Field(0, ge=0)  # also the last N actor step screenshots
     max_dom_chars: int = Field(20000, ge=0)
@@ -72,6 +73,13 @@ class LLMJudgeSettings(BaseModel):
             )
         settings.model = validate_endpoint(settings.model, prefix=f"{prefix}.model")
         return settings
+
+    @property
+    def screenshot_kind(self) -> str:
+        """The screenshot sent: `screenshot` when set, else the rubric's default."""
+        if self.screenshot is not None:
+            return self.screenshot
+        return getattr(RUBRICS.get(self.rubric), "default_screenshot", "viewport")
 
     @property
     def vision(self) -> bool:

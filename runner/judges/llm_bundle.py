@@ -27,6 +27,8 @@ STATE_FILES = ("state.json", "state_carried.json")  # the bridge's live state, e
 BUILD_LOG_FILE = "build.log"
 
 _LOG_KEYS = ("seq", "tool", "arguments", "ok", "error", "result")
+RESOURCE_LOG_FILE = "resource_log.jsonl"  # written by the artifact server (runner.sandbox.server)
+_RESOURCE_LOG_KEYS = ("seq", "uri", "ok", "error", "mime_type", "contents")
 _SCRIPT_OR_STYLE = re.compile(r"(<(script|style)\b[^>]*>)(.*?)(</\2\s*>)", re.DOTALL | re.IGNORECASE)
 
 
@@ -153,12 +155,20 @@ def _build(judge_input: JudgeInput, limit: int) -> str:
     return text
 
 
-def _dom(judge_input: JudgeInput, limit: int) -> str:
+def final_dom_path(judge_input: JudgeInput) -> Path | None:
+    """The DOM as the actor left it, else the load-time DOM (no actor ran, or the final capture failed)."""
     evidence = judge_input.evidence
-    if evidence is None or not evidence.dom_path:
-        return "(no DOM captured)"
-    path = judge_input.out_dir / evidence.dom_path
-    if not path.exists():
+    if evidence is None:
+        return None
+    for name in (evidence.final_dom_path, evidence.dom_path):
+        if name and (judge_input.out_dir / name).exists():
+            return judge_input.out_dir / name
+    return None
+
+
+def _dom(judge_input: JudgeInput, limit: int) -> str:
+    path = final_dom_path(judge_input)
+    if path is None:
         return "(no DOM captured)"
     # Bundled scripts and styles say nothing the source section does not; keep the markup.
     html = _SCRIPT_OR_STYLE.sub(lambda m: f"{m.group(1)}[{len(m.group(3))} chars]{m.group(4)}" if m.group(3).strip()
@@ -186,7 +196,13 @@ def _page(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> str:
     blocked = [n.url for n in evidence.network if n.blocked]
     if blocked:
         lines.append(f"blocked external requests: {len(blocked)} (e.g. {blocked[0]})")
-    lines.append("visible text:\n" + clip(evidence.visible_text, settings.max_visible_text_chars))
+    if evidence.final_dom_path:
+        lines.append("visible text after the actor's interactions:\n"
+                     + clip(evidence.final_visible_text, settings.max_visible_text_chars))
+    else:
+        if evidence.final_error:
+            lines.append(f"the capture after the actor failed ({evidence.final_error}); showing the page after load")
+        lines.append("visible text after load:\n" + clip(evidence.visible_text, settings.max_visible_text_chars))
     return "\n".join(lines)
 
 
@@ -209,15 +225,31 @@ def _trace(judge_input: JudgeInput, limit: int) -> str:
     return clip("\n".join(lines), limit)
 
 
+def read_resource_log(judge_input: JudgeInput) -> list[dict[str, Any]] | None:
+    """The artifact's resource reads (resource_log.jsonl); None: the task serves no resources."""
+    path = judge_input.out_dir / RESOURCE_LOG_FILE
+    return _read_jsonl(path) if path.exists() else None
+
+
+def _resources(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> list[str]:
+    log = read_resource_log(judge_input)
+    if log is None:
+        return []
+    entries = [_json({key: entry[key] for key in _RESOURCE_LOG_KEYS if key in entry}) for entry in log]
+    return [f"resource log: {len(log)} read(s)", tail("\n".join(entries), settings.max_tool_log_chars)]
+
+
 def _tools(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> tuple[str, int | None]:
     log = read_tool_log(judge_input)
     state = read_runtime_state(judge_input)
     tool_names = sorted(judge_input.task.extra.get("tools", {}) or {})
-    if log is None and state is None and not tool_names:
+    resource_lines = _resources(judge_input, settings)
+    if log is None and state is None and not tool_names and not resource_lines:
         return "(this task has no tool runtime)", None
     lines = []
     if tool_names:
         lines.append("tools bound for this task: " + ", ".join(tool_names))
+    lines += resource_lines
     if log is None:
         lines.append("tool log: (none recorded)")
     else:
@@ -269,7 +301,7 @@ def build_bundle(judge_input: JudgeInput, settings: "LLMJudgeSettings", *, visio
                                                                          settings.max_assistant_chars)),
         _section("Build", _build(judge_input, settings.max_build_log_chars)),
         _section("Rendered page", _page(judge_input, settings)),
-        _section("Final DOM (scripts and styles elided)", _dom(judge_input, settings.max_dom_chars)),
+        _section("Final DOM (after the actor; scripts and styles elided)", _dom(judge_input, settings.max_dom_chars)),
         _section("Interaction actor trace", _trace(judge_input, settings.max_trace_chars)),
     ]
     tools_text, tool_calls = _tools(judge_input, settings)
@@ -306,10 +338,17 @@ def _screenshots(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> list[
     shots: list[tuple[str, Path]] = []
     evidence = judge_input.evidence
     if evidence is not None:
-        name = evidence.screenshot_full if settings.screenshot == "full" else evidence.screenshot_viewport
-        name = name or evidence.screenshot_viewport or evidence.screenshot_full
-        if name and (judge_input.out_dir / name).exists():
-            shots.append(("Screenshot of the rendered page after load:", judge_input.out_dir / name))
+        # The page as the actor left it (EvoGenUI-Bench §4.2, §5.2 "refreshed full-page screenshots"), else after load.
+        full = settings.screenshot_kind == "full"
+        final = evidence.final_screenshot_full if full else evidence.final_screenshot_viewport
+        final = final or evidence.final_screenshot_viewport or evidence.final_screenshot_full
+        loaded = evidence.screenshot_full if full else evidence.screenshot_viewport
+        loaded = loaded or evidence.screenshot_viewport or evidence.screenshot_full
+        if final and (judge_input.out_dir / final).exists():
+            shots.append(("Screenshot of the page after the actor's interactions (final state):",
+                          judge_input.out_dir / final))
+        elif loaded and (judge_input.out_dir / loaded).exists():
+            shots.append(("Screenshot of the rendered page after load:", judge_input.out_dir / loaded))
     trace = judge_input.trace
     if trace is not None and settings.max_step_screenshots > 0:
         step_shots = [step for step in trace.steps

@@ -138,6 +138,7 @@ class RubricOutcome:
 
 class Rubric(Protocol):
     name: str
+    version: str  # recorded in lineage.json (runner.lineage.rubric_versions)
     dimensions: tuple[str, ...]
 
     def instructions(self) -> str:
@@ -260,6 +261,8 @@ class EvoGenUIRubric:
     """Presentation, Execution and Alignment, 1-5 each, with reasons (seed 000, §4.2, Appendix C.1)."""
 
     name = "evogenui"
+    version = "evogenui-pea-v1"  # recorded in lineage.json; bump when the instructions or schema change
+    default_screenshot = "full"  # EvoGenUI-Bench §5.2: "refreshed full-page screenshots"
     dimensions = EVOGENUI_DIMENSIONS
 
     def instructions(self) -> str:

@@ -1,4 +1,4 @@
-"""Pixel-grounded image metrics of MT-Web2Code (seed paper 003, §3.5, eqs. 8-12).
+"""Pixel-grounded image metrics of MT-Web2Code (§3.5, eqs. 8-12): the one implementation of eqs. 9-12.
 
 Images are numpy ``uint8`` arrays of shape ``(H, W, 3)`` (RGB), e.g. full-page renders
 loaded with :func:`load_rgb`. Three renders of one micro-level turn share a coordinate
@@ -21,6 +21,9 @@ What the paper fixes and what it leaves open (our choices are marked OURS):
   colour differs by more than τ_color (same channel-max distance as eq. 9), and
   ``S_outbox = SSIM_Ω̄(G, M) * (1 - penalty)``: it equals plain SSIM when no colour changed
   and falls to 0 when every out-of-box pixel was recoloured.
+- eq. 11 is applied as written by default: the SSIM map averaged over every pixel of Ω̄.
+  `outbox_mask="guard_band"` (an option, not the paper) averages only pixels whose 7x7 window
+  lies wholly outside Ω, so an untouched page keeps S_outbox = 1 at the footprint's edges.
 - eq. 12 ``Score = 0.8 * S_inbox + 0.2 * S_outbox`` (exact).
 - eq. 8 (macro level) ``S_inbox = (sum of 5 rubric dimensions + overall) / 6`` (exact).
 """
@@ -29,10 +32,13 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from PIL import Image
+from scipy.ndimage import binary_dilation
 from skimage.metrics import structural_similarity
 
 # eq. 9 threshold; the paper leaves τ unspecified (see module docstring).
@@ -48,6 +54,8 @@ RUBRIC_DIMENSIONS = ("layout", "elements", "text", "color", "spacing")
 RUBRIC_BANDS = (1.0, 0.75, 0.5, 0.25, 0.0)
 
 WHITE = 255
+
+OutboxMask = Literal["eq11", "guard_band"]
 
 
 def load_rgb(source: Path | str | bytes) -> np.ndarray:
@@ -234,23 +242,56 @@ def rubric_inbox_score(dimension_scores: Mapping[str, float], overall: float) ->
     return sum(scores) / 6.0
 
 
+@dataclass(frozen=True)
+class MicroScores:
+    """eqs. 9-11 of one micro turn, with the footprint and SSIM map they came from (for per-defect scores)."""
+
+    omega: np.ndarray  # eq. 9 footprint, in the padded coordinates
+    smap: np.ndarray  # SSIM map of (G, M)
+    s_inbox: float | None  # eq. 10; None for an empty footprint
+    s_outbox: float  # eq. 11 times the colour penalty
+
+
+def micro_scores(
+    golden: np.ndarray, broken: np.ndarray, model: np.ndarray, tau: int = DEFAULT_TAU,
+    *, outbox_mask: OutboxMask = "eq11",
+) -> MicroScores:
+    """eqs. 9-11 from one SSIM map. `outbox_mask`: "eq11" (the paper: every pixel of Ω̄) or
+    "guard_band" (only pixels whose SSIM window lies wholly outside Ω; see the module docstring)."""
+    golden, broken, model = pad_to_common(golden, broken, model)
+    if min(golden.shape[:2]) < SSIM_WIN:
+        raise ValueError(f"images must be at least {SSIM_WIN}x{SSIM_WIN}, got {golden.shape[:2]}")
+    if outbox_mask not in ("eq11", "guard_band"):
+        raise ValueError(f"outbox_mask {outbox_mask!r}: choose eq11 or guard_band")
+    omega = diff_footprint(golden, broken, tau)  # eq. 9
+    smap = ssim_map(golden, model)  # one SSIM map serves both eq. 10 and eq. 11
+    s_in = _masked_mean(smap, omega)  # eq. 10
+    outside = ~omega
+    if outbox_mask == "guard_band":
+        guarded = ~binary_dilation(omega, structure=np.ones((SSIM_WIN, SSIM_WIN), dtype=bool))
+        outside = guarded if guarded.any() else outside
+    ssim_out = _masked_mean(smap, outside)  # eq. 11
+    # The colour penalty (§3.5) always counts every pixel of Ω̄.
+    s_out = 1.0 if ssim_out is None else ssim_out * (1.0 - color_penalty(golden, model, ~omega, tau))
+    return MicroScores(omega=omega, smap=smap, s_inbox=s_in, s_outbox=s_out)
+
+
+def mean_over(smap: np.ndarray, mask: np.ndarray) -> float | None:
+    """An SSIM map's mean over a mask, border strip dropped as in skimage (None for an empty mask)."""
+    return _masked_mean(smap, mask)
+
+
 def micro_turn_score(
-    golden: np.ndarray, broken: np.ndarray, model: np.ndarray, tau: int = DEFAULT_TAU
+    golden: np.ndarray, broken: np.ndarray, model: np.ndarray, tau: int = DEFAULT_TAU,
+    *, outbox_mask: OutboxMask = "eq11",
 ) -> dict[str, float | None]:
     """All micro-level numbers of one turn: ``s_inbox``, ``s_outbox``, ``score`` (eqs. 9-12).
 
     ``score`` is None when the footprint is empty (no defect was visible).
     """
-    golden, broken, model = pad_to_common(golden, broken, model)
-    if min(golden.shape[:2]) < SSIM_WIN:
-        raise ValueError(f"images must be at least {SSIM_WIN}x{SSIM_WIN}, got {golden.shape[:2]}")
-    omega = diff_footprint(golden, broken, tau)
-    smap = ssim_map(golden, model)  # one SSIM map serves both eq. 10 and eq. 11
-    s_in = _masked_mean(smap, omega)
-    ssim_out = _masked_mean(smap, ~omega)
-    s_out = 1.0 if ssim_out is None else ssim_out * (1.0 - color_penalty(golden, model, ~omega, tau))
+    scores = micro_scores(golden, broken, model, tau, outbox_mask=outbox_mask)
     return {
-        "s_inbox": s_in,
-        "s_outbox": s_out,
-        "score": None if s_in is None else final_score(s_in, s_out),
+        "s_inbox": scores.s_inbox,
+        "s_outbox": scores.s_outbox,
+        "score": None if scores.s_inbox is None else final_score(scores.s_inbox, scores.s_outbox),
     }

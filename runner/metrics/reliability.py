@@ -1,4 +1,4 @@
-"""Multi-turn reliability metrics of EvoGenUI-Bench (seed 000, §4.3 and Appendix C.2).
+"""Multi-turn reliability metrics of EvoGenUI-Bench (§4.3 and Appendix C.2).
 
 The input of every metric is an *outcome matrix*: one row per task (episode), each row the outcomes of
 that task's requested turns in order (turn 1 first). An outcome is one of
@@ -8,17 +8,20 @@ that task's requested turns in order (turn 1 first). An outcome is one of
     blocked      p=0, e=1   not executed because an earlier required artifact is missing (§4.1)
     no_response  p=0, e=0   provider failure: the generation call returned no model response (§4.3)
     unassessed   p=0, e=1   the judge could not decide; never counted as a pass
+    missing      p=0, e=1   a requested slot that was never recorded (the run stopped): a failure
 
 `p` is the paper's official pass indicator p_{T,t} and `e` its response indicator e_{T,t} (§4.3, eq. 3).
-The paper defines e=0 only for provider failures; a blocked slot therefore keeps e=1. This never changes
-APR: a blocked turn follows a turn without an artifact, which cannot have passed (p_{t-1}=0).
+The paper defines e=0 only for provider failures; a blocked slot therefore keeps e=1 (this never changes
+APR: a blocked turn follows a turn without an artifact, which cannot have passed, p_{t-1}=0), and so do a
+turn that timed out after the model answered and a harness (infra) failure: whether the model answered
+is read from TurnRecord.model_call, not from how the slot ended.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -33,6 +36,7 @@ class Outcome(StrEnum):
     BLOCKED = "blocked"
     NO_RESPONSE = "no_response"
     UNASSESSED = "unassessed"
+    MISSING = "missing"
 
 
 OutcomeMatrix = Sequence[Sequence[Outcome | str]]
@@ -298,22 +302,27 @@ def outcome_of(record: TurnRecord) -> Outcome:
         return Outcome.PASSED
     if record.status is FailureBucket.BLOCKED:
         return Outcome.BLOCKED
-    if record.status is FailureBucket.PROVIDER_ERROR or not record.model_responded:
+    if record.provider_failed:
         return Outcome.NO_RESPONSE
     if record.passed is None:
         return Outcome.UNASSESSED
     return Outcome.FAILED
 
 
-def build_matrix(records: Sequence[TurnRecord], turns_per_task: int) -> tuple[list[str], list[list[Outcome]], int]:
+def build_matrix(
+    records: Sequence[TurnRecord], turns_per_task: int, *, requested_tasks: Iterable[str] = ()
+) -> tuple[list[str], list[list[Outcome]], int]:
     """(task ids, outcome matrix, number of missing slots) from TurnRecords, tasks sorted by id.
 
-    Every task seen gets `turns_per_task` slots. A slot without a record (an unfinished run) counts as
-    unassessed: not passed, and never silently dropped from the denominator.
+    Every requested task and every task seen gets `turns_per_task` slots. A slot without a record (a
+    run that stopped, a task that never started) is `missing`: a failure, never silently dropped from
+    the denominator (EvoGenUI-Bench §4.3 averages over the requested turns of every task).
     """
     if turns_per_task < 1:
         raise ValueError("turns_per_task must be >= 1")
     by_task: dict[str, dict[int, TurnRecord]] = defaultdict(dict)
+    for task_id in requested_tasks:
+        by_task[task_id]
     for record in records:
         if not 1 <= record.turn <= turns_per_task:
             raise ValueError(f"record {record.task_id} turn {record.turn} is outside 1..{turns_per_task}")
@@ -326,7 +335,7 @@ def build_matrix(records: Sequence[TurnRecord], turns_per_task: int) -> tuple[li
             record = by_task[task_id].get(turn)
             if record is None:
                 missing += 1
-                row.append(Outcome.UNASSESSED)
+                row.append(Outcome.MISSING)
             else:
                 row.append(outcome_of(record))
         matrix.append(row)
@@ -387,19 +396,24 @@ def summarize(
     n_resamples: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
+    requested_tasks: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Metrics overall and per sub_suite: {"overall": {...}, "presentation": {...}, ...}.
+
+    `requested_tasks` (task id -> sub-suite) names every selected task, so one that left no record
+    still counts, with all its slots missing.
 
     Overall TP/TP@N/CPT macro-average over all tasks and overall APR pools all eligible transitions
     (§4.3). The paper's Table 2 "Overall" averages the three suite values instead; with equal suite
     sizes (50/50/50 in the paper) the two agree, and `suite_mean` reports the paper's form whenever
     there is more than one sub-suite. Per-status counts are reported so that infra failures stay visible.
     """
-    task_ids, matrix, missing = build_matrix(records, turns_per_task)
+    requested_tasks = dict(requested_tasks or {})
+    task_ids, matrix, missing = build_matrix(records, turns_per_task, requested_tasks=requested_tasks)
     if not task_ids:
         return {"overall": {"n_tasks": 0, "n_slots": 0}}
     options = {"n_resamples": n_resamples, "seed": seed, "alpha": alpha}
-    sub_suite_of: dict[str, str] = {}
+    sub_suite_of: dict[str, str] = dict(requested_tasks)
     statuses: dict[str, int] = defaultdict(int)
     for record in records:
         sub_suite_of.setdefault(record.task_id, record.sub_suite)

@@ -1,4 +1,4 @@
-"""Artifact server: serves a built dist folder with a strict CSP, plus the optional tool bridge.
+"""Artifact server: serves a built dist folder with a strict CSP, plus the optional tool and resource bridge.
 
 Runs inside bubblewrap with no network; it listens on a socket the parent bound on 127.0.0.1 and
 passed in by file descriptor. Standard library plus jsonschema only, so it can run from any path:
@@ -62,6 +62,8 @@ MIME_TYPES = {
     ".wasm": "application/wasm",
 }
 MAX_BODY_BYTES = 1024 * 1024
+RESOURCE_LOG_NAME = "resource_log.jsonl"  # beside the tool log (runner.suites.evogenui.resources)
+RESOURCE_CONTRACT_KEYS = ("uri", "name", "mime_type", "description")
 
 
 class ToolError(Exception):
@@ -130,9 +132,12 @@ class ToolBridgeRuntime:
         self.log_out = Path(config["log_out"])
         self.state_out = Path(config["state_out"])
         self.runtime_logs_out = self.state_out.with_name("runtime_logs.json")
-        self.resource_log_out = self.log_out.with_name("resource_log.jsonl")
+        self.resource_log_out = self.log_out.with_name(RESOURCE_LOG_NAME)
         self.extra = config.get("extra") or {}
         self.benchmark = self.extra.get("layout") == "benchmark"
+        # Public resources (uri -> contract + contents), read-only; every read is logged beside the tool log.
+        self.resources: dict[str, dict[str, Any]] = dict(self.extra.get("resources") or {})
+        self.resource_seq = 0
         state_in = Path(config["state_in"])
         self.state: dict[str, Any] = json.loads(state_in.read_text()) if state_in.exists() else {}
         if not isinstance(self.state, dict):
@@ -235,14 +240,18 @@ class ToolBridgeRuntime:
             }
         }
 
-    def read_resource(self, uri: Any, scenario: Any) -> tuple[int, dict[str, Any]]:
+    def read_resource(self, uri: Any, scenario: Any = None) -> tuple[int, dict[str, Any]]:
+        """One public resource read, by the bridge's layout; returns (HTTP status, response body)."""
+        if not self.benchmark:
+            return self._read_task_resource(uri)
+        return self._read_benchmark_resource(uri, scenario if scenario is not None else "default")
+
+    def _read_benchmark_resource(self, uri: Any, scenario: Any) -> tuple[int, dict[str, Any]]:
         """A declared resource from the scenario fixture (benchmark layout); every read is logged."""
         with self.lock:
             entry: dict[str, Any] = {"time": time.time(), "uri": uri, "scenario": scenario}
             status, body = 200, {}
             try:
-                if not self.benchmark:
-                    raise ToolError(404, "resources need the benchmark layout")
                 if not isinstance(uri, str) or not isinstance(scenario, str):
                     raise ToolError(400, "resource read must name a uri and a scenario")
                 fixture = (self.scenario_fixture(scenario).get("resources") or {})
@@ -381,6 +390,33 @@ class ToolBridgeRuntime:
         with self.log_out.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(entry, default=str) + "\n")
 
+    def list_resources(self) -> list[dict[str, Any]]:
+        return [{key: entry[key] for key in RESOURCE_CONTRACT_KEYS if key in entry}
+                for _, entry in sorted(self.resources.items())]
+
+    def _read_task_resource(self, uri: Any) -> tuple[int, dict[str, Any]]:
+        """A read of the task's own public resources (project layout); every read is logged, failed ones too."""
+        with self.lock:
+            self.resource_seq += 1
+            entry: dict[str, Any] = {"seq": self.resource_seq, "time": time.time(), "uri": uri}
+            resource = self.resources.get(uri) if isinstance(uri, str) else None
+            if resource is None:
+                status, body = 404, {"error": f"unknown resource {uri!r}"}
+            elif "contents" not in resource:
+                status, body = 404, {"error": f"resource {uri!r} has no contents in this task"}
+            else:
+                status = 200
+                body = {"resource": {"uri": uri, "mime_type": resource.get("mime_type", ""),
+                                     "contents": resource["contents"]}}
+                entry["mime_type"] = resource.get("mime_type", "")
+                entry["contents"] = resource["contents"]
+            if status != 200:
+                entry["error"] = body["error"]
+            entry["ok"] = status == 200
+            with self.resource_log_out.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry, default=str) + "\n")
+            return status, body
+
     def _write_state(self) -> None:
         self._write_json(self.state_out, self.state)
         if self.benchmark:
@@ -451,6 +487,8 @@ class ArtifactHandler(BaseHTTPRequestHandler):
     def _serve_file(self, head: bool) -> None:
         if urlsplit(self.path).path.startswith("/__tools/"):
             return self._tools_get(head)
+        if urlsplit(self.path).path.startswith("/__resources/"):
+            return self._resources_get(head)
         target = self._resolve(self.path)
         if target is None:
             return self._not_found(head)
@@ -471,6 +509,11 @@ class ArtifactHandler(BaseHTTPRequestHandler):
         except Exception as exc:
             self._send_json(500, {"error": f"{type(exc).__name__}: {exc}"})
 
+    def _resources_get(self, head: bool) -> None:
+        if self.bridge is None or urlsplit(self.path).path != "/__resources/list":
+            return self._not_found(head)
+        self._send_json(200, {"resources": self.bridge.list_resources()})
+
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY_BYTES:
@@ -478,7 +521,7 @@ class ArtifactHandler(BaseHTTPRequestHandler):
             return self._send_json(413, {"error": "request body too large"})
         raw = self.rfile.read(length) if length else b""
         route = urlsplit(self.path).path
-        if self.bridge is None or route not in ("/__tools/call", "/__tools/resource"):
+        if self.bridge is None or route not in ("/__tools/call", "/__resources/read"):
             return self._send_json(404, {"error": "not found"})
         try:
             payload = json.loads(raw or b"{}")
@@ -486,8 +529,8 @@ class ArtifactHandler(BaseHTTPRequestHandler):
                 raise ValueError("body must be a JSON object")
         except ValueError as exc:
             return self._send_json(400, {"error": f"bad request body: {exc}"})
-        if route == "/__tools/resource":
-            status, body = self.bridge.read_resource(payload.get("uri"), payload.get("scenario", "default"))
+        if route == "/__resources/read":
+            status, body = self.bridge.read_resource(payload.get("uri"), payload.get("scenario"))
         else:
             status, body = self.bridge.call(payload.get("tool"), payload.get("arguments", {}),
                                             payload.get("scenario", "default"))

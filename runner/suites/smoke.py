@@ -10,7 +10,7 @@ from runner.records import TurnRecord
 from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
 from runner.suites.native import load_native_tasks
-from runner.suites.payload import build_webapp_messages
+from runner.suites.payload import PROMPT_VERSION, build_webapp_messages
 from runner.tasks import Task, TurnSpec
 
 DEFAULT_TASKS = Path(__file__).resolve().parents[2] / "tasks" / "smoke"
@@ -22,6 +22,7 @@ class SmokeSuiteSettings(SuiteSettings):
 
 class SmokeSuite:
     name = "smoke"
+    prompt_version = PROMPT_VERSION  # recorded in lineage.json
 
     def __init__(self, settings: SmokeSuiteSettings, *, project_root: Path) -> None:
         self.settings = settings
@@ -45,5 +46,6 @@ class SmokeSuite:
         summary = basic_summary(records, requested_slots=requested)
         lengths = {len(task.turns) for task in tasks}
         if len(lengths) == 1:  # episode metrics (TP@N, CPT, APR) need episodes of one length
-            summary["reliability"] = reliability_summary(records, turns_per_task=lengths.pop())
+            summary["reliability"] = reliability_summary(
+                records, turns_per_task=lengths.pop(), requested_tasks={task.id: task.sub_suite for task in tasks})
         return summary

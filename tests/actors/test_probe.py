@@ -198,14 +198,16 @@ def test_links_sliders_editables_and_cap(site, tmp_path) -> None:
     assert (mid["from"], mid["to"], mid["position"]) == ("50", "75", 0.75)
     knob = steps["knob"].action
     assert knob["kind"] == "set_slider_keys" and knob["to"] == 5 and steps["knob"].dom_changed
-    assert steps["notes"].action["kind"] == "type" and steps["notes"].dom_changed
+    # Typing extends the editable's text node in place: a characterData record only, which B.1's
+    # observer (child lists, subtrees, attributes) does not see.
+    assert steps["notes"].action["kind"] == "type" and not steps["notes"].dom_changed
     assert steps["n"].action == {**steps["n"].action, "kind": "fill", "value": "7"}
     assert not steps["n"].dom_changed  # nothing listens to it
     assert state["mid-out"] == "75"
 
     s = trace.summary
     assert s["skipped"] == 1 and s["elements_exercised"] == 6
-    assert s["elements_responsive"] == 5 and s["interaction_rate"] == pytest.approx(5 / 6)
+    assert s["elements_responsive"] == 4 and s["interaction_rate"] == pytest.approx(4 / 6)
 
 
 def test_page_without_controls_has_ir_zero(site, tmp_path) -> None:
@@ -276,3 +278,68 @@ def test_reused_before_shots_match_a_fresh_capture(site, tmp_path) -> None:
     fresh = np.asarray(Image.open(tmp_path / "slow" / slow.steps[1].screenshot_before).convert("RGB"))
     reused = np.asarray(Image.open(tmp_path / "fast" / fast.steps[1].screenshot_before).convert("RGB"))
     assert fresh.shape == reused.shape and np.array_equal(fresh, reused)
+
+
+# Four buttons: one appends a node (childList), one rewrites a text node in place (characterData only,
+# the way React updates `{count}`), two do nothing.
+TEXT_NODE_BUTTONS = """<!doctype html><body>
+<button id=append>Append</button> <button id=rewrite>Rewrite</button> <span id=out>0</span>
+<button id=dead1>Dead one</button> <button id=dead2>Dead two</button>
+<script>
+  document.getElementById('append').onclick = () => document.body.append(document.createElement('hr'));
+  const text = document.getElementById('out').firstChild;
+  document.getElementById('rewrite').onclick = () => { text.data = String(Number(text.data) + 1); };
+</script></body>"""
+
+
+def test_observer_follows_b1_and_character_data_is_an_option(site, tmp_path) -> None:
+    """I-WebGenBench App. B.1: child lists, subtrees and attributes. IR 1/4 = 0.25; counting text-node
+    rewrites too gives 2/4 = 0.5."""
+    url = site.add("/", TEXT_NODE_BUTTONS)
+    paper, _, _ = _run_probe(url, tmp_path / "paper")
+    assert paper.summary["interaction_rate"] == pytest.approx(0.25)
+    assert paper.summary["probe_mode"] == "paper"
+    assert paper.summary["observer"] == ["childList", "subtree", "attributes"]
+    with_text, _, state = _run_probe(url, tmp_path / "text", ProbeSettings(observe_character_data=True))
+    assert with_text.summary["interaction_rate"] == pytest.approx(0.5)
+    assert state["out"] == "1", "the rewrite really happened"
+
+
+# A React-like controlled text input and slider (they ignore a value assigned through the element's own
+# setter, like React's value tracker), a wired button, and a wired button far below a 1024 x 768 view.
+CONTROLLED_AND_FAR = """<!doctype html><body style="margin:0">
+<input id=name type=text> <p id=name-out></p>
+<input id=level type=range min=0 max=100 value=10> <p id=level-out>10</p>
+<button id=add>Add</button>
+<div style="height:2000px"></div><button id=far>Far</button>
+<script>
+  const $ = (id) => document.getElementById(id);
+  const proto = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value');
+  for (const [id, out] of [['name', 'name-out'], ['level', 'level-out']]) {
+    const el = $(id); let tracked = el.value;
+    Object.defineProperty(el, 'value', { configurable: true,
+      get() { return proto.get.call(this); }, set(v) { tracked = String(v); proto.set.call(this, v); } });
+    el.addEventListener('input', () => {
+      const v = proto.get.call(el); if (v === tracked) return; tracked = v; $(out).textContent = v; });
+  }
+  $('add').onclick = () => document.body.append(document.createElement('hr'));
+  $('far').onclick = () => document.body.append(document.createElement('hr'));
+</script></body>"""
+
+
+def test_benchmark_mode_reproduces_the_published_probe(site, tmp_path) -> None:
+    """paper: all four controls respond (IR 1.0, slider at the midpoint 50). benchmark: 'Far' lies outside
+    the 1024 x 768 view and is not acted on; the assigned values miss the controlled inputs; slider at 65:
+    IR 1/3."""
+    url = site.add("/", CONTROLLED_AND_FAR)
+    paper, _, state = _run_probe(url, tmp_path / "paper")
+    assert [s.action["element"]["label"] for s in paper.steps] == ["name", "level", "Add", "Far"]
+    assert paper.summary["interaction_rate"] == pytest.approx(1.0)
+    assert state["level-out"] == "50"
+    bench, _, state = _run_probe(url, tmp_path / "bench", ProbeSettings(mode="benchmark"))
+    assert [s.action["element"]["label"] for s in bench.steps] == ["name", "level", "Add"]
+    assert [s.action["kind"] for s in bench.steps] == ["assign_value", "assign_range", "click"]
+    assert bench.steps[1].action["to"] == "65"
+    assert bench.summary["interaction_rate"] == pytest.approx(1 / 3)
+    assert bench.summary["probe_mode"] == "benchmark"
+    assert state["level-out"] == "10" and state["name-out"] == ""

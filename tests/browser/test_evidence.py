@@ -146,3 +146,41 @@ def test_page_that_hangs_after_load_is_bounded(site, browser_settings, tmp_path)
     assert time.monotonic() - started < 40
     assert any(w in evidence.load_error for w in ("did not answer", "timed out", "Timeout")), evidence.load_error
     assert next_text == "fine"
+
+
+GROWING_PAGE = """<!doctype html><html><body style="margin:0"><p id=out>Clicks: 0</p>
+<button id=grow onclick="
+  document.getElementById('out').textContent = 'Clicks: 1';
+  const block = document.createElement('div'); block.style.height = '2000px'; block.textContent = 'grown block';
+  document.body.appendChild(block);">Grow</button></body></html>"""
+
+
+def test_final_capture_keeps_the_load_time_files_and_adds_the_page_after_the_actor(site, browser_settings, tmp_path):
+    """EvoGenUI-Bench §4.2/§5.2: the final DOM and a refreshed full-page screenshot, taken after the actor,
+    beside the load-time capture (which stays as it was)."""
+    from runner.browser.evidence import capture_final_state
+
+    url = site.add("/", GROWING_PAGE)
+
+    async def main():
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                evidence = await capture_evidence(session, tmp_path)
+                loaded_png = (tmp_path / "screenshot_full.png").read_bytes()
+                await session.page.click("#grow")  # what an actor does
+                await capture_final_state(session, tmp_path, evidence)
+                return evidence, loaded_png
+
+    evidence, loaded_png = asyncio.run(main())
+    assert evidence.final_error == ""
+    assert "Clicks: 0" in (tmp_path / "dom.html").read_text() and ">grown block</div>" not in (tmp_path / "dom.html").read_text()
+    assert ">grown block</div>" in (tmp_path / evidence.final_dom_path).read_text()
+    assert "Clicks: 1" in (tmp_path / evidence.final_dom_path).read_text()
+    assert "grown block" in evidence.final_visible_text and "Clicks: 0" in evidence.visible_text
+    assert (tmp_path / "screenshot_full.png").read_bytes() == loaded_png  # the load-time shot is kept
+    with Image.open(tmp_path / evidence.final_screenshot_full) as full:
+        assert full.size[1] > 2000  # the whole grown page, not the viewport
+    with Image.open(tmp_path / evidence.final_screenshot_viewport) as view:
+        assert view.size == (1280, 800)
+    saved = json.loads((tmp_path / "evidence.json").read_text())
+    assert saved["final_dom_path"] == "final_dom.html" and saved["dom_path"] == "dom.html"

@@ -255,3 +255,46 @@ def test_complete_serves_suite_rubrics_through_the_judge_model() -> None:
     assert ratings["overall"] == 0.75
     assert 0 < ratings["s_inbox"] < 1
     assert server.requests, "the rubric went to the judge's server"
+
+
+def _image_size(data_url: str) -> tuple[int, int]:
+    import base64
+    import io
+
+    with Image.open(io.BytesIO(base64.b64decode(data_url.split(",", 1)[1]))) as image:
+        return image.size
+
+
+def test_the_judge_sees_the_page_the_actor_left_full_page_by_default(tmp_path: Path) -> None:
+    """EvoGenUI-Bench §4.2 ("rendered state, comprising the final DOM and screenshot") and §5.2 ("refreshed
+    full-page screenshots"): the bundle carries the capture taken after the actor, its full-page shot."""
+    judge_input = make_input(tmp_path)
+    Image.new("RGB", (64, 300), (30, 30, 200)).save(tmp_path / "screenshot_full.png")  # load time, full page
+    Image.new("RGB", (64, 40), (30, 200, 30)).save(tmp_path / "final_screenshot.png")  # after actor, viewport
+    Image.new("RGB", (64, 500), (30, 200, 30)).save(tmp_path / "final_screenshot_full.png")  # after actor, full
+    (tmp_path / "final_dom.html").write_text("<html><body><h1>Ledger</h1><p>Total: 19 AFTER-ACTOR</p></body></html>")
+    evidence = judge_input.evidence
+    evidence.screenshot_full = "screenshot_full.png"
+    evidence.final_screenshot_viewport, evidence.final_screenshot_full = "final_screenshot.png", "final_screenshot_full.png"
+    evidence.final_dom_path, evidence.final_visible_text = "final_dom.html", "Ledger\nTotal: 19 AFTER-ACTOR"
+    with FaultServer(Script(verdict_json(), verdict_json())) as server:
+        run_judge(server, judge_input)
+        run_judge(server, judge_input, screenshot="viewport")
+        default, viewport = (request["messages"][1]["content"] for request in server.requests)
+    text = "\n".join(part["text"] for part in default if part["type"] == "text")
+    assert "<p>Total: 19 AFTER-ACTOR</p>" in text and "Total: 12" not in text  # final DOM and text, not load-time
+    assert "after the actor's interactions (final state)" in text
+    images = [part["image_url"]["url"] for part in default if part["type"] == "image_url"]
+    assert [_image_size(url) for url in images] == [(64, 500)]  # the final full-page shot
+    assert [_image_size(p["image_url"]["url"]) for p in viewport if p["type"] == "image_url"] == [(64, 40)]
+
+
+def test_without_a_final_capture_the_judge_is_shown_the_load_time_page(tmp_path: Path) -> None:
+    judge_input = make_input(tmp_path)
+    judge_input.evidence.final_error = "final capture failed: Target crashed"
+    with FaultServer(Script(verdict_json())) as server:
+        run_judge(server, judge_input)
+        user = server.requests[0]["messages"][1]["content"]
+    text = "\n".join(part["text"] for part in user if part["type"] == "text")
+    assert "Total: 12" in text and "the capture after the actor failed" in text
+    assert "Screenshot of the rendered page after load:" in text

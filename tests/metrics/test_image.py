@@ -197,3 +197,38 @@ def test_rejects_bad_input():
     tiny = np.zeros((5, 5, 3), np.uint8)
     with pytest.raises(ValueError):
         im.masked_ssim(tiny, tiny, np.ones((5, 5), bool))
+
+
+def test_eq11_averages_ssim_over_the_whole_complement_of_the_footprint():
+    """MT-Web2Code eq. 11: S_outbox = SSIM_Ω̄(G, M). G: a black 10x10 square on white 40x40; B and M: all
+    white (the model changed nothing). Ω is the square; S_outbox is skimage's SSIM map (channel mean)
+    averaged over every non-border pixel outside Ω, written out here apart from the module."""
+    golden = np.full((40, 40, 3), 255, dtype=np.uint8)
+    golden[15:25, 15:25] = 0
+    broken = np.full_like(golden, 255)
+    _, full = structural_similarity(golden, broken, channel_axis=-1, data_range=255, full=True)
+    smap = full.mean(axis=2)
+    outside = np.ones((40, 40), dtype=bool)
+    outside[15:25, 15:25] = False
+    interior = np.zeros_like(outside)
+    interior[3:37, 3:37] = True
+    expected = float(smap[outside & interior].mean())
+    assert expected < 0.99  # the windows around the square's edge see it
+    scores = im.micro_turn_score(golden, broken, broken)
+    assert scores["s_outbox"] == pytest.approx(expected, abs=1e-12)
+    assert im.outbox_score(golden, broken, broken) == pytest.approx(expected, abs=1e-12)
+    assert im.micro_turn_score(golden, broken, broken, outbox_mask="guard_band")["s_outbox"] == pytest.approx(1.0)
+
+
+def test_suite_scoring_uses_the_same_eqs_9_to_12():
+    from runner.suites.web2code import scoring
+
+    golden = _page_like(3)
+    broken = golden.copy()
+    broken[60:120, 40:200] = (200, 30, 30)
+    model = _page_like(4)
+    for mask in ("eq11", "guard_band"):
+        suite = scoring.score_micro(golden, broken, model, [], outbox_mask=mask)
+        metric = im.micro_turn_score(golden, broken, model, outbox_mask=mask)
+        assert (suite["s_inbox"], suite["s_outbox"], suite["score"]) == (
+            metric["s_inbox"], metric["s_outbox"], metric["score"])

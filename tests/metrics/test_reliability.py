@@ -28,7 +28,7 @@ from runner.metrics.reliability import (
     tp_at_k,
     turn_pass,
 )
-from runner.records import FailureBucket, TurnRecord
+from runner.records import FailureBucket, ModelCall, TurnRecord
 
 P, F, B, NR, U = "passed", "failed", "blocked", "no_response", "unassessed"
 
@@ -167,7 +167,9 @@ def test_outcome_of_follows_the_mapping_order() -> None:
     assert outcome_of(_record("a", 1, "", status=ok, passed=True)) is Outcome.PASSED
     assert outcome_of(_record("a", 1, "", status=FailureBucket.BLOCKED, passed=False, model_responded=False)) is Outcome.BLOCKED
     assert outcome_of(_record("a", 1, "", status=FailureBucket.PROVIDER_ERROR, passed=False)) is Outcome.NO_RESPONSE
-    assert outcome_of(_record("a", 1, "", status=FailureBucket.INVALID_OUTPUT, model_responded=False)) is Outcome.NO_RESPONSE
+    # An empty, unparsable answer is still a response: countable, p = 0 (EvoGenUI-Bench §4.3).
+    empty = _record("a", 1, "", status=FailureBucket.INVALID_OUTPUT, model_responded=True, model_call=ModelCall.ANSWERED)
+    assert outcome_of(empty) is Outcome.FAILED
     assert outcome_of(_record("a", 1, "", status=ok, passed=None)) is Outcome.UNASSESSED
     assert outcome_of(_record("a", 1, "", status=FailureBucket.BUILD_FAILED, passed=False)) is Outcome.FAILED
 
@@ -208,7 +210,7 @@ def test_summarize_groups_by_sub_suite() -> None:
     assert overall["cpt"] == pytest.approx(2.0)
     assert overall["apr"] == pytest.approx(0.75)
     assert (overall["apr_retained"], overall["apr_eligible"]) == (6, 8)
-    assert overall["outcomes"] == {"passed": 12, "failed": 2, "blocked": 3, "no_response": 2, "unassessed": 1}
+    assert overall["outcomes"] == {"passed": 12, "failed": 2, "blocked": 3, "no_response": 2, "unassessed": 1, "missing": 0}
     assert overall["statuses"]["provider_error"] == 2
     for name in ("turn_pass", "tp_at_5", "cpt", "apr"):
         low, high = overall["ci"][name]
@@ -255,3 +257,40 @@ def test_vectorised_bootstrap_matches_generic_bootstrap() -> None:
         assert tuple(fast) == pytest.approx(tuple(generic), abs=1e-12), name
     # APR per task (retained, eligible) from the hand count above: T1 (2,3) T2 (4,4) T3 (0,0) T4 (0,1)
     assert ratio_terms(MIXED, 5)["apr"] == ([2, 4, 0, 0], [3, 4, 0, 1])
+
+
+def test_apr_keeps_turns_that_timed_out_or_failed_in_the_harness_after_the_model_answered() -> None:
+    """EvoGenUI-Bench §4.3: e = 0 only for provider failures. a = [pass, timeout (answered), blocked x3],
+    b = five passes: eligible transitions a:1->2 and b:1->2..4->5 (5), retained b's 4: APR 4/5."""
+    answered = {"model_call": ModelCall.ANSWERED, "model_responded": True}
+    a = [
+        _record("a", 1, "", status=FailureBucket.OK, passed=True, **answered),
+        _record("a", 2, "", status=FailureBucket.TIMEOUT, passed=False, **answered),
+    ] + [_record("a", t, "", status=FailureBucket.BLOCKED, passed=False, model_call=ModelCall.NOT_CALLED) for t in (3, 4, 5)]
+    b = [_record("b", t, "", status=FailureBucket.OK, passed=True, **answered) for t in range(1, 6)]
+    summary = summarize(a + b, 5, n_resamples=20)["overall"]
+    assert (summary["apr_retained"], summary["apr_eligible"]) == (4, 5)
+    assert summary["apr"] == pytest.approx(0.8)
+    assert summary["countable_apr"] == pytest.approx(0.8)
+    assert summary["countable_turn_pass"] == pytest.approx(6 / 10), "the timed-out turn stays countable"
+    # A harness failure after the answer keeps e = 1 as well; only a provider failure has e = 0.
+    infra = _record("a", 2, "", status=FailureBucket.INFRA, passed=False, **answered)
+    assert outcome_of(infra) is Outcome.FAILED
+    no_answer = _record("a", 2, "", status=FailureBucket.TIMEOUT, passed=False, model_call=ModelCall.NO_RESPONSE)
+    assert outcome_of(no_answer) is Outcome.NO_RESPONSE
+
+
+def test_requested_tasks_without_records_count_as_failures() -> None:
+    """2 tasks requested, 1 recorded (5 passes): TP 5/10 = 0.5, TP@5 1/2, CPT 5/2, 5 slots missing."""
+    records = _records_for("t1", "presentation", [P] * 5)
+    requested = {"t1": "presentation", "t2": "presentation"}
+    task_ids, matrix, missing = build_matrix(records, 5, requested_tasks=requested)
+    assert task_ids == ["t1", "t2"] and missing == 5
+    assert [o.value for o in matrix[1]] == ["missing"] * 5
+    summary = summarize(records, 5, n_resamples=20, requested_tasks=requested)
+    overall = summary["overall"]
+    assert overall["turn_pass"] == pytest.approx(0.5)
+    assert overall["tp_at_5"] == pytest.approx(0.5)
+    assert overall["cpt"] == pytest.approx(2.5)
+    assert overall["n_tasks"] == 2 and overall["missing_slots"] == 5
+    assert summary["presentation"]["n_tasks"] == 2

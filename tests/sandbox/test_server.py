@@ -307,3 +307,78 @@ def invoke(tool, args, state):
         listener.close()
     assert result["net"] != "connected"
     assert result == {**result, "root": False, "work": False, "home": False, "writable_backends": False}
+
+
+def test_resource_bridge_serves_public_resources_and_logs_every_read(tmp_path):
+    """EvoGenUI-Bench §4.2: resource reads are execution evidence, logged like tool calls (failed ones too)."""
+    dist = _make_dist(tmp_path)
+    run_dir = tmp_path / "turn"
+    run_dir.mkdir()
+    rates = {"uri": "data://rates", "name": "Rates", "mime_type": "application/json", "description": "Fee table",
+             "contents": {"standard": 12, "member": 9}}
+    empty = {"uri": "data://empty", "name": "Empty", "mime_type": "text/plain", "description": "No contents"}
+    bridge = ToolBridge(backends_path=tmp_path, fixture_ids={}, state_in=tmp_path / "missing.json",
+                        log_out=run_dir / "tool_log.jsonl", state_out=run_dir / "state.json",
+                        extra={"resources": {"data://rates": rates, "data://empty": empty}})
+
+    async def scenario():
+        sandbox = LocalSandbox(LocalSandboxSettings())
+        async with sandbox.serve(dist, tool_bridge=bridge) as served:
+            async with httpx.AsyncClient(trust_env=False, timeout=5, base_url=served.url) as client:
+                listed = (await client.get("/__resources/list")).json()["resources"]
+                assert listed == [{k: v for k, v in empty.items()},
+                                  {k: v for k, v in rates.items() if k != "contents"}]  # contracts, sorted by uri
+                read = await client.post("/__resources/read", json={"uri": "data://rates"})
+                assert read.status_code == 200
+                assert read.json() == {"resource": {"uri": "data://rates", "mime_type": "application/json",
+                                                    "contents": {"standard": 12, "member": 9}}}
+                missing = await client.post("/__resources/read", json={"uri": "data://nope"})
+                assert missing.status_code == 404 and "unknown resource" in missing.json()["error"]
+                hollow = await client.post("/__resources/read", json={"uri": "data://empty"})
+                assert hollow.status_code == 404 and "no contents" in hollow.json()["error"]
+
+    asyncio.run(scenario())
+    lines = [json.loads(line) for line in (run_dir / "resource_log.jsonl").read_text().splitlines()]
+    assert [(e["seq"], e["uri"], e["ok"]) for e in lines] == [
+        (1, "data://rates", True), (2, "data://nope", False), (3, "data://empty", False)]
+    assert lines[0]["contents"] == {"standard": 12, "member": 9} and "error" in lines[1]
+    assert not (run_dir / "tool_log.jsonl").exists() or (run_dir / "tool_log.jsonl").read_text() == ""
+
+
+@pytest.mark.browser
+def test_the_templates_resource_client_reads_through_the_bridge_in_chromium(tmp_path):
+    """src/toolClient.js's readResource / listResources, as a generated app calls them, in real Chromium."""
+    from runner.browser.launch import BrowserPool, BrowserSettings
+    from runner.sandbox.web_template import TEMPLATE_DIR
+
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    shutil.copyfile(TEMPLATE_DIR / "src" / "toolClient.js", dist / "toolClient.js")
+    (dist / "index.html").write_text(
+        "<!doctype html><body><p id=out>loading</p><script type=module>"
+        "import { readResource, listResources } from './toolClient.js';"
+        "const listed = await listResources(); const rates = await readResource('data://rates');"
+        "let missing = ''; try { await readResource('data://nope'); } catch (e) { missing = e.message; }"
+        "document.getElementById('out').textContent = JSON.stringify({listed: listed.length, rates, missing});"
+        "</script></body>")
+    run_dir = tmp_path / "turn"
+    run_dir.mkdir()
+    rates = {"uri": "data://rates", "name": "Rates", "mime_type": "application/json", "description": "Fees",
+             "contents": {"standard": 12}}
+    bridge = ToolBridge(backends_path=tmp_path, fixture_ids={}, state_in=tmp_path / "missing.json",
+                        log_out=run_dir / "tool_log.jsonl", state_out=run_dir / "state.json",
+                        extra={"resources": {"data://rates": rates}})
+
+    async def scenario() -> str:
+        sandbox = LocalSandbox(LocalSandboxSettings())
+        async with sandbox.serve(dist, tool_bridge=bridge) as served:
+            async with BrowserPool(BrowserSettings()) as pool:
+                async with pool.session(served.url) as session:
+                    await session.goto()
+                    await session.page.wait_for_function("document.getElementById('out').textContent !== 'loading'")
+                    return await session.page.inner_text("#out")
+
+    shown = json.loads(asyncio.run(scenario()))
+    assert shown["listed"] == 1 and shown["rates"] == {"standard": 12} and "unknown resource" in shown["missing"]
+    lines = [json.loads(line) for line in (run_dir / "resource_log.jsonl").read_text().splitlines()]
+    assert [(e["uri"], e["ok"]) for e in lines] == [("data://rates", True), ("data://nope", False)]

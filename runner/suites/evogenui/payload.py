@@ -26,7 +26,7 @@ from typing import Any
 from runner.suites.base import EpisodeState
 from runner.tasks import Task, TurnSpec
 
-PROMPT_VERSION = "evogenui-f2-v1"
+PROMPT_VERSION = "evogenui-f2-v2"
 
 SYSTEM_PROMPT = """You build and maintain one interactive web interface over several turns, with React 19 and Vite.
 Each user message is a JSON turn payload:
@@ -37,9 +37,10 @@ Each user message is a JSON turn payload:
 
 Environment: the project template already provides index.html, package.json, vite.config.js, src/main.jsx
 (renders the default export of src/App.jsx into #root) and src/toolClient.js, which exports
-`callTool(name, args)` (returns a Promise of the tool's result; it rejects on errors) and `listTools()`.
-Call the task's tools only through callTool, with arguments that match each tool's inputSchema; the tool
-state persists between turns. Only `react` and `react-dom` are installed; do not import any other package.
+`callTool(name, args)` (returns a Promise of the tool's result; it rejects on errors) and `listTools()`,
+`readResource(uri)` (a Promise of a public resource's contents) and `listResources()`.
+Call the task's tools only through callTool, with arguments that match each tool's inputSchema, and read
+its resources only through readResource; the tool state persists between turns. Only `react` and `react-dom` are installed; do not import any other package.
 The page is offline: no external URLs, fonts, images or CDNs. Do not write the reserved files.
 
 Reply with ONE JSON object and nothing else:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from runner.judges.llm_bundle import final_dom_path
 from runner.metrics.basic import basic_summary
 from runner.records import TurnRecord, Verdict, write_json_atomic
 from runner.sandbox.base import ToolBridge
@@ -39,6 +40,7 @@ from runner.suites.evogenui.checkout import (
 )
 from runner.suites.evogenui.loader import SUB_SUITES, load_file
 from runner.suites.evogenui.payload import PROMPT_VERSION, build_turn_messages
+from runner.suites.evogenui.resources import RESOURCE_LOG_FILE, served_resources
 from runner.suites.evogenui.runtime import turn_start_state
 from runner.suites.evogenui.table2 import table2
 from runner.suites.evogenui.taxonomy import classify_turn, dom_text, mechanism_counts
@@ -99,6 +101,7 @@ class EvoGenUISuiteSettings(SuiteSettings):
 
 class EvoGenUISuite:
     name = "evogenui"
+    prompt_version = PROMPT_VERSION  # the Appendix F.2 payload, recorded in lineage.json
 
     def __init__(self, settings: EvoGenUISuiteSettings, *, project_root: Path) -> None:
         self.settings = settings
@@ -266,21 +269,28 @@ class EvoGenUISuite:
 
     def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None:
         bindings = task.extra.get("tools", {})
-        if not bindings:
+        declared_resources = task.public_contract.get("resources", [])
+        if not bindings and not declared_resources:
             return None
         evidence_dir = Path(evidence_dir)
         state_in = evidence_dir / STATE_IN_FILE
         log_out = evidence_dir / TOOL_LOG_FILE
         if self.checkout is not None:
             return self._benchmark_bridge(task, turn, episode, state_in, log_out)
-        write_json_atomic(state_in, turn_start_state(task, self.backends_path, episode.runtime_state))
+        start_state = turn_start_state(task, self.backends_path, episode.runtime_state) if bindings else {}
+        write_json_atomic(state_in, start_state)
         log_out.write_text("")  # exists and is empty: "never called" then fails instead of being unassessed
+        extra: dict[str, Any] = {}
+        if declared_resources:  # served by the artifact server, every read logged (resources.py)
+            extra["resources"] = served_resources(task, self.backends_path, start_state)
+            (evidence_dir / RESOURCE_LOG_FILE).write_text("")
         return ToolBridge(
             backends_path=self.backends_path,
             fixture_ids={name: binding["fixture_id"] for name, binding in sorted(bindings.items())},
             state_in=state_in,
             log_out=log_out,
             state_out=evidence_dir / STATE_FILE,
+            extra=extra,
         )
 
     def _benchmark_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, state_in: Path,
@@ -318,9 +328,8 @@ class EvoGenUISuite:
         verdict: Verdict = await judge.score(judge_input)
         evidence = judge_input.evidence
         if verdict.mechanism is None:
-            dom = None
-            if evidence is not None and evidence.dom_path:
-                dom = dom_text(Path(judge_input.out_dir) / evidence.dom_path)
+            path = final_dom_path(judge_input)  # the DOM the actor left, else the load-time one
+            dom = dom_text(path) if path is not None else None
             label = classify_turn(
                 verdict,
                 judge_input.turn,
@@ -352,9 +361,10 @@ class EvoGenUISuite:
         summary["turns_per_task"] = n_turns
         known = {task.id for task in tasks}
         chosen = [record for record in records if record.task_id in known and record.turn <= n_turns]
-        if not chosen:
+        if not tasks:
             return summary
-        options = {"n_resamples": s.bootstrap_resamples, "seed": s.bootstrap_seed, "alpha": s.ci_alpha}
+        options = {"n_resamples": s.bootstrap_resamples, "seed": s.bootstrap_seed, "alpha": s.ci_alpha,
+                   "requested_tasks": {task.id: task.sub_suite for task in tasks}}
         summary["reliability"] = reliability_summary(chosen, turns_per_task=n_turns, **options)
         summary["table2"] = table2(chosen, n_turns, **options)
         return summary

@@ -1,4 +1,4 @@
-"""The results table in the shape of seed 000's Table 2: rows = sub-suites + Overall, columns TP,
+"""The results table in the shape of EvoGenUI-Bench's Table 2: rows = sub-suites + Overall, columns TP,
 TP@N, CPT, APR, each with a task-level bootstrap 95% CI (Appendix C.2).
 
 Per sub-suite the values are those of §4.3 (TP, TP@N, CPT macro-averaged over tasks; APR pooled over
@@ -11,6 +11,7 @@ sizes and the Overall estimate keeps its definition.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -37,9 +38,10 @@ def _ratio(numerators: np.ndarray, denominators: np.ndarray) -> float:
     return float(numerators.sum() / denominators.sum()) if denominators.sum() else math.nan
 
 
-def _group_rows(records: list[TurnRecord], turns_per_task: int) -> dict[str, list[list[Outcome]]]:
-    task_ids, matrix, _ = build_matrix(records, turns_per_task)
-    sub_suite_of: dict[str, str] = {}
+def _group_rows(records: list[TurnRecord], turns_per_task: int,
+                requested_tasks: Mapping[str, str]) -> dict[str, list[list[Outcome]]]:
+    task_ids, matrix, _ = build_matrix(records, turns_per_task, requested_tasks=requested_tasks)
+    sub_suite_of: dict[str, str] = {task_id: name or "unknown" for task_id, name in requested_tasks.items()}
     for record in records:
         sub_suite_of.setdefault(record.task_id, record.sub_suite or "unknown")
     groups: dict[str, list[list[Outcome]]] = {}
@@ -56,13 +58,15 @@ def table2(
     n_resamples: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
+    requested_tasks: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """{"columns": [...], "order": [row names], "rows": {name: {metric: value, metric_ci: [lo, hi],
+    """`requested_tasks` (task id -> sub-suite): every selected task, recorded or not (a missing slot
+    is a failure). {"columns": [...], "order": [row names], "rows": {name: {metric: value, metric_ci: [lo, hi],
     n_tasks}}, ...}. Values are fractions (TP, TP@N, APR) and turns (CPT); the printer shows % like the
     paper."""
     k = turns_per_task
     names = ("turn_pass", f"tp_at_{k}", "cpt", "apr")
-    groups = _group_rows(records, k)
+    groups = _group_rows(records, k, dict(requested_tasks or {}))
     result: dict[str, Any] = {
         "columns": list(names),
         "labels": {"turn_pass": "TP", f"tp_at_{k}": f"TP@{k}", "cpt": "CPT", "apr": "APR"},

@@ -165,15 +165,26 @@ HELPERS_JS = r"""
     return true;
   };
   const blockish = (cs) => ['block', 'list-item', 'table-cell', 'table-caption', 'flow-root'].includes(cs.display);
+  // The fingerprints of el's ancestors, nearest first.
+  const ancestry = (el) => {
+    const out = [];
+    for (let p = el.parentElement; p; p = p.parentElement) { const f = p.getAttribute('data-fp'); if (f) out.push(f); }
+    return out;
+  };
   // Candidate targets and the operators applicable to each (eq. 7 still decides visibility).
-  // `accepted`: [{fp, dimension, structural}] already chosen in this step; `op`: {dimension, structural}.
-  // Targets that would break eq. 6 (or our stricter rules, see trajectory.py) are left out.
+  // `accepted`: [{fp, dimension, structural, ancestors}] already chosen in this step, `ancestors` being the
+  // target's ancestry recorded before its edit; `op`: {dimension, structural}. Targets that would break
+  // eq. 6 (or our stricter rules, see trajectory.py) are left out. The relation is read from the recorded
+  // ancestry, so a target an edit removed from the page still constrains its ancestors (MT-Web2Code eq. 6).
   const independent = (el, op, accepted) => {
+    const fp = el.getAttribute('data-fp');
+    const mine = new Set(ancestry(el));
     for (const a of accepted) {
+      if (a.fp === fp) return false;
       const other = q(a.fp);
-      if (!other) continue;
-      if (other === el) return false;
-      if (!other.contains(el) && !el.contains(other)) continue;
+      const related = (a.ancestors || []).includes(fp) || mine.has(a.fp)
+                      || (!!other && (other.contains(el) || el.contains(other)));
+      if (!related) continue;
       if (op.structural || a.structural || op.dimension === a.dimension) return false;
     }
     return true;
@@ -350,15 +361,16 @@ HELPERS_JS = r"""
     },
   };
   W._undo = null;
-  // Apply one operator; returns {ok, detail, neighbours} and keeps an undo for W.undo().
+  // Apply one operator; returns {ok, detail, neighbours, ancestors} and keeps an undo for W.undo().
   W.apply = (op, fp, param) => {
     const el = q(fp);
     if (!el || !OPS[op]) return {ok: false, detail: 'no such element or operator'};
     const neighbours = {prev: W.fpOf(prevSib(el)), next: W.fpOf(nextSib(el)), parent: W.fpOf(el.parentElement)};
+    const ancestors = ancestry(el);  // before the edit: a removal takes the element out of the page
     const res = OPS[op](el, param);
     if (!res) return {ok: false, detail: 'operator not applicable'};
     W._undo = res.undo;
-    return {ok: true, detail: res.detail, neighbours};
+    return {ok: true, detail: res.detail, neighbours, ancestors};
   };
   W.undo = () => { if (W._undo) { W._undo(); W._undo = null; } };
   W.commit = () => { W._undo = null; };
@@ -412,7 +424,11 @@ HELPERS_JS = r"""
                    (dt.systemId ? (dt.publicId ? '' : ' SYSTEM') + ' "' + dt.systemId + '"' : '') + '>\n';
     return head + document.documentElement.outerHTML + '\n';
   };
-  W.scriptCount = () => document.querySelectorAll('script').length;
+  // Executable scripts only: inert data blocks (application/ld+json, ...) never run (HTML spec).
+  W.scriptCount = () => Array.from(document.querySelectorAll('script')).filter((s) => {
+    const t = (s.getAttribute('type') || '').trim().toLowerCase().split(';')[0].trim();
+    return t === '' || t === 'module' || /^(text|application)\/(x-)?(java|ecma|j|live)script[0-9.]*$/.test(t);
+  }).length;
   window.__w2c = W;
   return true;
 }

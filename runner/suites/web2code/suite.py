@@ -60,6 +60,12 @@ class Web2CodeSuiteSettings(SuiteSettings):
     turns: int | None = Field(5, ge=1, le=20)  # T: turns per page (§4.1)
     k_defects: int = Field(3, ge=1, le=10)  # K: defects per micro turn (§4.1)
     tau: int = Field(0, ge=0, le=254)  # eq. 9 footprint threshold (and eq. 7's per-pixel threshold)
+    # eq. 11 as written (every pixel of Ω̄), or only pixels whose SSIM window lies wholly outside Ω.
+    outbox_mask: Literal["eq11", "guard_band"] = "eq11"
+    # Macro S_outbox: the judge block by block, region masked, SSIM the reference and fallback (§3.5); or SSIM only.
+    macro_outbox: Literal["judge", "ssim"] = "judge"
+    # Golden pages that run scripts are frozen (freeze.py); their application/ld+json blocks kept or dropped.
+    json_ld: Literal["keep", "drop"] = "keep"
     tau_vis: int = Field(100, ge=1)  # eq. 7: minimum changed pixels for a defect to count as visible
     tau_w: float = Field(320, ge=0)  # eq. 4 region bounds (px)
     tau_h_min: float = Field(40, ge=0)
@@ -86,6 +92,7 @@ def _run_blocking(factory) -> Any:
 
 class Web2CodeSuite:
     artifact_kind = "static"
+    prompt_version = observation.PROMPT_VERSION  # recorded in lineage.json
 
     def __init__(self, settings: Web2CodeSuiteSettings, *, project_root: Path, track: str) -> None:
         self.settings = settings
@@ -155,7 +162,13 @@ class Web2CodeSuite:
         s = self.settings
         return TrajectoryParams(track=self.track, seed=s.seed, turns=s.turns or 5, k_defects=s.k_defects,
                                 tau_vis=s.tau_vis, diff_tau=s.tau, tau_w=s.tau_w, tau_h_min=s.tau_h_min,
-                                tau_h_max=s.tau_h_max)
+                                tau_h_max=s.tau_h_max, json_ld=s.json_ld)
+
+    def rubric_versions(self) -> dict[str, str]:
+        """The judge rubrics this track asks (recorded in lineage.json); micro is scored by pixels alone."""
+        if self.track != "macro":
+            return {}
+        return {"web2code-region": scoring.RUBRIC_VERSION, "web2code-outbox": scoring.OUTBOX_RUBRIC_VERSION}
 
     # -- tasks --------------------------------------------------------------------------------------
 
@@ -362,7 +375,8 @@ class Web2CodeSuite:
         (out / "render.png").write_bytes(png_path.read_bytes())
         if self.track == "micro":
             input_path = out / frozen["input_render"]
-            result = scoring.score_micro(golden_img, load_rgb(input_path), model_img, targets, self.settings.tau)
+            result = scoring.score_micro(golden_img, load_rgb(input_path), model_img, targets, self.settings.tau,
+                                         outbox_mask=self.settings.outbox_mask)
             return self._verdict(judge_name, result["s_inbox"], result["s_outbox"], result["dimensions"],
                                  result["overall"], method="pixel",
                                  extra={"footprint_px": float(result["footprint_px"])},
@@ -377,8 +391,13 @@ class Web2CodeSuite:
         golden_crop = scoring.crop(golden_img, golden_box)
         model_box = between["box"] if between and between.get("found") else None
         model_crop = scoring.crop(model_img, model_box)
-        s_out = scoring.macro_outbox(golden_img, model_img, golden_box, model_box if model_crop is not None else None,
-                                     self.settings.tau)
+        outbox = await scoring.score_macro_outbox(
+            judge, golden_img, model_img, golden_box, model_box if model_crop is not None else None, self.settings.tau,
+            use_judge=self.settings.macro_outbox == "judge")
+        s_out = outbox["s_outbox"]
+        outbox_scores = {"s_outbox_ssim": float(outbox["s_outbox_ssim"])}
+        outbox_raw = {"outbox": outbox}
+        outbox_note = f"; S_outbox by {outbox['method']}" + (f" ({outbox['note']})" if outbox["note"] else "")
         from PIL import Image
 
         if golden_crop is not None:
@@ -387,20 +406,24 @@ class Web2CodeSuite:
             why = (between or {}).get("why") or "the reconstructed region is collapsed or empty"
             if between and between.get("found") and not between.get("count"):
                 why = "nothing was inserted between the anchors"
-            return self._verdict(judge_name, 0.0, s_out, {}, None, method="collapsed", summary=f"in-box 0: {why}")
+            return self._verdict(judge_name, 0.0, s_out, {}, None, method="collapsed", summary=f"in-box 0: {why}{outbox_note}",
+                                 extra=outbox_scores, raw=outbox_raw, outbox_method=outbox["method"])
         Image.fromarray(model_crop).save(out / "crop_model.png")
         ratings, problem = await scoring.rubric_scores(
             judge, (out / "crop_golden.png").read_bytes(), (out / "crop_model.png").read_bytes())
         if ratings is not None:
             dims = {d: ratings[d] for d in RUBRIC_DIMENSIONS}
             return self._verdict(judge_name, ratings["s_inbox"], s_out, dims, ratings["overall"], method="rubric",
-                                 summary=ratings.get("reason", ""), raw=ratings)
+                                 summary=ratings.get("reason", "") + outbox_note, raw={**ratings, **outbox_raw},
+                                 extra=outbox_scores, outbox_method=outbox["method"])
         s_in = scoring.crop_ssim(golden_crop, model_crop)
-        return self._verdict(judge_name, s_in, s_out, {}, None, method="ssim", summary=problem)
+        return self._verdict(judge_name, s_in, s_out, {}, None, method="ssim", summary=problem + outbox_note,
+                             extra=outbox_scores, raw=outbox_raw, outbox_method=outbox["method"])
 
     @staticmethod
     def _verdict(judge_name: str, s_in: float, s_out: float, dims: dict[str, float], overall: float | None, *,
-                 method: str, summary: str = "", extra: dict[str, float] | None = None, raw: Any = None) -> Verdict:
+                 method: str, summary: str = "", extra: dict[str, float] | None = None, raw: Any = None,
+                 outbox_method: str = "") -> Verdict:
         s_in, s_out = min(1.0, max(0.0, float(s_in))), min(1.0, max(0.0, float(s_out)))  # float noise, negative SSIM
         scores = {"s_inbox": s_in, "s_outbox": s_out, "score": final_score(s_in, s_out)}
         scores.update({f"dim_{d}": float(v) for d, v in dims.items()})
@@ -410,7 +433,7 @@ class Web2CodeSuite:
         dimensions = {d: DimensionScore(score=dims.get(d), reason="" if d in dims else "not rated") for d in RUBRIC_DIMENSIONS}
         dimensions["overall"] = DimensionScore(score=overall)
         dimensions["s_inbox"] = DimensionScore(score=float(s_in), reason=method)
-        dimensions["s_outbox"] = DimensionScore(score=float(s_out))
+        dimensions["s_outbox"] = DimensionScore(score=float(s_out), reason=outbox_method or method)
         # No pass/fail exists in MT-Web2Code: passed stays None and the scores carry the result.
         return Verdict(judge=judge_name, passed=None, dimensions=dimensions, scores=scores,
                        summary=f"[{method}] {summary}".strip(), raw=raw)

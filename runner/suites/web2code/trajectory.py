@@ -40,7 +40,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -55,12 +55,13 @@ from runner.suites.web2code.fingerprint import (
     strip_fingerprints,
     top_level_regions,
 )
+from runner.suites.web2code.freeze import FreezeError, freeze_page
 from runner.suites.web2code.operators import OPERATORS, STRUCTURAL_OPERATORS, install_helpers
 from runner.suites.web2code.render import StaticSite, screenshot_png
 
 log = logging.getLogger(__name__)
 
-ENGINE_VERSION = "w2c-trajectory-1"  # bump when generation changes: old cache entries are ignored
+ENGINE_VERSION = "w2c-trajectory-2"  # bump when generation changes: old cache entries are ignored
 STATE_SUFFIXES = (".html", ".htm", ".css")  # the files the model reads and rewrites
 ENTRY = "index.html"
 
@@ -80,6 +81,7 @@ class TrajectoryParams(BaseModel):
     tau_h_min: float = Field(40, ge=0)  # eq. 4: height bounds (px)
     tau_h_max: float = Field(1600, gt=0)
     semantic_tags: tuple[str, ...] = tuple(t for t in SEMANTIC_TAGS if t != "main")  # eq. 4's T_sem
+    json_ld: Literal["keep", "drop"] = "keep"  # a frozen page's inert application/ld+json blocks (freeze.py)
     max_attempts: int = Field(60, ge=1)  # resampling budget per defect (eq. 7)
 
 
@@ -254,6 +256,15 @@ async def _generate(pool: BrowserPool, page_dir: Path, params: TrajectoryParams,
         shutil.copy2(page_dir / name, target)
     rng = random.Random(f"{ENGINE_VERSION}|{page_hash}|{params.track}|{params.seed}")
 
+    # 0. A page that runs scripts is rendered, let settle and snapshotted without them (§3.2 "rendered in a
+    #    local environment"); the snapshot is H0. A page that cannot be frozen is skipped, saying why.
+    try:
+        frozen = await freeze_page(lambda files: open_files_page(pool, files, assets_dir), originals,
+                                   json_ld=params.json_ld, max_changed_px=params.tau_vis, diff_tau=params.diff_tau)
+    except FreezeError as error:
+        raise TrajectoryError(f"the page runs scripts and cannot be frozen: {error}") from None
+    originals = frozen.files
+
     # 1. Forward corruption on the live DOM of H0 (fingerprinted), serializing H_0..H_T. After each step the
     #    eq. 3 ids every element would get on the stripped page are noted, so the stripped states can be
     #    measured (and model pages searched) through fingerprints alone.
@@ -261,7 +272,7 @@ async def _generate(pool: BrowserPool, page_dir: Path, params: TrajectoryParams,
         page = session.page
         await install_helpers(page)
         if await page.evaluate("() => window.__w2c.scriptCount()"):
-            raise TrajectoryError("the page runs scripts; trajectories need a static DOM (serialized states would run them twice)")
+            raise TrajectoryError("the page still runs scripts after freezing; trajectories need a static DOM")
         if session.page_errors:
             raise TrajectoryError(f"the page throws errors: {session.page_errors[0][:200]}")
         await assign_fingerprints(page)
@@ -309,7 +320,7 @@ async def _generate(pool: BrowserPool, page_dir: Path, params: TrajectoryParams,
         _check_located(steps[t - 1], t)
         if params.track == "macro":
             _save_crop(renders[t - 1], steps[t - 1]["region"]["box_before"], out / "crops" / f"step{t}.png")
-    return {"status": "ok", "steps": steps, "state_files": state_files, "assets": asset_names}
+    return {"status": "ok", "steps": steps, "state_files": state_files, "assets": asset_names, "freeze": frozen.report}
 
 
 def _check_located(step: dict[str, Any], t: int) -> None:
@@ -386,8 +397,8 @@ async def _micro_step(session: PageSession, params: TrajectoryParams, rng: rando
         for _ in range(params.max_attempts):
             op = rng.choice(OPERATORS)
             spec = {"name": op.name, "dimension": op.dimension, "structural": op.name in STRUCTURAL_OPERATORS}
-            chosen_so_far = [{"fp": a["fp"], "dimension": a["dimension"], "structural": a["op"] in STRUCTURAL_OPERATORS}
-                             for a in accepted]
+            chosen_so_far = [{"fp": a["fp"], "dimension": a["dimension"], "structural": a["op"] in STRUCTURAL_OPERATORS,
+                              "ancestors": a["ancestors"]} for a in accepted]
             candidates = await page.evaluate("([o, acc, used]) => window.__w2c.candidates(o, acc, used)",
                                              [spec, chosen_so_far, sorted(used)])
             if not candidates:
@@ -406,7 +417,7 @@ async def _micro_step(session: PageSession, params: TrajectoryParams, rng: rando
                 before = after
                 chosen = {"op": op.name, "dimension": op.dimension, "type": op.kind, "fp": target["fp"],
                           "tag": target["tag"], "param": param, "detail": result["detail"], "delta_px": delta,
-                          "neighbours": result["neighbours"]}
+                          "neighbours": result["neighbours"], "ancestors": result["ancestors"]}
                 break
             await page.evaluate("() => window.__w2c.undo()")  # imperceptible: resample
             rejected += 1

@@ -60,10 +60,12 @@ def test_micro_oracle_scores_one_on_every_turn(setup):
 def test_micro_identity_preserves_but_does_not_repair(setup):
     _, records, summary = _run(setup, "micro-identity", "suite=micro", "model=identity")
     for r in records:
-        assert r["scores"]["s_outbox"] > 0.95, r["scores"]  # nothing outside the footprint changed
+        # Nothing outside the footprint changed; eq. 11 as written still averages the SSIM windows that straddle
+        # the footprint's edge, so S_outbox is high but below 1 (the guard-band option would give exactly 1).
+        assert 0.85 < r["scores"]["s_outbox"] < 1.0, r["scores"]
         assert r["scores"]["s_inbox"] < 0.8, r["scores"]  # and nothing was repaired
     assert summary["score"] < 0.85
-    assert summary["s_inbox"] < 0.7 and summary["s_outbox"] > 0.95
+    assert summary["s_inbox"] < 0.7 and summary["s_outbox"] > 0.85
 
 
 def test_macro_oracle_scores_one_with_the_ssim_fallback(setup):

@@ -53,10 +53,12 @@ ONE_REGION_HTML = """<!DOCTYPE html>
 <p>This page has a single top-level region, so nothing can be deleted with a surviving sibling.</p></section></body></html>
 """
 
+# A page whose script draws on a canvas: the drawing is not in the DOM, so the page cannot be frozen.
 SCRIPT_HTML = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Scripted</title></head>
-<body><section><h1>Hello</h1></section><section><p id="x"></p></section>
-<script>document.getElementById('x').textContent = 'filled by a script';</script></body></html>
+<body><section><h1>Hello</h1></section><section><canvas id="x" width="300" height="120"></canvas></section>
+<script>const g = document.getElementById('x').getContext('2d'); g.fillStyle = '#246'; g.fillRect(0, 0, 300, 120);</script>
+</body></html>
 """
 
 

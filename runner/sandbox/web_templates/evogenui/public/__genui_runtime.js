@@ -64,7 +64,7 @@
 
   window.__GENUI_RESOURCE_READ__ = async (uri) => {
     try {
-      const payload = await post("./__tools/resource", { uri, scenario: scenario() });
+      const payload = await post("./__resources/read", { uri, scenario: scenario() });
       resourceLogs.push({ uri, scenario: scenario(), result: clone(payload.result) });
       return clone(payload.result);
     } catch (error) {
