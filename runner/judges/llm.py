@@ -1,6 +1,6 @@
 """The LLM judge: a rubric applied by any OpenAI-compatible (vision) model to the turn's evidence bundle.
 
-Default rubric `evogenui` (seed 000, §4.2 and Appendix C.1): Presentation, Execution and Alignment, 1-5
+Default rubric `evogenui` (EvoGenUI-Bench §4.2 and Appendix C.1): Presentation, Execution and Alignment, 1-5
 each with reasons, failure types from a fixed list and, for a failing turn, one of the six diagnostic
 mechanisms of §6.1. The verdict is requested as structured output (the rubric's JSON schema as
 `response_format`), validated, and retried when malformed; after `max_attempts` the turn is recorded

@@ -1,4 +1,4 @@
-"""The evidence bundle an LLM judge reads (seed 000, §4.2 and Appendix D.2.1).
+"""The evidence bundle an LLM judge reads (EvoGenUI-Bench §4.2 and Appendix D.2.1).
 
 Three kinds of evidence: rendered state (screenshot, final DOM, visible text), execution evidence (actor
 trace, tool and runtime logs, runtime state), and artifact context (source, build status, assistant text,

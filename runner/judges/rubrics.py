@@ -1,9 +1,9 @@
 """Rubrics an LLM judge can apply: instructions, the JSON schema of a verdict, parsing and the pass rule.
 
-One rubric today, `evogenui` (seed 000, §4.2, Appendix C.1; pass rule §4.3; mechanisms §6.1). The
+One rubric today, `evogenui` (EvoGenUI-Bench §4.2, Appendix C.1; pass rule §4.3; mechanisms §6.1). The
 Rubric protocol is what another rubric implements to be hosted by the same judge, e.g. I-WebGenBench's
-100-point VLM score (seed 001, appendix: alignment 15 + interaction 40 + visual + clarity 10 + ...) or
-MT-Web2Code's five-band macro rubric (seed 003, §3.5 eq. 8: five dimensions on {1, .75, .5, .25, 0}
+100-point VLM score (I-WebGenBench appendix: alignment 15 + interaction 40 + visual + clarity 10 + ...) or
+MT-Web2Code's five-band macro rubric (MT-Web2Code §3.5 eq. 8: five dimensions on {1, .75, .5, .25, 0}
 plus an overall rating, averaged): each needs only its own dimensions, schema, parser and decision.
 """
 
@@ -14,6 +14,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from runner.suites.evogenui.passing import DIMENSIONS, PASS_THRESHOLD, turn_passes
+from runner.suites.evogenui.taxonomy import Mechanism
 from runner.records import DimensionScore, RequirementResult, RequirementStatus
 
 __all__ = [
@@ -29,8 +31,7 @@ __all__ = [
     "get_rubric",
 ]
 
-# ---- the six diagnostic mechanisms (seed 000, §6.1) -------------------------------------------------------
-# Helper H owns the enum (runner/suites/evogenui/taxonomy.py); use it when it is there, so there is one list.
+# ---- the six diagnostic mechanisms (EvoGenUI-Bench §6.1): the taxonomy's enum, with the judge's wording ----------
 _MECHANISM_TEXT = {
     "information_architecture": "poorly organized or unreadable content (no clear hierarchy, overlap, clipping)",
     "domain_representation": "incorrect task-specific abstractions (the domain object is modelled wrongly)",
@@ -41,21 +42,8 @@ _MECHANISM_TEXT = {
 }
 
 
-def _mechanisms() -> tuple[str, ...]:
-    try:
-        from runner.suites.evogenui import taxonomy  # type: ignore[attr-defined]
-    except ImportError:
-        return tuple(_MECHANISM_TEXT)
-    for value in vars(taxonomy).values():
-        members = getattr(value, "__members__", None)
-        if isinstance(value, type) and members and len(members) == 6:
-            names = tuple(str(getattr(member, "value", member)) for member in members.values())
-            if set(names) == set(_MECHANISM_TEXT):
-                return names
-    return tuple(_MECHANISM_TEXT)
-
-
-MECHANISMS: tuple[str, ...] = _mechanisms()
+MECHANISMS: tuple[str, ...] = tuple(mechanism.value for mechanism in Mechanism)
+assert set(MECHANISMS) == set(_MECHANISM_TEXT), "every mechanism needs the judge's wording"
 
 # ---- failure types ---------------------------------------------------------------------------------------
 # The paper names no enumerated list of failure types; these are the failures Appendix C.1 spells out for
@@ -85,38 +73,15 @@ FAILURE_TYPES: dict[str, str] = {
 # Set by the judge itself (no model call), never asked of the model.
 HARNESS_FAILURE_TYPES = ("generation_failed", "build_failed", "not_evaluable")
 
-EVOGENUI_DIMENSIONS = ("presentation", "execution", "alignment")
-PASS_THRESHOLD = 4  # seed 000, Appendix C.1: "Each uses a 1-5 scale and passes at scores of 4 or 5"
-
-
-def _local_turn_passes(*, generation_ok: bool, evaluable: bool, presentation: int | None,
-                       execution: int | None, alignment: int | None) -> bool:
-    """Seed 000, §4.3: p = 1 only if generation succeeds, the returned source yields an evaluable
-    artifact, and the Presentation, Execution and Alignment scores are each at least 4."""
-    scores = (presentation, execution, alignment)
-    return bool(generation_ok and evaluable and all(s is not None and s >= PASS_THRESHOLD for s in scores))
+EVOGENUI_DIMENSIONS = DIMENSIONS  # EvoGenUI-Bench §4.2 / Appendix C.1 (the suite's one definition)
 
 
 def evogenui_turn_passes(*, generation_ok: bool, evaluable: bool, presentation: int | None,
                          execution: int | None, alignment: int | None) -> bool:
-    """The official turn decision (§4.3). Delegates to `turn_passes` of runner/suites/evogenui/passing.py
-    (the suite's one definition of the rule) when that module is there; the local copy is the same rule."""
-    shared = _shared_pass_rule()
-    if shared is not None:
-        scores = {"presentation": presentation, "execution": execution, "alignment": alignment}
-        return bool(shared(generation_succeeded=generation_ok, artifact_evaluable=evaluable,
-                           scores={name: value for name, value in scores.items() if value is not None}))
-    return _local_turn_passes(generation_ok=generation_ok, evaluable=evaluable, presentation=presentation,
-                              execution=execution, alignment=alignment)
-
-
-def _shared_pass_rule() -> Any:
-    try:
-        from runner.suites.evogenui import passing  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    function = getattr(passing, "turn_passes", None)
-    return function if callable(function) else None
+    """The official turn decision (EvoGenUI-Bench §4.3), by the suite's pass rule."""
+    scores = {"presentation": presentation, "execution": execution, "alignment": alignment}
+    return turn_passes(generation_succeeded=generation_ok, artifact_evaluable=evaluable,
+                       scores={name: value for name, value in scores.items() if value is not None})
 
 
 # ---- the protocol ------------------------------------------------------------------------------------------
@@ -258,7 +223,7 @@ Answer with one JSON object only, matching the JSON schema you are given: {{"pre
 
 
 class EvoGenUIRubric:
-    """Presentation, Execution and Alignment, 1-5 each, with reasons (seed 000, §4.2, Appendix C.1)."""
+    """Presentation, Execution and Alignment, 1-5 each, with reasons (EvoGenUI-Bench §4.2, Appendix C.1)."""
 
     name = "evogenui"
     version = "evogenui-pea-v1"  # recorded in lineage.json; bump when the instructions or schema change

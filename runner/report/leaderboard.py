@@ -7,13 +7,13 @@ scale), elo. The same data is written as leaderboard.json, leaderboard.md and le
 
 Tables (each only where its data exists):
 - overview: every run: turn pass (with CI), BSR, IR, score, infra failures (all suites; the smoke shape).
-- table2: seed 000 Table 2: per sub-suite and Overall TP / TP@N / CPT / APR with task-bootstrap CIs, models
+- table2: EvoGenUI-Bench Table 2: per sub-suite and Overall TP / TP@N / CPT / APR with task-bootstrap CIs, models
   ordered by overall TP, and the caption's Aggregate row (macro-average of model rows for TP, TP@N, CPT;
   eligible transitions pooled for APR).
-- per_domain: seed 001 Table 2: score, BSR and IR per domain and overall.
-- table3: seed 003 Table 3: per level (macro/micro track) and mode, the rubric dimensions, Overall,
+- per_domain: I-WebGenBench Table 2: score, BSR and IR per domain and overall.
+- table3: MT-Web2Code Table 3: per level (macro/micro track) and mode, the rubric dimensions, Overall,
   S_inbox, S_outbox and Score (eq. 12).
-- floweval: seed 002 Table 1: Elo (and rank) per rater, then Spearman rho, Cohen's kappa and agreement rate
+- floweval: FlowEval Table 1: Elo (and rank) per rater, then Spearman rho, Cohen's kappa and agreement rate
   against the reference rater. It reads `summary["floweval"]` = {"reference": "human", "elo": {rater:
   {model: rating}}, "agreement": {rater: {"spearman", "kappa", "agreement_rate"}}} (no suite writes it yet).
 """
@@ -149,7 +149,7 @@ def table2_table(runs: list[RunData]) -> dict[str, Any] | None:
             "caption": "Models ordered by overall TP. TP: turn pass rate (%); TP@N: episodes whose N turns all pass (%); "
                        "CPT: mean initial run of passed turns; APR: adjacent pass retention (%). Brackets: 95% task-level "
                        "bootstrap interval (Appendix C.2). Aggregate: macro-average of model rows for TP, TP@N and CPT; "
-                       "eligible transitions pooled for APR (seed 000, Table 2 caption)."}
+                       "eligible transitions pooled for APR (EvoGenUI-Bench Table 2 caption)."}
 
 
 def _aggregate_row(per_run: list[tuple[RunData, dict[str, Any]]], order: list[str]) -> dict[str, Any]:
@@ -221,7 +221,7 @@ def table3_table(runs: list[RunData]) -> dict[str, Any] | None:
                          **{k: _num(values.get(k)) for k in keys}, "turns": values.get("turns")})
     rows.sort(key=lambda row: (row["level"], row["mode"] != "overall", -(row.get("score") or -1.0)))
     return {"id": "table3", "title": "MT-Web2Code Table 3 shape", "columns": columns, "rows": rows,
-            "caption": "Scores on a 0-100 scale; Score = 0.8 S_inbox + 0.2 S_outbox (seed 003, eq. 12). Rows per "
+            "caption": "Scores on a 0-100 scale; Score = 0.8 S_inbox + 0.2 S_outbox (MT-Web2Code eq. 12). Rows per "
                        "level (macro / micro track) and editing mode (overall, chain, independent)."}
 
 

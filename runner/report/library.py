@@ -1,4 +1,4 @@
-"""The task library of a run (seed 000, Appendix E, Fig. 7): task metadata, domain, suite membership,
+"""The task library of a run (EvoGenUI-Bench Appendix E, Fig. 7): task metadata, domain, suite membership,
 tool availability and the user turns. Only public fields are kept: requirements, reference solutions
 and suite-private extras (validation contracts, fixtures) never leave the task files through a report."""
 

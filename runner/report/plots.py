@@ -1,11 +1,11 @@
 """The papers' figures as PNGs (matplotlib, Agg backend: no display needed), each only when its data exists.
 
-- pass_by_turn.png: pass rate by turn position, one line per run (seed 000, Fig. 3b).
-- suite_difficulty.png: TP, TP@N, APR and CPT by sub-suite, averaged over runs (seed 000, Fig. 3a).
+- pass_by_turn.png: pass rate by turn position, one line per run (EvoGenUI-Bench Fig. 3b).
+- suite_difficulty.png: TP, TP@N, APR and CPT by sub-suite, averaged over runs (EvoGenUI-Bench Fig. 3a).
 - failure_mechanisms.png: composition of executed non-passing turns over the six diagnostic mechanisms,
-  one bar per run and sub-suite, n per bar (seed 000, Figs. 4-5).
-- bsr_vs_ir.png: build success rate against interaction rate, one point per run (seed 001, Fig. 3 left).
-- chain_vs_independent.png: per-turn score in chain and independent mode, and the gap (seed 003, Fig. 4).
+  one bar per run and sub-suite, n per bar (EvoGenUI-Bench Figs. 4-5).
+- bsr_vs_ir.png: build success rate against interaction rate, one point per run (I-WebGenBench Fig. 3 left).
+- chain_vs_independent.png: per-turn score in chain and independent mode, and the gap (MT-Web2Code Fig. 4).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Print a summary's `table2` (seed 000, Table 2 shape): rows = sub-suites + Overall, columns TP,
+"""Print a summary's `table2` (EvoGenUI-Bench Table 2 shape): rows = sub-suites + Overall, columns TP,
 TP@N, CPT, APR with 95% CIs. TP, TP@N and APR in percent and CPT in turns, as in the paper."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The static evidence viewer: one self-contained HTML file per run (seed 000, Appendix E.1, Figs. 7-8).
+"""The static evidence viewer: one self-contained HTML file per run (EvoGenUI-Bench Appendix E.1, Figs. 7-8).
 
     python -m runner.report.viewer RUN_DIR [--out FILE]      # default RUN_DIR/report.html
 

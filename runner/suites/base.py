@@ -53,7 +53,7 @@ def shard_tasks(tasks: list[Task], shard: str) -> list[Task]:
 
 @dataclass
 class CompactTurn:
-    """What later turns see of an earlier one (seed 000, Appendix F.2: compact previous turns)."""
+    """What later turns see of an earlier one (EvoGenUI-Bench Appendix F.2: compact previous turns)."""
 
     turn: int
     request: str

@@ -1,6 +1,6 @@
 """The turn payload shown to the generator (public material only).
 
-Its shape follows seed 000, Appendix F.2: the current request; task context, public tool and resource
+Its shape follows EvoGenUI-Bench, Appendix F.2: the current request; task context, public tool and resource
 contracts and conversation history; compact previous turns (request, assistant text, final UI text);
 and the latest source files. The output contract asks for assistant text plus the complete source.
 """

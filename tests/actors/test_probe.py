@@ -1,4 +1,4 @@
-"""The Interaction Probe (seed 001 §3.2/§4.1/B.1) against real Chromium: actions, mutations and IR."""
+"""The Interaction Probe (I-WebGenBench §3.2/§4.1/B.1) against real Chromium: actions, mutations and IR."""
 
 from __future__ import annotations
 

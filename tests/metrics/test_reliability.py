@@ -1,4 +1,4 @@
-"""Reliability metrics (seed 000, §4.3 / Appendix C.2) against hand-computed outcome matrices."""
+"""Reliability metrics (EvoGenUI-Bench §4.3 / Appendix C.2) against hand-computed outcome matrices."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ exposes
     def invoke(tool: str, args: dict, state: dict) -> dict
 
 The public tool contract shown to the generator is built from TOOL_SCHEMAS (name, description,
-inputSchema, outputSchema only, seed 000 Appendix B.2: "The model sees each tool's name, description,
+inputSchema, outputSchema only, EvoGenUI-Bench Appendix B.2: "The model sees each tool's name, description,
 and public schema"); the module itself, its fixtures and its state stay private.
 """
 

@@ -2,7 +2,7 @@
 
 A file holds one task object or {"tasks": [...], ...}. Every field of the format goes somewhere:
 
-Public (may reach the generator; seed 000 §3.2, Appendix A.2, B.2, F.2):
+Public (may reach the generator; EvoGenUI-Bench §3.2, Appendix A.2, B.2, F.2):
     task_id | episode_id                    -> Task.id
     title                                   -> Task.title (default: the id)
     domain                                  -> Task.domain
@@ -59,7 +59,7 @@ __all__ = ["SUB_SUITES", "TaskFormatError", "load_tasks", "parse_task"]
 
 SUITE_NAME = "evogenui"
 
-# Scenario suite in the task file -> sub_suite (seed 000 §3.3: Presentation, Interaction, Tool-grounded).
+# Scenario suite in the task file -> sub_suite (EvoGenUI-Bench §3.3: Presentation, Interaction, Tool-grounded).
 SUB_SUITES = {
     "presentation_ui": "presentation",
     "interactive_tool_ui": "interaction",

@@ -1,6 +1,6 @@
 """The official turn-pass rule of EvoGenUI-Bench for model-based (LLM) verdicts.
 
-Seed 000, §4.3: p_{T,t} "equals 1 only if generation succeeds, the returned source yields an evaluable
+EvoGenUI-Bench §4.3: p_{T,t} "equals 1 only if generation succeeds, the returned source yields an evaluable
 artifact, and the Presentation, Execution, and Alignment scores are each at least 4."
 Appendix C.1: "Each uses a 1–5 scale and passes at scores of 4 or 5."
 

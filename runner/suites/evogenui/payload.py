@@ -1,4 +1,4 @@
-"""The generator's turn payload of EvoGenUI-Bench (seed 000, Appendix F.2), public material only.
+"""The generator's turn payload of EvoGenUI-Bench (EvoGenUI-Bench Appendix F.2), public material only.
 
     {
       "current_user_request": "...",

@@ -1,4 +1,4 @@
-"""The tool runtime's state at the start of a turn (seed 000 §4.1: later turns use "for tool-grounded
+"""The tool runtime's state at the start of a turn (EvoGenUI-Bench §4.1: later turns use "for tool-grounded
 tasks, restored runtime state"; B.2: "initial state" is private to execution and evaluation).
 
 Turn 1 starts from the initial state, every later turn from the state the previous turn's user

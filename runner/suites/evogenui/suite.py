@@ -1,4 +1,4 @@
-"""suite=evogenui: EvoGenUI-Bench (seed 000), multi-turn interface maintenance in three sub-suites.
+"""suite=evogenui: EvoGenUI-Bench, multi-turn interface maintenance in three sub-suites.
 
 - Tasks: EvoGenUI's own JSON format (loader.py), the project's set under tasks/evogenui or any
   file / folder / glob given as `suite.tasks_path`; `suite.sub_suites` picks presentation,

@@ -1,4 +1,4 @@
-"""The diagnostic failure taxonomy of EvoGenUI-Bench (seed 000, §6.1 and Appendix D.2.2).
+"""The diagnostic failure taxonomy of EvoGenUI-Bench (EvoGenUI-Bench §6.1 and Appendix D.2.2).
 
 Every executed non-passing turn gets ONE primary mechanism out of six. The label is diagnostic only:
 it never changes the pass decision or any metric (D.2.2: "These labels are diagnostic and do not

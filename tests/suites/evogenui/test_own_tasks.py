@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[3]
 TASKS_DIR = ROOT / "tasks" / "evogenui"
 BACKENDS_DIR = TASKS_DIR / "backends"
 OFFICIAL_SCHEMA = ROOT / ".." / "shared" / "formats" / "evogenui" / "multiturn_tasks.schema.json"
-TURNS_PER_TASK = 5  # seed 000 §3.1: five-turn episodes
+TURNS_PER_TASK = 5  # EvoGenUI-Bench §3.1: five-turn episodes
 OUR_TURN_FIELDS = ("reference", "requires_previous_artifact")  # our extensions of the official turn object
 CALL_TOOL = re.compile(r"""callTool\(\s*["']([A-Za-z0-9_.-]+)["']""")
 
