@@ -2,8 +2,7 @@
 # the web template's node_modules, for users who run everything in containers (docs/docker.md).
 #
 #   bash scripts/build-images.sh          # genui-base:bookworm (this machine's apt sources and CA bundle) + sandbox images
-#   docker build -t genui-runner \
-#     --build-arg SANDBOX_BUILD_IMAGE=$(.venv/bin/python -m runner.sandbox.images --tag build) .
+#   docker build -t genui-runner .       # SANDBOX_BUILD_IMAGE defaults to genui-build:current (build-images.sh)
 #   docker run --rm --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
 #     --security-opt systempaths=unconfined -v /sys/fs/cgroup:/sys/fs/cgroup genui-runner
 #
@@ -12,7 +11,7 @@
 # build arguments (--build-arg HTTPS_PROXY=...); the CA bundle is the base image's (bootstrap.sh copies the
 # machine's). Distribution packages are named, never pinned (their builds are withdrawn within days).
 ARG BASE_IMAGE=genui-base:bookworm
-ARG SANDBOX_BUILD_IMAGE
+ARG SANDBOX_BUILD_IMAGE=genui-build:current
 FROM ${SANDBOX_BUILD_IMAGE} AS template
 
 # The venv is made in a stage of its own, so pip's settings and caches stay out of the final image.

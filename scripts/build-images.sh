@@ -16,3 +16,6 @@ if [ "$BASE_IMAGE" = "genui-base:bookworm" ]; then
 fi
 PYTHON="${PYTHON:-.venv/bin/python}"
 "$PYTHON" -m runner.sandbox.images --refresh --base "$BASE_IMAGE" build browser
+# `genui-build:current` points at the build image just resolved, so `docker build -t genui-runner .` needs no
+# argument. It is only a pointer (like `latest`): runs record the content tag and digest, never the alias.
+docker tag "$("$PYTHON" -m runner.sandbox.images --tag build)" genui-build:current

@@ -36,8 +36,12 @@ def runner_image() -> str:
     build_tag = subprocess.run([str(REPO_ROOT / ".venv" / "bin" / "python"), "-m", "runner.sandbox.images", "--tag",
                                 "build"], capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)
     assert build_tag.returncode == 0, build_tag.stderr[-2000:]
-    built = _docker("build", "-t", TAG, "--build-arg", f"SANDBOX_BUILD_IMAGE={build_tag.stdout.strip()}", ".",
-                    timeout=1800)
+    # scripts/build-images.sh points genui-build:current at the resolved build image; the README's command
+    # (`docker build -t genui-runner .`) builds on it.
+    current = _docker("image", "inspect", "--format", "{{.Id}}", "genui-build:current", timeout=60)
+    resolved = _docker("image", "inspect", "--format", "{{.Id}}", build_tag.stdout.strip(), timeout=60)
+    assert current.returncode == 0 and current.stdout == resolved.stdout, "run scripts/build-images.sh first"
+    built = _docker("build", "-t", TAG, ".", timeout=1800)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     return TAG
 
