@@ -249,15 +249,20 @@ def _band(key: str, value: Any) -> float:
     raise RubricScaleError(f"{key}={value!r} is not one of the rubric's bands {RUBRIC_BANDS}")
 
 
-def parse_rubric(text: str) -> dict[str, float]:
-    """The six ratings of a rubric answer on the five-band scale; RubricScaleError when unusable."""
+def _answer_json(text: str) -> Any:
+    """The JSON object of a judge's answer; RubricScaleError when there is none or it does not parse."""
     match = re.search(r"\{.*\}", text or "", re.DOTALL)
     if not match:
         raise RubricScaleError("no JSON object in the judge's answer")
     try:
-        data = json.loads(match.group(0))
+        return json.loads(match.group(0))
     except ValueError as error:
         raise RubricScaleError(f"the judge's JSON does not parse: {error}") from None
+
+
+def parse_rubric(text: str) -> dict[str, float]:
+    """The six ratings of a rubric answer on the five-band scale; RubricScaleError when unusable."""
+    data = _answer_json(text)
     if not isinstance(data, dict):
         raise RubricScaleError("the judge's answer is not a JSON object")
     out = {}
@@ -355,13 +360,7 @@ def outbox_messages(blocks: list[OutboxBlock]) -> list[dict[str, Any]]:
 
 def parse_outbox(text: str, names: list[str]) -> dict[str, Any]:
     """{"blocks": {name: band}, "reason"} from a judge answer; RubricScaleError when unusable."""
-    match = re.search(r"\{.*\}", text or "", re.DOTALL)
-    if not match:
-        raise RubricScaleError("no JSON object in the judge's answer")
-    try:
-        data = json.loads(match.group(0))
-    except ValueError as error:
-        raise RubricScaleError(f"the judge's JSON does not parse: {error}") from None
+    data = _answer_json(text)
     ratings = data.get("blocks") if isinstance(data, dict) else None
     if not isinstance(ratings, dict):
         raise RubricScaleError("the judge's answer has no 'blocks' object")
