@@ -108,6 +108,55 @@ def test_build_and_serve_in_containers(tmp_path: Path, label: str, in_container:
     asyncio.run(scenario())
 
 
+PORT_PROBE = (
+    "import socket,sys\n"
+    "for port in sys.argv[1:]:\n"
+    "    s=socket.socket(); s.settimeout(2)\n"
+    "    print(port, 'open' if s.connect_ex(('127.0.0.1', int(port))) == 0 else 'closed'); s.close()\n"
+)
+
+
+@pytest.mark.browser
+def test_each_worker_has_its_own_browser_container_and_loopback(tmp_path: Path, label: str, engine) -> None:
+    """Two workers serving at once: each page's loopback holds its own artifact server and not the other's."""
+    from runner.browser.launch import BrowserPool, BrowserSettings
+
+    async def scenario():
+        sandbox = _sandbox(label)
+        try:
+            first, second = [await sandbox.browser_settings(BrowserSettings()) for _ in range(2)]
+            assert first.serve_network and second.serve_network and first.serve_network != second.serve_network
+            assert first.connect_url != second.connect_url
+            dists = []
+            for name in ("first", "second"):
+                dist = tmp_path / name / "dist"
+                dist.mkdir(parents=True)
+                (dist / "index.html").write_text(f"<!doctype html><title>{name}</title><h1>served {name}</h1>")
+                dists.append(dist)
+            pools = [BrowserPool(first), BrowserPool(second)]
+            async with sandbox.serve(dists[0], network=pools[0].network_namespace) as one, \
+                    sandbox.serve(dists[1], network=pools[1].network_namespace) as two:
+                ports = [one.url.rsplit(":", 1)[1].strip("/"), two.url.rsplit(":", 1)[1].strip("/")]
+                assert ports[0] != ports[1], "distinct ports, so a closed one means another namespace"
+                seen = {}
+                for index, settings in enumerate((first, second)):
+                    output = engine.containers.run(
+                        sandbox.images["build"].tag, ["python3", "-c", PORT_PROBE, *ports], remove=True,
+                        network_mode=f"container:{settings.serve_network}", user="10001:10001",
+                    ).decode()
+                    seen[index] = dict(line.split() for line in output.splitlines())
+                assert seen[0] == {ports[0]: "open", ports[1]: "closed"}, seen
+                assert seen[1] == {ports[0]: "closed", ports[1]: "open"}, seen
+                for pool, served, name in ((pools[0], one, "first"), (pools[1], two, "second")):
+                    async with pool, pool.session(served.url) as session:
+                        await session.goto()
+                        assert f"served {name}" in await session.visible_text()
+        finally:
+            await sandbox.aclose()
+
+    asyncio.run(scenario())
+
+
 def test_build_has_no_network(tmp_path: Path, label: str) -> None:
     probe = (
         "fetch('http://deb.debian.org/debian/').then(() => { console.log('REACHED'); process.exit(0); })"
