@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from runner.processes import pid_alive
 from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
 from runner.sandbox.images import OFFLINE_BASE, ImageInfo, ensure_images, tracking_tags
+from runner.sandbox.module_volume import ensure_module_volume, volume_name
 from runner.sandbox.static import build_static
 from runner.sandbox.web_template import (
     ALLOWED_PACKAGES,
@@ -49,6 +50,7 @@ from runner.sandbox.web_template import (
     ensure_template_modules,
     prepare_workspace,
     rejection,
+    template_hash,
 )
 
 log = logging.getLogger(__name__)
@@ -148,6 +150,8 @@ class DockerSandbox:
         self._browsers: list[tuple[Any, str]] = []  # (container, address on the internal network); [0] is the default
         self._handed_browsers = 0  # how many of them browser_settings gave to a worker
         self._next_port = FIRST_SERVE_PORT
+        self._module_volumes: dict[str, str] = {}  # template -> its node_modules volume
+        self._module_lock = asyncio.Lock()
 
     # ---- set-up ----------------------------------------------------------------------------------
     def client(self) -> Any:
@@ -338,7 +342,8 @@ class DockerSandbox:
         """Build `files` into an artifact in a container. kind="static": vetted and copied, no container.
 
         `template`: the suite's web template; the default one's node_modules are in the build image, any
-        other template's pinned install (content-hashed cache folder) is mounted read-only over them.
+        other template's pinned install (content-hashed cache folder, copied once into a volume of the
+        engine: runner/sandbox/module_volume.py) is mounted read-only over them.
         """
         if kind == "static":
             return await asyncio.to_thread(build_static, files, workspace, assets_dir=assets_dir)
@@ -348,11 +353,11 @@ class DockerSandbox:
                              max_file_bytes=settings.max_file_bytes, template=template)
         if rejected is not None:
             return rejected
-        modules: Path | None = None
+        modules: str | None = None
         try:
             await self.start()
-            if (template or DEFAULT_TEMPLATE) != DEFAULT_TEMPLATE:
-                modules = await asyncio.to_thread(ensure_template_modules, self.cache_root, template)
+            if template is not None and template != DEFAULT_TEMPLATE:
+                modules = await self._template_volume(template)
             workspace = Path(workspace).resolve()
             # node_modules -> /node_modules: the link resolves inside the container (the image's install).
             await asyncio.to_thread(prepare_workspace, files, workspace, Path(IN_MODULES), template)
@@ -363,11 +368,22 @@ class DockerSandbox:
         return accept_build_output(result, workspace, max_output_mb=settings.max_output_mb,
                                    expect_index=settings.build_command is None)
 
-    async def _run_build(self, workspace: Path, modules: Path | None = None) -> BuildResult:
+    async def _template_volume(self, template: str) -> str:
+        """The engine volume with `template`'s node_modules (installed on this side first if needed)."""
+        async with self._module_lock:
+            if template not in self._module_volumes:
+                modules = await asyncio.to_thread(ensure_template_modules, self.cache_root, template)
+                name = volume_name(template, template_hash(template))
+                self._module_volumes[template] = await asyncio.to_thread(
+                    ensure_module_volume, self.client(), self.images["build"].tag, modules, name,
+                    self._labels("modules"))
+            return self._module_volumes[template]
+
+    async def _run_build(self, workspace: Path, modules: str | None = None) -> BuildResult:
         settings = self.settings
         volumes = {str(workspace): {"bind": IN_APP, "mode": "rw"}}
-        if modules is not None:
-            volumes[str(modules.resolve())] = {"bind": IN_MODULES, "mode": "ro"}
+        if modules is not None:  # a volume name
+            volumes[modules] = {"bind": IN_MODULES, "mode": "ro"}
         user, chown_to = self._run_user()
         command = settings.build_command or ["node", f"{IN_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"]
         timeout = settings.build_timeout_s

@@ -7,6 +7,7 @@ fixture below builds whatever is still missing, so a cold engine only makes the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -106,6 +107,44 @@ def test_build_and_serve_in_containers(tmp_path: Path, label: str, in_container:
             await sandbox.aclose()
 
     asyncio.run(scenario())
+
+
+EVOGENUI_FILES = {
+    "src/App.tsx": ("import { useState } from 'react'\n"
+                    "export default function App() {\n"
+                    "  const [count, setCount] = useState<number>(0)\n"
+                    "  return <button onClick={() => setCount(count + 1)}>typed {count}</button>\n"
+                    "}\n"),
+}
+
+
+def test_a_suite_template_builds_from_its_modules_volume(tmp_path: Path, label: str, engine) -> None:
+    """The EvoGenUI-Bench template (React 18 + TS + Vite 7): its node_modules reach the build as an engine
+    volume (filled once, marked complete), not as a bind mount of the runner's cache folder."""
+    from runner.sandbox.module_volume import COMPLETE_MARKER, volume_name
+    from runner.sandbox.web_template import template_hash
+
+    name = volume_name("evogenui", template_hash("evogenui"))
+    with contextlib.suppress(Exception):  # start cold, so the fill is what is tested
+        engine.volumes.get(name).remove(force=True)
+
+    async def scenario():
+        sandbox = _sandbox(label, browser_in_container=False)
+        try:
+            return await sandbox.build(EVOGENUI_FILES, tmp_path / "ws", template="evogenui")
+        finally:
+            await sandbox.aclose()
+
+    result = asyncio.run(scenario())
+    assert result.status == "ok", result.log
+    bundle = "".join(p.read_text() for p in (result.dist_dir / "assets").glob("*.js"))
+    assert "typed " in bundle and "useState<number>" not in bundle, "TypeScript compiled away"
+    volume = engine.volumes.get(name)
+    assert volume.attrs["Labels"][LABEL_SANDBOX] == label
+    listing = engine.containers.run(
+        "genui-base:bookworm", ["ls", "-A", "/m"], remove=True, network_mode="none",
+        volumes={name: {"bind": "/m", "mode": "ro"}}).decode().split()
+    assert COMPLETE_MARKER in listing and "vite" in listing and "react" in listing, listing
 
 
 PORT_PROBE = (
