@@ -54,6 +54,21 @@ def engine():
     client.close()
 
 
+def _output(engine, image: str, command: list[str], **options) -> str:
+    """A short container's stdout. `containers.run` sometimes hands back b'' for a container that already
+    exited (the engine has not yet copied its log), so wait, then read the log until it holds something."""
+    container = engine.containers.create(image, command, **options)
+    try:
+        container.start()
+        container.wait(timeout=60)
+        deadline = time.monotonic() + 5
+        while not (output := container.logs(stdout=True, stderr=False)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return output.decode()
+    finally:
+        container.remove(force=True)
+
+
 @pytest.fixture
 def label(engine):
     """A label of this test's own: afterwards no container or network with it may remain."""
@@ -141,9 +156,8 @@ def test_a_suite_template_builds_from_its_modules_volume(tmp_path: Path, label: 
     assert "typed " in bundle and "useState<number>" not in bundle, "TypeScript compiled away"
     volume = engine.volumes.get(name)
     assert volume.attrs["Labels"][LABEL_SANDBOX] == label
-    listing = engine.containers.run(
-        "genui-base:bookworm", ["ls", "-A", "/m"], remove=True, network_mode="none",
-        volumes={name: {"bind": "/m", "mode": "ro"}}).decode().split()
+    listing = _output(engine, "genui-base:bookworm", ["ls", "-A", "/m"], network_mode="none",
+                      volumes={name: {"bind": "/m", "mode": "ro"}}).split()
     assert COMPLETE_MARKER in listing and "vite" in listing and "react" in listing, listing
 
 
@@ -179,10 +193,8 @@ def test_each_worker_has_its_own_browser_container_and_loopback(tmp_path: Path, 
                 assert ports[0] != ports[1], "distinct ports, so a closed one means another namespace"
                 seen = {}
                 for index, settings in enumerate((first, second)):
-                    output = engine.containers.run(
-                        sandbox.images["build"].tag, ["python3", "-c", PORT_PROBE, *ports], remove=True,
-                        network_mode=f"container:{settings.serve_network}", user="10001:10001",
-                    ).decode()
+                    output = _output(engine, sandbox.images["build"].tag, ["python3", "-c", PORT_PROBE, *ports],
+                                     network_mode=f"container:{settings.serve_network}", user="10001:10001")
                     seen[index] = dict(line.split() for line in output.splitlines())
                 assert seen[0] == {ports[0]: "open", ports[1]: "closed"}, seen
                 assert seen[1] == {ports[0]: "closed", ports[1]: "open"}, seen
@@ -380,6 +392,6 @@ def test_images_hold_what_the_sources_serve_and_a_refresh_of_unchanged_sources_b
         for package, version in image_versions(image).items():
             if package in resolved:
                 assert resolved[package] == version
-    installed = engine.containers.run(present["browser"].tag, entrypoint=["dpkg-query", "-W", "-f", "${Version}",
-                                                                          "chromium"], remove=True).decode()
+    installed = _output(engine, present["browser"].tag, ["-W", "-f", "${Version}", "chromium"],
+                        entrypoint=["dpkg-query"])
     assert installed == present["browser"].versions["chromium"], "the label is what dpkg installed"
