@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.processes import pid_alive
 from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
-from runner.sandbox.images import OFFLINE_BASE, ImageInfo, ensure_images, tracking_tags
+from runner.sandbox.images import OFFLINE_BASE, ImageInfo, ensure_images, logs_after_exit, tracking_tags
 from runner.sandbox.module_volume import ensure_module_volume, volume_name
 from runner.sandbox.static import build_static
 from runner.sandbox.web_template import (
@@ -419,7 +419,7 @@ class DockerSandbox:
                 exit_code = -1
                 with contextlib.suppress(Exception):
                     await asyncio.to_thread(container.kill)
-            output = await asyncio.to_thread(container.logs, stdout=True, stderr=True)
+            output = await asyncio.to_thread(logs_after_exit, container, settle_s=2.0)
             await asyncio.to_thread(container.reload)
             state = container.attrs.get("State", {})
             oom = bool(state.get("OOMKilled"))
