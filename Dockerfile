@@ -45,6 +45,8 @@ COPY --from=venv /opt/genui /opt/genui
 COPY conf ./conf
 COPY tasks ./tasks
 COPY bench ./bench
+# The sandbox images' recipes: sandbox=docker finds the host engine's images by their hash (runner/sandbox/images.py).
+COPY images ./images
 # The web template's node_modules where runner.sandbox.web_template looks for them (cache keyed by lockfile hash).
 COPY --from=template /node_modules /opt/genui/.cache/node_modules.tmp
 RUN hash=$(/opt/genui/.venv/bin/python -c 'from runner.sandbox.web_template import template_hash; print(template_hash())') \

@@ -190,10 +190,9 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
             generation_roles = [role for role in ("generator", "actor") if role in roles]
             if tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
                 model = attach_call_traces(tracker.log_model_call, model, ("judge", judge), ("actor", actor))
-            browser_settings = await sandbox_browser_settings(sandbox, config.browser)
             browsers = []
-            for _ in range(config.concurrency.browsers):
-                pool = BrowserPool(browser_settings)
+            for _ in range(config.concurrency.browsers):  # each worker's own (docker: its own browser container)
+                pool = BrowserPool(await sandbox_browser_settings(sandbox, config.browser))
                 await pool.start()
                 stack.push_async_callback(pool.aclose)
                 browsers.append(pool)

@@ -67,6 +67,9 @@ class BrowserSettings(BaseModel):
     # Connect to a Playwright server (e.g. the docker sandbox's browser container) instead of launching
     # locally; the server launches Chromium with these same settings (executable_path, headless, args).
     connect_url: str | None = None
+    # Set by a sandbox that runs the browser itself (docker: its browser container): where this browser's
+    # artifact servers must listen, passed to the sandbox's serve() as `network`.
+    serve_network: str | None = None
     # Launch the local browser in its own network namespace (only loopback, where the artifact server of the
     # session is bound) and a memory cgroup (runner/browser/confine.py). The local sandbox turns this on.
     confine: bool = False
@@ -99,7 +102,7 @@ class BrowserPool:
     @property
     def network_namespace(self) -> str | None:
         """Where an artifact server must listen for this pool's browser to reach it (None: the host's)."""
-        return self.confinement.netns if self.confinement is not None else None
+        return self.confinement.netns if self.confinement is not None else self.settings.serve_network
 
     @property
     def browser(self) -> Browser | None:

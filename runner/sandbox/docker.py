@@ -6,10 +6,12 @@
   limits, an init process, and a wall-clock timeout enforced here (wait with timeout, then kill + remove).
 - serve: the same artifact server as the local sandbox (runner/sandbox/server.py, mounted read-only) in a
   container of the build image, with the dist folder mounted read-only.
-- browser: with `browser_in_container`, Chromium runs in the browser image behind a Playwright server;
-  artifact servers join the browser container's network namespace, so the page is http://127.0.0.1:PORT/
-  for the browser, exactly as with the local sandbox. That namespace sits on an `internal` Docker network:
-  the host reaches it, nothing outside does.
+- browser: with `browser_in_container`, Chromium runs in the browser image behind a Playwright server, one
+  container per browser worker (each `browser_settings` call hands out its own). An artifact server joins
+  the network namespace of the browser container that opens it, so the page is http://127.0.0.1:PORT/ for
+  the browser, exactly as with the local sandbox, and a worker serves one artifact at a time: no page
+  shares a loopback with another episode's server. Those namespaces sit on an `internal` Docker network:
+  the host reaches them, nothing outside does.
 Every container and network carries labels naming this process; stale ones of a crashed run are removed
 at start, and aclose removes everything this sandbox created.
 """
@@ -36,7 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.processes import pid_alive
 from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
-from runner.sandbox.images import OFFLINE_BASE, ImageInfo, ensure_images, tracking_tags
+from runner.sandbox.images import OFFLINE_BASE, ImageInfo, ensure_images, logs_after_exit, tracking_tags
+from runner.sandbox.module_volume import ensure_module_volume, volume_name
 from runner.sandbox.static import build_static
 from runner.sandbox.web_template import (
     ALLOWED_PACKAGES,
@@ -47,6 +50,7 @@ from runner.sandbox.web_template import (
     ensure_template_modules,
     prepare_workspace,
     rejection,
+    template_hash,
 )
 
 log = logging.getLogger(__name__)
@@ -143,9 +147,11 @@ class DockerSandbox:
         self._created: dict[str, str] = {}  # container id -> role, removed at aclose
         self._created_lock = threading.Lock()
         self._network: Any = None
-        self._browser: Any = None
-        self._browser_ip: str | None = None
+        self._browsers: list[tuple[Any, str]] = []  # (container, address on the internal network); [0] is the default
+        self._handed_browsers = 0  # how many of them browser_settings gave to a worker
         self._next_port = FIRST_SERVE_PORT
+        self._module_volumes: dict[str, str] = {}  # template -> its node_modules volume
+        self._module_lock = asyncio.Lock()
 
     # ---- set-up ----------------------------------------------------------------------------------
     def client(self) -> Any:
@@ -254,7 +260,7 @@ class DockerSandbox:
             "init": True,
         }
 
-    def _start_browser(self) -> None:
+    def _start_browser(self) -> tuple[Any, str]:
         settings = self.settings
         network = self._ensure_network()
         hardening = self._hardening(settings.browser_memory_mb, settings.browser_pids)
@@ -269,13 +275,13 @@ class DockerSandbox:
         )
         self._track(container, "browser")
         container.start()
-        self._browser = container
         container.reload()
-        self._browser_ip = container.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
+        address = container.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
         deadline = time.monotonic() + settings.browser_start_timeout_s
         while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection((self._browser_ip, PLAYWRIGHT_PORT), 1):
-                return
+            with contextlib.suppress(OSError), socket.create_connection((address, PLAYWRIGHT_PORT), 1):
+                self._browsers.append((container, address))
+                return container, address
             container.reload()
             if container.status not in ("created", "running"):
                 break
@@ -285,13 +291,33 @@ class DockerSandbox:
 
     @property
     def browser_ws_endpoint(self) -> str | None:
-        return f"ws://{self._browser_ip}:{PLAYWRIGHT_PORT}/" if self._browser_ip else None
+        """The default browser container's Playwright server (the one serve() uses when given no browser)."""
+        return f"ws://{self._browsers[0][1]}:{PLAYWRIGHT_PORT}/" if self._browsers else None
+
+    def _browser_for(self, network: str | None) -> Any:
+        """The browser container an artifact server must join: the one named by `network`, else the default."""
+        for container, _ in self._browsers:
+            if network is not None and container.id == network:
+                return container
+        if network is not None and not network.startswith("/"):  # a namespace path is a local browser's
+            raise DockerSetupError(f"no browser container {network[:12]} of this sandbox")
+        return self._browsers[0][0]
 
     async def browser_settings(self, base: Any) -> Any:
-        """The browser settings workers use: connect to the browser container (when configured)."""
+        """The browser settings of one worker: connect to a browser container of its own (when configured).
+
+        Each call hands out another container (the first is the one start() made), and `serve_network`
+        names it, so the worker's artifact servers join its namespace and no other's.
+        """
         await self.start()
         if self.settings.browser_in_container:
-            return base.model_copy(update={"connect_url": self.browser_ws_endpoint})
+            async with self._start_lock:
+                if self._handed_browsers >= len(self._browsers):
+                    await asyncio.to_thread(self._start_browser)
+                container, address = self._browsers[self._handed_browsers]
+                self._handed_browsers += 1
+            return base.model_copy(update={"connect_url": f"ws://{address}:{PLAYWRIGHT_PORT}/",
+                                           "serve_network": container.id})
         # The host's browser reaches the artifact servers by their addresses on the internal network; the
         # resolver lockdown (runner/browser/launch.py) maps IP literals too, so let that subnet through.
         network = await asyncio.to_thread(self._ensure_network)
@@ -316,7 +342,8 @@ class DockerSandbox:
         """Build `files` into an artifact in a container. kind="static": vetted and copied, no container.
 
         `template`: the suite's web template; the default one's node_modules are in the build image, any
-        other template's pinned install (content-hashed cache folder) is mounted read-only over them.
+        other template's pinned install (content-hashed cache folder, copied once into a volume of the
+        engine: runner/sandbox/module_volume.py) is mounted read-only over them.
         """
         if kind == "static":
             return await asyncio.to_thread(build_static, files, workspace, assets_dir=assets_dir)
@@ -326,11 +353,11 @@ class DockerSandbox:
                              max_file_bytes=settings.max_file_bytes, template=template)
         if rejected is not None:
             return rejected
-        modules: Path | None = None
+        modules: str | None = None
         try:
             await self.start()
-            if (template or DEFAULT_TEMPLATE) != DEFAULT_TEMPLATE:
-                modules = await asyncio.to_thread(ensure_template_modules, self.cache_root, template)
+            if template is not None and template != DEFAULT_TEMPLATE:
+                modules = await self._template_volume(template)
             workspace = Path(workspace).resolve()
             # node_modules -> /node_modules: the link resolves inside the container (the image's install).
             await asyncio.to_thread(prepare_workspace, files, workspace, Path(IN_MODULES), template)
@@ -341,11 +368,22 @@ class DockerSandbox:
         return accept_build_output(result, workspace, max_output_mb=settings.max_output_mb,
                                    expect_index=settings.build_command is None)
 
-    async def _run_build(self, workspace: Path, modules: Path | None = None) -> BuildResult:
+    async def _template_volume(self, template: str) -> str:
+        """The engine volume with `template`'s node_modules (installed on this side first if needed)."""
+        async with self._module_lock:
+            if template not in self._module_volumes:
+                modules = await asyncio.to_thread(ensure_template_modules, self.cache_root, template)
+                name = volume_name(template, template_hash(template))
+                self._module_volumes[template] = await asyncio.to_thread(
+                    ensure_module_volume, self.client(), self.images["build"].tag, modules, name,
+                    self._labels("modules"))
+            return self._module_volumes[template]
+
+    async def _run_build(self, workspace: Path, modules: str | None = None) -> BuildResult:
         settings = self.settings
         volumes = {str(workspace): {"bind": IN_APP, "mode": "rw"}}
-        if modules is not None:
-            volumes[str(modules.resolve())] = {"bind": IN_MODULES, "mode": "ro"}
+        if modules is not None:  # a volume name
+            volumes[modules] = {"bind": IN_MODULES, "mode": "ro"}
         user, chown_to = self._run_user()
         command = settings.build_command or ["node", f"{IN_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"]
         timeout = settings.build_timeout_s
@@ -381,7 +419,7 @@ class DockerSandbox:
                 exit_code = -1
                 with contextlib.suppress(Exception):
                     await asyncio.to_thread(container.kill)
-            output = await asyncio.to_thread(container.logs, stdout=True, stderr=True)
+            output = await asyncio.to_thread(logs_after_exit, container, settle_s=2.0)
             await asyncio.to_thread(container.reload)
             state = container.attrs.get("State", {})
             oom = bool(state.get("OOMKilled"))
@@ -451,7 +489,8 @@ class DockerSandbox:
                     network: str | None = None) -> AsyncIterator[ServedArtifact]:
         """Serve dist_dir from a container running the artifact server; yields the URL the browser uses.
 
-        `network` (a local browser's namespace) does not apply: the server joins the browser container's.
+        `network`: the browser container (a worker's `serve_network`) whose namespace the server joins; None,
+        or a local browser's namespace path, means the default browser container.
         """
         await self.start()
         settings = self.settings
@@ -480,7 +519,9 @@ class DockerSandbox:
                             os.chown(path, *chown_to)
             if settings.browser_in_container:
                 port = self._serve_port()
-                network_args: dict[str, Any] = {"network_mode": f"container:{self._browser.id}"}
+                browser = self._browser_for(network)
+                browser_ip = next(ip for c, ip in self._browsers if c is browser)
+                network_args: dict[str, Any] = {"network_mode": f"container:{browser.id}"}
             else:
                 port = 8000
                 network_args = {"network": (await asyncio.to_thread(self._ensure_network)).name}
@@ -494,7 +535,7 @@ class DockerSandbox:
             self._track(container, "serve")
             await asyncio.to_thread(container.start)
             if settings.browser_in_container:
-                probe_url, url = f"http://{self._browser_ip}:{port}/", f"http://127.0.0.1:{port}/"
+                probe_url, url = f"http://{browser_ip}:{port}/", f"http://127.0.0.1:{port}/"
             else:
                 await asyncio.to_thread(container.reload)
                 ip = container.attrs["NetworkSettings"]["Networks"][network_args["network"]]["IPAddress"]
@@ -542,8 +583,8 @@ class DockerSandbox:
             with contextlib.suppress(NotFound, APIError):
                 self._network.remove()
             self._network = None
-        self._browser = None
-        self._browser_ip = None
+        self._browsers = []
+        self._handed_browsers = 0
         self._client.close()
         self._client = None
         self._started = False

@@ -178,6 +178,15 @@ def parse_simulated_install(output: str) -> dict[str, str]:
     return {name.split(":")[0]: version for name, version in _SIMULATED_INSTALL.findall(output)}
 
 
+def logs_after_exit(container: Any, *, settle_s: float = 5.0) -> bytes:
+    """An exited container's log. Right after `wait` returns the engine may not have copied the log yet
+    (measured: `dpkg-query` output read back as b'' about one time in three), so read until it holds something."""
+    deadline = time.monotonic() + settle_s
+    while not (output := container.logs(stdout=True, stderr=True)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return bytes(output)
+
+
 def resolve_packages(client: Any, base_image: str, packages: list[str], *, timeout_s: float = 600) -> dict[str, str]:
     """The exact versions the machine's package sources serve today for `packages` and their dependencies,
     resolved in a throw-away container of the base image (the sources the build itself will use)."""
@@ -190,7 +199,7 @@ def resolve_packages(client: Any, base_image: str, packages: list[str], *, timeo
     try:
         container.start()
         status = container.wait(timeout=timeout_s)
-        output = container.logs(stdout=True, stderr=True).decode(errors="replace")
+        output = logs_after_exit(container).decode(errors="replace")
     finally:
         container.remove(force=True)
     resolved = parse_simulated_install(output)

@@ -153,3 +153,9 @@ def test_missing_executable_fails_loudly(browser_settings) -> None:
 
     with pytest.raises(PlaywrightError):
         asyncio.run(main())
+
+
+def test_a_pool_tells_where_its_artifact_servers_listen() -> None:
+    """Unconfined and unassigned: the host's; assigned by a sandbox (docker: its browser container): that."""
+    assert BrowserPool(BrowserSettings()).network_namespace is None
+    assert BrowserPool(BrowserSettings(serve_network="c0ffee")).network_namespace == "c0ffee"

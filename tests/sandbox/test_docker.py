@@ -7,6 +7,7 @@ fixture below builds whatever is still missing, so a cold engine only makes the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -51,6 +52,21 @@ def engine():
     ensure_images(client, base_image=OFFLINE_BASE)  # builds what is missing (minutes, once per engine)
     yield client
     client.close()
+
+
+def _output(engine, image: str, command: list[str], **options) -> str:
+    """A short container's stdout. `containers.run` sometimes hands back b'' for a container that already
+    exited (the engine has not yet copied its log), so wait, then read the log until it holds something."""
+    container = engine.containers.create(image, command, **options)
+    try:
+        container.start()
+        container.wait(timeout=60)
+        deadline = time.monotonic() + 5
+        while not (output := container.logs(stdout=True, stderr=False)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return output.decode()
+    finally:
+        container.remove(force=True)
 
 
 @pytest.fixture
@@ -102,6 +118,90 @@ def test_build_and_serve_in_containers(tmp_path: Path, label: str, in_container:
                     assert "Hello from docker" in await session.visible_text()
                     agent = await session.page.evaluate("navigator.userAgent")
                     assert "Chrome/156" in agent
+        finally:
+            await sandbox.aclose()
+
+    asyncio.run(scenario())
+
+
+EVOGENUI_FILES = {
+    "src/App.tsx": ("import { useState } from 'react'\n"
+                    "export default function App() {\n"
+                    "  const [count, setCount] = useState<number>(0)\n"
+                    "  return <button onClick={() => setCount(count + 1)}>typed {count}</button>\n"
+                    "}\n"),
+}
+
+
+def test_a_suite_template_builds_from_its_modules_volume(tmp_path: Path, label: str, engine) -> None:
+    """The EvoGenUI-Bench template (React 18 + TS + Vite 7): its node_modules reach the build as an engine
+    volume (filled once, marked complete), not as a bind mount of the runner's cache folder."""
+    from runner.sandbox.module_volume import COMPLETE_MARKER, volume_name
+    from runner.sandbox.web_template import template_hash
+
+    name = volume_name("evogenui", template_hash("evogenui"))
+    with contextlib.suppress(Exception):  # start cold, so the fill is what is tested
+        engine.volumes.get(name).remove(force=True)
+
+    async def scenario():
+        sandbox = _sandbox(label, browser_in_container=False)
+        try:
+            return await sandbox.build(EVOGENUI_FILES, tmp_path / "ws", template="evogenui")
+        finally:
+            await sandbox.aclose()
+
+    result = asyncio.run(scenario())
+    assert result.status == "ok", result.log
+    bundle = "".join(p.read_text() for p in (result.dist_dir / "assets").glob("*.js"))
+    assert "typed " in bundle and "useState<number>" not in bundle, "TypeScript compiled away"
+    volume = engine.volumes.get(name)
+    assert volume.attrs["Labels"][LABEL_SANDBOX] == label
+    listing = _output(engine, "genui-base:bookworm", ["ls", "-A", "/m"], network_mode="none",
+                      volumes={name: {"bind": "/m", "mode": "ro"}}).split()
+    assert COMPLETE_MARKER in listing and "vite" in listing and "react" in listing, listing
+
+
+PORT_PROBE = (
+    "import socket,sys\n"
+    "for port in sys.argv[1:]:\n"
+    "    s=socket.socket(); s.settimeout(2)\n"
+    "    print(port, 'open' if s.connect_ex(('127.0.0.1', int(port))) == 0 else 'closed'); s.close()\n"
+)
+
+
+@pytest.mark.browser
+def test_each_worker_has_its_own_browser_container_and_loopback(tmp_path: Path, label: str, engine) -> None:
+    """Two workers serving at once: each page's loopback holds its own artifact server and not the other's."""
+    from runner.browser.launch import BrowserPool, BrowserSettings
+
+    async def scenario():
+        sandbox = _sandbox(label)
+        try:
+            first, second = [await sandbox.browser_settings(BrowserSettings()) for _ in range(2)]
+            assert first.serve_network and second.serve_network and first.serve_network != second.serve_network
+            assert first.connect_url != second.connect_url
+            dists = []
+            for name in ("first", "second"):
+                dist = tmp_path / name / "dist"
+                dist.mkdir(parents=True)
+                (dist / "index.html").write_text(f"<!doctype html><title>{name}</title><h1>served {name}</h1>")
+                dists.append(dist)
+            pools = [BrowserPool(first), BrowserPool(second)]
+            async with sandbox.serve(dists[0], network=pools[0].network_namespace) as one, \
+                    sandbox.serve(dists[1], network=pools[1].network_namespace) as two:
+                ports = [one.url.rsplit(":", 1)[1].strip("/"), two.url.rsplit(":", 1)[1].strip("/")]
+                assert ports[0] != ports[1], "distinct ports, so a closed one means another namespace"
+                seen = {}
+                for index, settings in enumerate((first, second)):
+                    output = _output(engine, sandbox.images["build"].tag, ["python3", "-c", PORT_PROBE, *ports],
+                                     network_mode=f"container:{settings.serve_network}", user="10001:10001")
+                    seen[index] = dict(line.split() for line in output.splitlines())
+                assert seen[0] == {ports[0]: "open", ports[1]: "closed"}, seen
+                assert seen[1] == {ports[0]: "closed", ports[1]: "open"}, seen
+                for pool, served, name in ((pools[0], one, "first"), (pools[1], two, "second")):
+                    async with pool, pool.session(served.url) as session:
+                        await session.goto()
+                        assert f"served {name}" in await session.visible_text()
         finally:
             await sandbox.aclose()
 
@@ -282,7 +382,9 @@ def test_tool_bridge_is_served_from_the_container(tmp_path: Path, label: str) ->
 def test_images_hold_what_the_sources_serve_and_a_refresh_of_unchanged_sources_builds_nothing(engine) -> None:
     from runner.sandbox.images import APT_SET_LABEL, apt_set_hash, image_specs, resolve_packages
 
-    present = ensure_images(engine, base_image=OFFLINE_BASE)
+    # The first refresh brings the images up to what the sources serve today (it builds when the mirror moved
+    # since the last build: measured here within one hour); a second one finds the sources unchanged.
+    present = ensure_images(engine, base_image=OFFLINE_BASE, refresh=True)
     refreshed = ensure_images(engine, base_image=OFFLINE_BASE, refresh=True)  # resolves again, in the base image
     for name in ("build", "browser"):
         assert not refreshed[name].built and refreshed[name].tag == present[name].tag
@@ -292,6 +394,6 @@ def test_images_hold_what_the_sources_serve_and_a_refresh_of_unchanged_sources_b
         for package, version in image_versions(image).items():
             if package in resolved:
                 assert resolved[package] == version
-    installed = engine.containers.run(present["browser"].tag, entrypoint=["dpkg-query", "-W", "-f", "${Version}",
-                                                                          "chromium"], remove=True).decode()
+    installed = _output(engine, present["browser"].tag, ["-W", "-f", "${Version}", "chromium"],
+                        entrypoint=["dpkg-query"])
     assert installed == present["browser"].versions["chromium"], "the label is what dpkg installed"

@@ -4,13 +4,12 @@ One real run per sandbox: the runner starts with an API key in its environment (
 each case is one slot whose answer comes from a real OpenAI-compatible HTTP server, and a TCP and a UDP
 listener on 127.0.0.1 stand in for the host's other services. Every case must land in its bucket with its
 evidence, the listeners must receive nothing, and the key must appear in no file of the run dir or the MLflow
-store. Docker side: marker `docker`; image tags can be forced with GENUI_TEST_DOCKER_IMAGES="build=TAG,browser=TAG".
+store. Docker side: marker `docker`; the images are the ones the runner's own lookup finds (their content tags).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import threading
@@ -24,6 +23,7 @@ import yaml
 
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 from tests.sandbox.hostile.corpus import CASES, HostileCase
+from tests.support.components import skip_missing
 from tests.support.fault_server import FaultServer, completion
 
 # One whole run per sandbox happens in the first test that needs it.
@@ -100,26 +100,19 @@ def _answers(listeners: HostListeners):
 
 
 def _docker_overrides() -> list[str]:
-    from runner.sandbox.images import OFFLINE_BASE, content_tag, image_specs
+    """The docker sandbox as a run picks it: the runner looks up the current content-tagged images itself.
 
-    forced = dict(item.split("=", 1) for item in os.environ.get("GENUI_TEST_DOCKER_IMAGES", "").split(",") if item)
+    Checked here first (the same lookup, building nothing) so that a missing engine or image is a skip that
+    names its set-up step, not 20 infra slots.
+    """
+    from runner.sandbox.docker import DockerSetupError, present_images
+
     try:
-        import docker
-
-        client = docker.from_env(timeout=30)
-        client.ping()
-    except Exception as exc:
-        pytest.skip(f"no Docker engine reachable ({exc}); start one with scripts/start-dockerd.sh")
-    overrides = ["sandbox=docker", "sandbox.options.browser_memory_mb=1024"]
-    for name, spec in image_specs().items():
-        tag = forced.get(name) or content_tag(spec, OFFLINE_BASE)
-        try:
-            client.images.get(tag)
-        except Exception:
-            pytest.skip(f"sandbox image {tag} is missing: build it with scripts/build-images.sh")
-        overrides.append(f"+sandbox.options.images.{name}={tag}")
-    client.close()
-    return overrides
+        present_images({})
+    except DockerSetupError as exc:
+        skip_missing("docker", f"{exc}; start the engine with scripts/start-dockerd.sh, build with "
+                     "scripts/build-images.sh")
+    return ["sandbox=docker", "+sandbox.options.browser_memory_mb=1024", "+sandbox.options.build_missing_images=false"]
 
 
 @dataclass
