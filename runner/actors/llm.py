@@ -7,7 +7,9 @@ vision) a screenshot, and answers with ONE action as structured output:
     | read_runtime_logs (the tool log tail becomes the next observation) | finish(success, summary)
 
 It is told the turn's request, the private validation contract and the names of the task's tools, but
-never the source (EvoGenUI-Bench's blind actor, §4.1). Every step is recorded (action, ok, error, whether the
+never the source (EvoGenUI-Bench's blind actor, §4.1). A suite may give its own instructions
+(ActorContext.instructions, e.g. EvoGenUI-Bench's actor prompt with suite.prompts=benchmark): they replace
+the role text, never the action protocol. Every step is recorded (action, ok, error, whether the
 DOM changed, observation, screenshots). Its own success claim goes to Trace.claim and is advisory only
 (§4.1: "Actor-reported interaction status is advisory rather than an official label"). The step budget
 and a wall-clock budget bound the trace; running out of either leaves `finished=False`.
