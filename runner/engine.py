@@ -393,7 +393,8 @@ class Engine:
                 if self.services.actor is not None and not evidence.load_error:
                     start = time.perf_counter()
                     context = ActorContext(task=task, turn=turn, evidence=evidence, out_dir=evidence_dir,
-                                           tool_names=sorted(task.extra.get("tools", {})))
+                                           tool_names=sorted(task.extra.get("tools", {})),
+                                           instructions=self.suite.actor_instructions)
                     trace = await self.services.actor.act(session, context)
                     trace.save(evidence_dir / "trace.json")
                     timings["actor"] = time.perf_counter() - start

@@ -20,6 +20,9 @@ class ActorContext:
     evidence: Evidence
     out_dir: Path  # evidence/<task>/<turn>/ ; screenshots go here
     tool_names: list[str] = field(default_factory=list)
+    # The suite's instructions for the actor (a benchmark's own actor prompt), used in place of the
+    # actor's own role text; None: the actor's own prompt.
+    instructions: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

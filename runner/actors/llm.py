@@ -7,7 +7,9 @@ vision) a screenshot, and answers with ONE action as structured output:
     | read_runtime_logs (the tool log tail becomes the next observation) | finish(success, summary)
 
 It is told the turn's request, the private validation contract and the names of the task's tools, but
-never the source (EvoGenUI-Bench's blind actor, §4.1). Every step is recorded (action, ok, error, whether the
+never the source (EvoGenUI-Bench's blind actor, §4.1). A suite may give its own instructions
+(ActorContext.instructions, e.g. EvoGenUI-Bench's actor prompt with suite.prompts=benchmark): they replace
+the role text, never the action protocol. Every step is recorded (action, ok, error, whether the
 DOM changed, observation, screenshots). Its own success claim goes to Trace.claim and is advisory only
 (§4.1: "Actor-reported interaction status is advisory rather than an official label"). The step budget
 and a wall-clock budget bound the trace; running out of either leaves `finished=False`.
@@ -136,15 +138,16 @@ ACTION_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-_SYSTEM = """You are the interaction actor of a UI benchmark. You operate a web interface in a browser to \
+_ROLE = """You are the interaction actor of a UI benchmark. You operate a web interface in a browser to \
 collect evidence for an evaluator: whether the interface really does what this turn's requirements ask. You \
 cannot see its source code; use only what the page shows.
 
 Exercise the behaviour each requirement describes through visible UI operations (type, click, select, read \
 the result). Do not conclude success from the mere presence of a component, and do not substitute an easier \
-interaction for the one asked. If a control does nothing, record that by finishing with success=false.
+interaction for the one asked. If a control does nothing, record that by finishing with success=false."""
 
-Each step, answer with exactly ONE action as a JSON object (fields not used by the action are null):
+# The action protocol is the actor's own whatever instructions it gets: it is what the structured output parses.
+_ACTION_FORMAT = """Each step, answer with exactly ONE action as a JSON object (fields not used by the action are null):
   {"action": "click", "index": N}
   {"action": "fill", "index": N, "text": "..."}            (replaces the field's content)
   {"action": "select", "index": N, "option": "..."}        (an option label or value of a <select>)
@@ -155,6 +158,8 @@ Each step, answer with exactly ONE action as a JSON object (fields not used by t
   {"action": "finish", "success": true or false, "summary": "what you verified and what failed"}
 Indices refer to the numbered list of interactive elements of the CURRENT step. You may add a short \
 "thought". Finish as soon as every requirement you can test has been tested."""
+
+_SYSTEM = _ROLE + "\n\n" + _ACTION_FORMAT
 
 
 class LLMActor:
@@ -172,10 +177,14 @@ class LLMActor:
     # ---- prompts ------------------------------------------------------------------------------------------
 
     def _briefing(self, context: ActorContext) -> str:
-        """The system prompt: role, action format, the turn's request and private contract, tool names.
+        """The system prompt: role (ours or the suite's instructions), action format, the turn's request and
+        private contract, tool names.
         Built only from the task's private contract, never from the artifact's source files."""
         turn, task = context.turn, context.task
-        lines = [_SYSTEM, "", f"## Task\n{task.title or task.id}" + (f" ({task.domain})" if task.domain else "")]
+        # A suite's own actor prompt (EvoGenUI-Bench's ACTOR_SYSTEM_PROMPT_EXTEND) extends the action protocol
+        # in place of our role text, as the benchmark's extends its browser agent's system prompt.
+        head = _SYSTEM if context.instructions is None else _ACTION_FORMAT + "\n\n" + context.instructions
+        lines = [head, "", f"## Task\n{task.title or task.id}" + (f" ({task.domain})" if task.domain else "")]
         lines.append(f"## Current user request (turn {turn.index})\n{turn.prompt}")
         requirements = [f"- [{r.id}] {r.description}" for r in turn.requirements]
         lines.append("## Requirements to verify (private validation contract)\n" +

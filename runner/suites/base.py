@@ -85,6 +85,7 @@ class Suite(Protocol):
 
     name: str
     settings: SuiteSettings
+    actor_instructions: str | None  # the suite's actor prompt (ActorContext.instructions); None: the actor's own
 
     async def load_tasks(self) -> list[Task]: ...
 

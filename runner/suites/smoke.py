@@ -23,6 +23,7 @@ class SmokeSuiteSettings(SuiteSettings):
 class SmokeSuite:
     name = "smoke"
     prompt_version = PROMPT_VERSION  # recorded in lineage.json
+    actor_instructions: str | None = None  # the actor keeps its own prompt
 
     def __init__(self, settings: SmokeSuiteSettings, *, project_root: Path) -> None:
         self.settings = settings

@@ -33,12 +33,12 @@ class Script:
         return 200, completion(action if isinstance(action, str) else json.dumps(action))
 
 
-def context_for(out_dir: Path, url: str) -> ActorContext:
+def context_for(out_dir: Path, url: str, instructions: str | None = None) -> ActorContext:
     turn = TurnSpec(index=1, prompt="Build a todo list.", requirements=[Requirement(id="add", description=REQUIREMENT)],
                     extra={"validation_contract": {"actor_guidance": "ACTOR-HINT-7"}})
     task = Task(id="todo", suite="evogenui", title="Todos", turns=[turn])
     return ActorContext(task=task, turn=turn, evidence=Evidence(url=url), out_dir=out_dir,
-                        tool_names=["save_todo", "list_todos"])
+                        tool_names=["save_todo", "list_todos"], instructions=instructions)
 
 
 def actor_for(server: FaultServer, **options: Any) -> LLMActor:
@@ -49,11 +49,12 @@ def actor_for(server: FaultServer, **options: Any) -> LLMActor:
     return actor
 
 
-def run_actor(browse, url: str, server: FaultServer, out_dir: Path, **options: Any) -> Trace:
+def run_actor(browse, url: str, server: FaultServer, out_dir: Path, instructions: str | None = None,
+              **options: Any) -> Trace:
     async def body(session) -> Trace:
         actor = actor_for(server, **options)
         try:
-            return await actor.act(session, context_for(out_dir, url))
+            return await actor.act(session, context_for(out_dir, url, instructions))
         finally:
             await actor.aclose()
 
@@ -150,6 +151,29 @@ def test_read_runtime_logs_returns_the_tool_log(site, browse, pages, tmp_path: P
         second = texts(server.requests[1])
     assert "Result of read_runtime_logs" in second and '"milk"' in second
     assert "1 call(s)" in trace.steps[0].observation
+
+
+@pytest.mark.parametrize("prompts", ["benchmark", "own"])
+def test_checkout_actor_prompt_reaches_the_model_only_with_benchmark_prompts(site, browse, pages, tmp_path: Path,
+                                                                             prompts: str) -> None:
+    from runner.suites.evogenui.suite import EvoGenUISuite, EvoGenUISuiteSettings
+    from tests.conftest import REPO_ROOT
+    from tests.suites.evogenui.test_checkout import FIXTURE, STAND_IN_ACTOR
+
+    suite = EvoGenUISuite(EvoGenUISuiteSettings(name="evogenui", benchmark_path=str(FIXTURE), prompts=prompts),
+                          project_root=REPO_ROOT)
+    url = site.page("todo.html", pages.todo())
+    with FaultServer(Script({"action": "finish", "success": True, "summary": "checked"})) as server:
+        trace = run_actor(browse, url, server, tmp_path, instructions=suite.actor_instructions)
+        (system,) = [m["content"] for m in server.requests[0]["messages"] if m["role"] == "system"]
+    assert trace.finished
+    own_role = "You are the interaction actor of a UI benchmark."
+    # either way: our action protocol (what the parser reads) and the turn's private contract
+    assert '{"action": "click", "index": N}' in system and REQUIREMENT in system and "ACTOR-HINT-7" in system
+    if prompts == "benchmark":
+        assert STAND_IN_ACTOR in system and own_role not in system
+    else:
+        assert "STAND-IN ACTOR" not in system and own_role in system
 
 
 def test_text_only_actor_gets_no_screenshot(site, browse, pages, tmp_path: Path) -> None:

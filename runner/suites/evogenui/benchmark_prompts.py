@@ -1,6 +1,6 @@
 """EvoGenUI-Bench's own prompts, read at run time from the checkout the user points at (`suite.prompts=benchmark`).
 
-Numbers comparable with the paper's Table 2 need the benchmark's generator and evaluator prompts and its
+Numbers comparable with the paper's Table 2 need the benchmark's generator, actor and evaluator prompts and its
 output contract (EvoGenUI-Bench §5.1, Appendix F.1). They are never copied into this project: each run
 imports the checkout's prompt modules by file path under private module names (no sys.path change; the
 evaluator module's `runtime.types` import resolves through the checkout's registered `runtime` package),
@@ -9,7 +9,7 @@ calls the documented functions and records a sha256 of every text in the run's l
     runner/generation/prompts.py   generation_system_prompt() -> str                  (required)
     runner/evaluation/prompts.py   dimension_judge_system_prompt(*, evidence_policy, response_contract=None),
                                    DIMENSION_EVIDENCE_POLICY, DIMENSION_RUBRICS, DIMENSION_SCORE_ANCHORS
-    runner/execution/prompts.py    ACTOR_SYSTEM_PROMPT_EXTEND                          (hashed, recorded)
+    runner/execution/prompts.py    ACTOR_SYSTEM_PROMPT_EXTEND                          (the LLM actor's instructions)
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ class EvoGenUISuiteSettings(SuiteSettings):
     bootstrap_seed: int = 0
     ci_alpha: float = Field(default=0.05, gt=0, lt=1)  # 95% intervals
     benchmark_path: str | None = None  # a checkout of EvoGenUI-Bench: its tasks, backends, scaffold (and prompts)
-    prompts: Literal["own", "benchmark"] = "own"  # benchmark: the checkout's generator/evaluator prompts
+    prompts: Literal["own", "benchmark"] = "own"  # benchmark: the checkout's generator/evaluator/actor prompts
     template: str | None = None  # web template; None: `evogenui` with a checkout, else the default one
 
     @model_validator(mode="after")
@@ -122,6 +122,11 @@ class EvoGenUISuite:
         if self.settings.template is not None:
             return self.settings.template
         return "evogenui" if self.checkout is not None else None
+
+    @property
+    def actor_instructions(self) -> str | None:
+        """The checkout's actor prompt (`ACTOR_SYSTEM_PROMPT_EXTEND`) with `prompts=benchmark`; None: the actor's own."""
+        return self.benchmark_prompts.actor_system_extension if self.benchmark_prompts is not None else None
 
     @property
     def prompt_version(self) -> str:

@@ -93,6 +93,7 @@ def _run_blocking(factory) -> Any:
 class Web2CodeSuite:
     artifact_kind = "static"
     prompt_version = observation.PROMPT_VERSION  # recorded in lineage.json
+    actor_instructions: str | None = None  # the actor keeps its own prompt
 
     def __init__(self, settings: Web2CodeSuiteSettings, *, project_root: Path, track: str) -> None:
         self.settings = settings

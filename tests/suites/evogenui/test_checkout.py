@@ -27,6 +27,10 @@ STAND_IN_GENERATOR = (
     "STAND-IN GENERATOR PROMPT. Answer with assistant_text: and a short note, then one "
     "#### `src/App.tsx` section per file with the complete file in a fenced block."
 )
+STAND_IN_ACTOR = (
+    "STAND-IN ACTOR PROMPT. Operate the interface only through what the page shows and report each "
+    "requirement you exercised."
+)
 
 
 def _suite(**settings: Any) -> EvoGenUISuite:
@@ -108,6 +112,10 @@ def test_benchmark_prompts_come_from_the_checkout_and_are_hashed() -> None:
     assert prompts is not None and prompts.hashes()["generator"] == sha256_text(STAND_IN_GENERATOR)
     assert prompts.evaluator_system.startswith("STAND-IN EVALUATOR. Policy: STAND-IN EVIDENCE POLICY.")
     assert RESPONSE_CONTRACT in prompts.evaluator_system and '"Execution": "e"' in prompts.evaluator_system
+    # the actor prompt reaches the actor (tests/actors/test_llm_actor.py sends it to a model) and is hashed
+    assert suite.actor_instructions == prompts.actor_system_extension == STAND_IN_ACTOR
+    assert prompts.hashes()["actor"] == sha256_text(STAND_IN_ACTOR)
+    assert _suite().actor_instructions is None and _suite(prompts="own").actor_instructions is None
     versions = prompt_versions(suite)
     assert versions["suite:evogenui"] == prompts.version()
     assert sha256_text(STAND_IN_GENERATOR)[:16] in versions["suite:evogenui"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.suites.evogenui.test_checkout import FIXTURE, STAND_IN_GENERATOR, TOOL_TASK
+from tests.suites.evogenui.test_checkout import FIXTURE, STAND_IN_ACTOR, STAND_IN_GENERATOR, TOOL_TASK
 from tests.support.fault_server import FaultServer, completion
 from tests.test_main import _records, _run
 
@@ -120,3 +120,37 @@ def test_tool_grounded_checkout_task_runs_five_turns_in_docker(tmp_path: Path, b
     _engine().close()  # skips without an engine
     run_dir, seen = _run_checkout(tmp_path, "docker", f"sandbox.options.browser_in_container={browser_in_container}")
     _check_five_turns(run_dir, seen)
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("prompts", ["benchmark", "own"])
+def test_llm_actor_gets_the_checkouts_actor_prompt_only_with_benchmark_prompts(tmp_path: Path, prompts: str) -> None:
+    """One turn with actor=llm: the engine hands the suite's actor prompt to the actor's model request."""
+    generator_calls: list[list[dict]] = []
+    actor_systems: list[str] = []
+    write_app = _answer(generator_calls)
+
+    def answer(messages: list[dict]) -> tuple[int, str]:
+        system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+        if '{"action": "finish"' in system:  # the actor's action protocol
+            actor_systems.append(system)
+            return 200, completion(json.dumps({"action": "finish", "success": True, "summary": "ledger listed"}))
+        return write_app(messages)
+
+    run_dir = tmp_path / "run"
+    with FaultServer(answer) as server:
+        result = _run("suite=evogenui", f"suite.benchmark_path={FIXTURE}", f"suite.prompts={prompts}",
+                      f"suite.task_ids=[{TOOL_TASK}]", "suite.turns=1", "model=local-openai",
+                      f"model.base_url={server.base_url}", "model.cache=false", "judge=rules", "actor=llm",
+                      f"actor.options.model.base_url={server.base_url}", "actor.options.model.max_retries=0",
+                      "sandbox=local", "tracking=off", f"hydra.run.dir={run_dir}", timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert [(r["turn"], r["status"]) for r in _records(run_dir)] == [(1, "ok")]
+    assert len(generator_calls) == 1 and len(actor_systems) == 1
+    own_role = "You are the interaction actor of a UI benchmark."
+    if prompts == "benchmark":
+        assert STAND_IN_ACTOR in actor_systems[0] and own_role not in actor_systems[0]
+    else:
+        assert "STAND-IN ACTOR" not in actor_systems[0] and own_role in actor_systems[0]
+    trace = json.loads((run_dir / "evidence" / TOOL_TASK / "1" / "trace.json").read_text())
+    assert trace["actor"] == "llm" and trace["finished"] is True
