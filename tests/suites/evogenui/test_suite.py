@@ -445,10 +445,11 @@ def test_cli_null_model_is_invalid_then_blocked(tmp_path: Path) -> None:
     result = _run(f"suite.tasks_path={folder}", "model=null", f"hydra.run.dir={run_dir}")
     assert result.returncode == 0, result.stderr[-3000:]
     records = sorted((json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()), key=lambda r: r["turn"])
-    assert [(r["status"], r["model_responded"]) for r in records] == [("invalid_output", False), ("blocked", False)]
+    # EvoGenUI-Bench §4.3: an empty answer is still a response (e = 1, p = 0); a blocked slot was never asked.
+    assert [(r["status"], r["model_call"]) for r in records] == [("invalid_output", "answered"), ("blocked", "not_called")]
     summary = json.loads((run_dir / "summary.json").read_text())
     overall = summary["reliability"]["overall"]
     assert summary["turn_pass"] == 0.0 and overall["outcomes"]["blocked"] == 1
-    assert overall["outcomes"]["no_response"] == 1  # an empty answer is no model response (e = 0)
+    assert overall["outcomes"]["no_response"] == 0 and overall["outcomes"]["failed"] == 1  # answered, failed
     assert summary["table2"]["rows"]["overall"]["turn_pass"] == 0.0
     assert summary["table2"]["rows"]["overall"]["apr"] is None  # no eligible transition
