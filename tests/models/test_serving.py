@@ -70,12 +70,12 @@ def test_a_vllm_judge_starts_only_when_the_suite_calls_it(tmp_path: Path, suite:
     result = subprocess.run([sys.executable, "-m", "runner", *overrides], cwd=REPO_ROOT, env=cli_env(),
                             capture_output=True, text=True, timeout=900)
     logs = list((run_dir / "servers").glob("unstartable-*.log")) if (run_dir / "servers").is_dir() else []
-    plan = json.loads((run_dir / "plan.json").read_text())
-    if starts_judge:  # the control: the same judge on a suite that calls it tries to start its server
-        assert result.returncode != 0 and len(logs) == 1
-        assert "cannot run '/nonexistent/python'" in result.stderr
-        assert plan["phases"][0]["servers"] == ["unstartable"]
+    if starts_judge:  # the control: on a suite that calls the judge, the preflight checks its server first
+        assert result.returncode == 2, result.stderr[-3000:]
+        assert "judge.options.model.server.python: /nonexistent/python does not exist" in result.stderr
+        assert logs == [] and not (run_dir / "plan.json").exists()  # stopped before any preparation
         return
+    plan = json.loads((run_dir / "plan.json").read_text())
     assert result.returncode == 0, result.stderr[-3000:]
     assert logs == []
     records = [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
