@@ -45,11 +45,18 @@ def main(cfg: DictConfig) -> None:
     try:
         run_dir = run_job(cfg)
     except user_errors.expected_errors() as error:
-        if user_errors.full_errors_wanted():
-            raise
+        if user_errors.full_errors_wanted() or _in_multirun():
+            raise  # a multirun job must fail as a job: Hydra records it and the sweep goes on
         user_errors.report(error)
         sys.exit(user_errors.EXIT_USER_ERROR)
     print(run_dir)
+
+
+def _in_multirun() -> bool:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
 def run_job(cfg: DictConfig) -> str:
