@@ -89,13 +89,31 @@ class BrowserConfinement:
         bwrap = shutil.which(self.bwrap)
         if bwrap is None:
             raise ConfinementError(f"bubblewrap executable {self.bwrap!r} not found (needed to confine the browser)")
+        # First in a user namespace of its own: there the holder has the capabilities to bring `lo` up even
+        # where the runner lacks CAP_NET_ADMIN (a container with Docker's default capabilities), and the
+        # sleeping holder has no real privileges. Without one where user namespaces are not allowed.
+        failures: list[str] = []
+        for own_user_namespace in (True, False):
+            try:
+                self._start_holder(bwrap, own_user_namespace)
+                self._wait_for_loopback()
+                break
+            except ConfinementError as exc:
+                failures.append(f"{'with' if own_user_namespace else 'without'} a user namespace: {exc}")
+                self.close()
+        else:
+            raise ConfinementError("could not create the browser's network namespace: " + "; ".join(failures))
+        limits = ResourceLimits(memory_mb=self.memory_mb, max_processes=self.max_processes)
+        self.cgroups = create_cgroups(limits, "browser")
+
+    def _start_holder(self, bwrap: str, own_user_namespace: bool) -> None:
         read_info, write_info = os.pipe()
         try:
             # --unshare-net: a namespace with only loopback (bubblewrap brings `lo` up). The child just sleeps;
             # its namespace is where the browser and the artifact servers meet.
             self._holder = subprocess.Popen(
-                [bwrap, "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/", "--info-fd", str(write_info),
-                 "--", "/bin/sleep", "infinity"],
+                [bwrap, *(["--unshare-user"] if own_user_namespace else []), "--unshare-net", "--die-with-parent",
+                 "--ro-bind", "/", "/", "--info-fd", str(write_info), "--", "/bin/sleep", "infinity"],
                 pass_fds=(write_info,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"}, start_new_session=True,
             )
@@ -106,29 +124,37 @@ class BrowserConfinement:
                 data = info.read(4096)  # bubblewrap closes the fd once the child runs
             child_pid = int(json.loads(data)["child-pid"])
         except (OSError, ValueError, KeyError) as exc:
-            stderr = self._holder.stderr.read().decode(errors="replace") if self._holder and self._holder.stderr else ""
-            self.close()
-            raise ConfinementError(f"could not create the browser's network namespace: {exc} {stderr}") from exc
+            raise ConfinementError(f"{exc} {self._holder_stderr()}".strip()) from exc
         finally:
             for fd in (read_info, write_info):
                 if fd >= 0:
                     os.close(fd)
         self.netns = f"/proc/{child_pid}/ns/net"
-        self._wait_for_loopback()
-        limits = ResourceLimits(memory_mb=self.memory_mb, max_processes=self.max_processes)
-        self.cgroups = create_cgroups(limits, "browser")
+
+    def _holder_stderr(self) -> str:
+        """What bubblewrap said, once it has exited (reading a live holder's pipe would block)."""
+        holder = self._holder
+        if holder is None or holder.stderr is None:
+            return ""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            holder.wait(2)
+        if holder.returncode is None:
+            return ""
+        return holder.stderr.read().decode(errors="replace").strip()
 
     def _wait_for_loopback(self) -> None:
         """bubblewrap reports the child before it has brought `lo` up; wait until 127.0.0.1 is routable."""
         deadline = time.monotonic() + _HOLDER_START_TIMEOUT_S
         while True:
+            if self._holder is not None and self._holder.poll() is not None:
+                # bubblewrap gave up after reporting its child (e.g. "loopback: Failed RTM_NEWADDR").
+                raise ConfinementError(f"bubblewrap exited with {self._holder.returncode}: {self._holder_stderr()}")
             try:
                 with socket_in_namespace(self.netns, socket.AF_INET, socket.SOCK_DGRAM) as probe:
                     probe.connect(("127.0.0.1", 9))  # UDP connect only routes: ENETUNREACH while lo is down
                 return
             except (OSError, ConfinementError) as exc:
                 if time.monotonic() > deadline:
-                    self.close()
                     raise ConfinementError(f"the browser's network namespace has no loopback: {exc}") from exc
                 time.sleep(0.01)
 

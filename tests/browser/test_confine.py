@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import sys
 
 import pytest
 
@@ -55,3 +56,17 @@ def test_close_removes_the_namespace_holder_and_the_cgroup(tmp_path):
     with pytest.raises(FileNotFoundError):
         open(netns).close()
     assert cgroups is not None and all(not path.exists() for path in (cgroups.memory, cgroups.pids) if path)
+
+
+def test_it_starts_without_cap_net_admin_as_in_a_container_with_dockers_default_capabilities():
+    # Docker drops CAP_NET_ADMIN: bubblewrap then cannot bring up `lo` in a namespace owned by the runner's own
+    # user namespace ("loopback: Failed RTM_NEWADDR"); the holder's own user namespace gives it that capability.
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    script = ("from runner.browser.confine import BrowserConfinement, socket_in_namespace\n"
+              "c = BrowserConfinement(memory_mb=128)\nc.start()\n"
+              "with socket_in_namespace(c.netns) as s:\n    s.bind(('127.0.0.1', 0)); s.listen(1)\n"
+              "c.close()\nprint('confined')\n")
+    out = subprocess.run(["setpriv", "--bounding-set", "-net_admin", "--", sys.executable, "-c", script],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "confined" in out.stdout, out.stderr[-2000:]
