@@ -25,11 +25,13 @@ RUN { cp /etc/ssl/certs/ca-certificates.crt /etc/genui-build-ca.crt 2>/dev/null 
  && { [ -s /etc/genui-build-ca.crt ] || cp /etc/ssl/certs/ca-certificates.crt /etc/genui-build-ca.crt; }
 ENV PIP_CERT=/etc/genui-build-ca.crt PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /opt/genui
-# pyproject's readme only feeds package metadata: an empty one keeps this layer cached across doc edits.
+# The dependencies install against an empty package first, so this layer stays cached across code edits (the
+# editable install points at /opt/genui/runner, filled by the COPY below); pyproject's readme only feeds package
+# metadata, an empty one keeps the layer cached across doc edits.
 COPY pyproject.toml ./
-COPY runner ./runner
-RUN touch README.md && python3 -m venv /opt/genui/.venv \
+RUN mkdir runner && touch runner/__init__.py README.md && python3 -m venv /opt/genui/.venv \
  && /opt/genui/.venv/bin/pip install -q -e .
+COPY runner ./runner
 
 FROM ${BASE_IMAGE}
 # Chromium + the fonts pages may use, libatomic1 for the Playwright driver's node, bubblewrap (sandbox=local) and
