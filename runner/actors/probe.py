@@ -359,7 +359,7 @@ class ProbeActor:
         # The evidence's viewport shot is the first such view, unless the probe loaded the page itself.
         views = _Views(static=background == 0 and s.reuse_views)
         if views.static and not loaded_here:
-            views.last = out_dir / "screenshot.png"
+            views.last = out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT
         for index, element in enumerate(found["elements"]):
             step = TraceStep(index=index, action={"kind": element["kind"], "element": element})
             step_started = time.monotonic()

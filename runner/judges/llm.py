@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from runner.config import ConfigError, format_validation_error
 from runner.judges.base import JudgeError, JudgeInput
 from runner.judges.llm_bundle import build_bundle
-from runner.judges.rubrics import RUBRICS, Rubric, RubricOutcome, get_rubric
+from runner.judges.rubrics import RUBRICS, Rubric, RubricOutcome, get_rubric, rubric_class
 from runner.models.base import Model, ProviderError
 from runner.models.structured import StructuredOutputError, ask_structured
 from runner.evidence_folder import EvidenceFolder
@@ -79,7 +79,7 @@ class LLMJudgeSettings(BaseModel):
         """The screenshot sent: `screenshot` when set, else the rubric's default."""
         if self.screenshot is not None:
             return self.screenshot
-        return getattr(RUBRICS.get(self.rubric), "default_screenshot", "viewport")
+        return getattr(rubric_class(self.rubric), "default_screenshot", "viewport")
 
     @property
     def vision(self) -> bool:
