@@ -89,9 +89,6 @@ class EvidenceFolder:
     def __repr__(self) -> str:
         return f"EvidenceFolder({str(self.path)!r})"
 
-    def file(self, name: str) -> Path:
-        return self.path / name
-
     # -- paths ---------------------------------------------------------------------------------------
 
     @property
@@ -212,9 +209,6 @@ class EvidenceFolder:
         if resources:
             self.write_text(self.RESOURCE_LOG, "", replace=True)
 
-    def write_trace(self, trace_json: dict[str, Any]) -> Path:
-        return self.write_json(self.TRACE, trace_json)
-
     def write_state_carried(self, state: Any) -> Path:
         return self.write_json(self.STATE_CARRIED, state)
 
@@ -249,12 +243,6 @@ class EvidenceFolder:
         try:
             return json.loads((self.path / name).read_text())
         except (OSError, ValueError):
-            return None
-
-    def read_text(self, name: str) -> str | None:
-        try:
-            return (self.path / name).read_text(encoding="utf-8", errors="replace")
-        except OSError:
             return None
 
     def read_tool_log(self) -> list[dict[str, Any]] | None:
