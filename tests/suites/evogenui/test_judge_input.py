@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from runner.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeInput

@@ -4,7 +4,6 @@ registered under the name judge configs give (`rubric: evogenui`), with no impor
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 import yaml
