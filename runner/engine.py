@@ -26,20 +26,20 @@ from runner.actors.base import Actor, ActorContext
 from runner.browser.evidence import capture_evidence, capture_final_state
 from runner.browser.launch import BrowserPool
 from runner.config import ConfigError, RunnerConfig
-from runner.evidence import Evidence, Trace, write_raw_response, write_sources
+from runner.evidence import Evidence, Trace
+from runner.evidence_folder import EvidenceFolder
 from runner.judges.base import Judge, JudgeInput
 from runner.judging import JudgingPhase
 from runner.models.base import GenerationRequest, Model, ProviderError
 from runner.models.parse import InvalidOutput, parse_model_output
 from runner.packets import EvidencePacket, has_packet, read_packet, write_packet
-from runner.records import FailureBucket, ModelCall, RunDirectory, TurnRecord, write_json_atomic
+from runner.records import FailureBucket, ModelCall, RunDirectory, TurnRecord
 from runner.sandbox.base import BuildResult, Sandbox
 from runner.suites.base import CompactTurn, EpisodeState, Suite
 from runner.tasks import Task, TurnSpec
 
 log = logging.getLogger(__name__)
 
-EPISODE_STATE_FILE = "episode_state.json"
 STAGES = ("all", "generate", "judge")
 
 
@@ -89,12 +89,11 @@ class _ModelProgress:
     assistant_text: str = ""
 
 
-def _save_episode_state(directory: Path, outcome: _TurnOutcome, episode: EpisodeState) -> None:
+def _save_episode_state(folder: EvidenceFolder, outcome: _TurnOutcome, episode: EpisodeState) -> None:
     """Persist what the next turn needs, so a resumed run continues the episode exactly: the turn's own
     outcome, and the whole episode state after it (history, suite bookkeeping in `extra`, e.g. which
     turn produced the payload's source files), from which a resume restarts."""
-    write_json_atomic(
-        directory / EPISODE_STATE_FILE,
+    folder.write_episode_state(
         {
             "files": outcome.files,
             "assistant_text": outcome.assistant_text,
@@ -214,15 +213,17 @@ class Engine:
             episode = EpisodeState()
             for turn in task.turns:
                 evidence_dir = self.run_dir.evidence_dir(task.id, turn.index)
+                folder = EvidenceFolder(evidence_dir)
                 previous = done.get((task.id, turn.index))
-                if previous is None and has_packet(evidence_dir):  # executed earlier, not judged yet
+                if previous is None and folder.has_packet():  # executed earlier, not judged yet
                     previous = read_packet(evidence_dir).record
                 if previous is not None:
                     self._restore_turn(task, turn, previous, episode)
                     continue
+                folder.clear_unfinished()  # a killed attempt's files: this execution writes its own
                 outcome = await self._run_slot(task, turn, episode, limits)
                 self._advance(turn, outcome, episode)
-                _save_episode_state(evidence_dir, outcome, episode)
+                _save_episode_state(folder, outcome, episode)
                 packet = outcome.packet or EvidencePacket(
                     task=task, turn_index=turn.index, record=outcome.record, judged=False,
                     assistant_text=outcome.assistant_text, files=outcome.files,
@@ -232,8 +233,7 @@ class Engine:
                     self._on_packet(evidence_dir)
 
     def _restore_turn(self, task: Task, turn: TurnSpec, record: TurnRecord, episode: EpisodeState) -> None:
-        path = self.run_dir.evidence_dir(task.id, turn.index) / EPISODE_STATE_FILE
-        saved = json.loads(path.read_text()) if path.exists() else {}
+        saved = EvidenceFolder(self.run_dir.evidence_dir(task.id, turn.index)).read_episode_state()
         if isinstance(saved.get("episode"), dict):
             _restore_episode(saved["episode"], episode)
             return
@@ -308,6 +308,7 @@ class Engine:
                         progress: _ModelProgress) -> _TurnOutcome:
         timings: dict[str, float] = {}
         evidence_dir = self.run_dir.evidence_dir(task.id, turn.index)
+        folder = EvidenceFolder(evidence_dir)
         total_start = time.perf_counter()
 
         def record(status: FailureBucket, **fields: Any) -> TurnRecord:
@@ -316,7 +317,7 @@ class Engine:
 
         # 1. Generate (public payload only).
         messages = self.suite.messages(task, turn, episode)
-        write_json_atomic(evidence_dir / "request.json", {"messages": messages})
+        folder.write_request(messages)
         start = time.perf_counter()
         try:
             async with limits.model:
@@ -332,7 +333,7 @@ class Engine:
         timings["model"] = time.perf_counter() - start
         progress.call = ModelCall.ANSWERED
         usage = {k: int(v) for k, v in response.usage.items()}
-        write_raw_response(evidence_dir / "raw_response.txt", response.text or "")
+        folder.write_raw_response(response.text or "")
 
         # 2. Parse the output contract.
         try:
@@ -355,15 +356,15 @@ class Engine:
         template = getattr(self.suite, "web_template", None)
         async with limits.builds:
             build = await self.services.sandbox.build(
-                parsed.files, evidence_dir / "workspace", kind=getattr(self.suite, "artifact_kind", "vite"),
+                parsed.files, folder.workspace, kind=getattr(self.suite, "artifact_kind", "vite"),
                 assets_dir=self._assets(task, turn), **({"template": template} if template else {}),
             )
         timings["build"] = time.perf_counter() - start
-        (evidence_dir / "build.log").write_text(build.log)
+        folder.write_build_log(build.log)
         if build.status == "rejected":  # vetted and refused: kept only as the (capped) raw response
             outcome.files = episode.files
         else:
-            write_sources(evidence_dir / "src", parsed.files)
+            folder.write_sources(parsed.files)
         common: dict[str, Any] = {"usage": usage, "model_responded": True, "model_call": ModelCall.ANSWERED,
                                   "extra": {"build_status": build.status}}
         if not build.ok:
@@ -395,8 +396,7 @@ class Engine:
                     context = ActorContext(task=task, turn=turn, evidence=evidence, out_dir=evidence_dir,
                                            tool_names=sorted(task.extra.get("tools", {})),
                                            instructions=self.suite.actor_instructions)
-                    trace = await self.services.actor.act(session, context)
-                    trace.save(evidence_dir / "trace.json")
+                    trace = await self.services.actor.act(session, context)  # the actor writes trace.json
                     timings["actor"] = time.perf_counter() - start
                     # The judge sees the page the actor left (EvoGenUI-Bench §4.2 "final DOM and screenshot").
                     await capture_final_state(session, evidence_dir, evidence)
@@ -404,9 +404,9 @@ class Engine:
                 # calls happen after this snapshot and never leak into the next turn.
                 carried_state = self._read_runtime_state(bridge)
                 if carried_state is not None:
-                    write_json_atomic(evidence_dir / "state_carried.json", carried_state)
-                checks = await self._live_checks(task, turn, build, evidence, trace, parsed, evidence_dir, session,
-                                                 limits, timings)
+                    folder.write_state_carried(carried_state)
+                checks = await self._live_checks(task, turn, build, evidence, trace, parsed, folder, session,
+                                                 limits, timings, runtime_state=carried_state)
                 page_errors = list(session.page_errors)
         finally:
             limits.browsers.put_nowait(pool)
@@ -440,8 +440,8 @@ class Engine:
         )
 
     async def _live_checks(self, task: Task, turn: TurnSpec, build: BuildResult, evidence: Evidence,
-                           trace: Trace | None, parsed, evidence_dir: Path, session, limits: _Limits,
-                           timings: dict[str, float]) -> dict[str, dict[str, Any]] | None:
+                           trace: Trace | None, parsed, folder: EvidenceFolder, session, limits: _Limits,
+                           timings: dict[str, float], *, runtime_state: Any) -> dict[str, dict[str, Any]] | None:
         """The contract's executable checks on the live page, for a judge that decides from them (rules)."""
         judge = self.services.judge
         if not getattr(judge, "wants_live_checks", False) or not any(r.check for r in turn.requirements):
@@ -449,7 +449,8 @@ class Engine:
         start = time.perf_counter()
         judge_input = JudgeInput(
             task=task, turn=turn, build=build, evidence=evidence, trace=trace, files=parsed.files,
-            assistant_text=parsed.assistant_text, out_dir=evidence_dir, session=session,
+            assistant_text=parsed.assistant_text, out_dir=folder.path, session=session,
+            tool_log=folder.read_tool_log(), runtime_state=runtime_state,
         )
         try:
             async with limits.judge:

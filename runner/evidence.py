@@ -77,29 +77,3 @@ class Trace:
         from runner.records import write_json_atomic
 
         write_json_atomic(path, self.to_json())
-
-
-MAX_RAW_RESPONSE_BYTES = 1024 * 1024  # a rejected 30 MB answer is kept as its first MiB, once
-
-
-def write_raw_response(path: Path, text: str, *, limit: int = MAX_RAW_RESPONSE_BYTES) -> None:
-    """The model's answer as received, capped; the note says how much was cut and the whole answer's hash."""
-    import hashlib
-
-    data = (text or "").encode("utf-8", "surrogatepass")
-    if len(data) > limit:
-        note = (f"\n... [answer cut: {len(data) - limit} of {len(data)} bytes dropped; "
-                f"sha256 of the whole answer {hashlib.sha256(data).hexdigest()}]\n").encode()
-        data = data[:limit] + note
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-
-
-def write_sources(src_dir: Path, files: dict[str, str]) -> None:
-    """The accepted files of a turn under src/ (callers pass only files the sandbox vetted)."""
-    root = src_dir.resolve()
-    for name, content in files.items():
-        target = (src_dir / name.lstrip("/")).resolve()
-        if root in target.parents:  # never write outside the evidence folder
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content)

@@ -17,6 +17,7 @@ from runner.browser.launch import BrowserPool
 from runner.call_traces import attach_call_traces
 from runner.config import ConfigError, RunnerConfig
 from runner.engine import Engine, Services
+from runner.evidence_folder import EvidenceFolder
 from runner.judges.registry import build_judge
 from runner import lineage as lineage_mod
 from runner.models.cache import ResponseCache
@@ -56,7 +57,7 @@ def prepare_run_dir(config: RunnerConfig, run_dir: RunDirectory, lineage: dict[s
     """
     current = config.model_dump(mode="json")
     has_records = run_dir.records_path.exists() and run_dir.records_path.stat().st_size > 0
-    has_records = has_records or any((run_dir.path / "evidence").glob("*/*/packet.json"))  # executed, not judged
+    has_records = has_records or any((run_dir.path / "evidence").glob(f"*/*/{EvidenceFolder.PACKET}"))  # executed, not judged
     config_path = run_dir.path / RunDirectory.CONFIG
     if has_records:
         if config.resume is False:

@@ -20,7 +20,8 @@ from typing import Any, Callable
 from runner.judges.base import Judge, JudgeError
 from runner.models.vllm_server import ServerStartError
 from runner.packets import EvidencePacket, read_packet
-from runner.records import FailureBucket, RunDirectory, TurnRecord, Verdict, write_json_atomic
+from runner.evidence_folder import EvidenceFolder
+from runner.records import FailureBucket, RunDirectory, TurnRecord, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ class JudgingPhase:
         except Exception as error:  # the judge's server did not start, a bug: the judge failed, not the model
             log.exception("judging %s turn %s failed", packet.task.id, packet.turn_index)
             return JudgeError(f"{self.judge.name}: {type(error).__name__}: {error}")
-        write_json_atomic(Path(out_dir) / "verdict.json", verdict.model_dump(mode="json"))
+        EvidenceFolder(out_dir).write_verdict(verdict.model_dump(mode="json"))  # the final one
         return verdict
 
     async def commit(self, record: TurnRecord) -> None:

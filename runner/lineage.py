@@ -112,12 +112,12 @@ def rubric_versions(config: Any = None, suite: Any = None) -> dict[str, str]:
     versions: dict[str, str] = {}
     judge = getattr(config, "judge", None) if config is not None else None
     if judge is not None and getattr(judge, "kind", None) == "llm":
-        from runner.judges.rubrics import RUBRICS
+        from runner.judges.rubrics import RUBRICS, rubric_class
 
         name = str((judge.options or {}).get("rubric", "evogenui"))
         if name not in RUBRICS:
             raise LineageError(f"judge.options.rubric = {name!r}: unknown rubric, no version to record")
-        versions[f"rubric:{name}"] = _declared(RUBRICS[name], "version", f"rubric {name!r}")
+        versions[f"rubric:{name}"] = _declared(rubric_class(name), "version", f"rubric {name!r}")
     owned = getattr(suite, "rubric_versions", None) if suite is not None else None
     if callable(owned):
         for name, version in owned().items():

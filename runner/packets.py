@@ -22,19 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from runner.evidence import Evidence, NetworkRequest, Trace, TraceStep
+from runner.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeInput
-from runner.records import TurnRecord, write_json_atomic
+from runner.records import TurnRecord
 from runner.sandbox.base import BuildResult
 from runner.tasks import Task
 
-__all__ = ["PACKET_FILE", "PACKET_VERSION", "EvidencePacket", "copy_packet_folder", "has_packet", "read_packet",
+__all__ = ["PACKET_VERSION", "EvidencePacket", "copy_packet_folder", "has_packet", "read_packet",
            "write_packet"]
 
-PACKET_FILE = "packet.json"
 PACKET_VERSION = 1
-# Written by judges; never carried into a re-judged run (its own judge writes them again).
-_JUDGE_OUTPUTS = {"verdict.json", "render.png", "crop_golden.png", "crop_model.png"}
-_NOT_EVIDENCE = {"workspace"}  # the build's scratch folder (node_modules links, intermediate output)
 
 
 @dataclass
@@ -59,11 +56,14 @@ class EvidencePacket:
         return self.task.turn(self.turn_index)
 
     def judge_input(self, out_dir: Path) -> JudgeInput:
-        """What the judge gets: no live page; later page errors and check outcomes from the packet."""
+        """What the judge gets: no live page; later page errors and check outcomes from the packet; the tool
+        log (the artifact's calls, also those of the live checks) and the runtime state from the evidence."""
+        folder = EvidenceFolder(out_dir)
+        runtime_state = self.runtime_state if self.runtime_state is not None else folder.read_runtime_state()
         return JudgeInput(
             task=self.task, turn=self.turn, build=self.build or BuildResult(status="infra", log="no build recorded"),
             evidence=self.evidence, trace=self.trace, files=dict(self.files), assistant_text=self.assistant_text,
-            out_dir=Path(out_dir), session=None, runtime_state=self.runtime_state,
+            out_dir=Path(out_dir), session=None, tool_log=folder.read_tool_log(), runtime_state=runtime_state,
             previous_turns=[dict(p) for p in self.previous_turns], page_errors=list(self.page_errors),
             check_outcomes=dict(self.checks) if self.checks is not None else None,
             suite_context=dict(self.suite_context),
@@ -136,15 +136,15 @@ def _trace(data: dict[str, Any]) -> Trace:
 
 
 def write_packet(directory: Path, packet: EvidencePacket) -> Path:
-    return write_json_atomic(Path(directory) / PACKET_FILE, packet.to_json())
+    return EvidenceFolder(directory).write_packet(packet.to_json())
 
 
 def has_packet(directory: Path) -> bool:
-    return (Path(directory) / PACKET_FILE).is_file()
+    return EvidenceFolder(directory).has_packet()
 
 
 def read_packet(directory: Path) -> EvidencePacket:
-    path = Path(directory) / PACKET_FILE
+    path = EvidenceFolder(directory).packet
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as error:
@@ -157,7 +157,7 @@ def copy_packet_folder(source: Path, target: Path) -> None:
     what the source run's judge wrote and without the build's scratch folder."""
     target.mkdir(parents=True, exist_ok=True)
     for entry in sorted(Path(source).iterdir()):
-        if entry.name in _JUDGE_OUTPUTS or entry.name in _NOT_EVIDENCE:
+        if entry.name in EvidenceFolder.JUDGE_OUTPUTS or entry.name in EvidenceFolder.NOT_EVIDENCE:
             continue
         destination = target / entry.name
         if entry.is_dir() and not entry.is_symlink():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -149,20 +151,11 @@ class RunDirectory:
         """All complete records; a torn trailing line from a killed run is dropped (and truncated)."""
         if not self.records_path.exists():
             return []
-        records: list[TurnRecord] = []
-        good_bytes = 0
-        with self.records_path.open("rb") as handle:
-            for line in handle:
-                if not line.endswith(b"\n"):
-                    break
-                try:
-                    records.append(TurnRecord.model_validate_json(line))
-                except ValueError:
-                    break
-                good_bytes += len(line)
-        if good_bytes != self.records_path.stat().st_size:
+        lines = read_jsonl(self.records_path, parse=TurnRecord.model_validate_json)
+        records: list[TurnRecord] = lines.items
+        if lines.whole_bytes != self.records_path.stat().st_size:
             with self.records_path.open("r+b") as handle:
-                handle.truncate(good_bytes)
+                handle.truncate(lines.whole_bytes)
         # Last record wins if a slot was somehow written twice.
         latest: dict[tuple[str, int], TurnRecord] = {}
         for record in records:
@@ -190,3 +183,28 @@ def write_json_atomic(path: Path, payload: Any) -> Path:
     temporary.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str))
     os.replace(temporary, path)
     return path
+
+
+@dataclass
+class JsonLines:
+    items: list[Any]
+    whole_bytes: int  # the length of the leading lines that were read: where the next append belongs
+
+
+def read_jsonl(path: Path, *, parse: Callable[[bytes], Any] = json.loads) -> JsonLines:
+    """The lines of a JSONL file written by whole-line appends (turns.jsonl, the tool and resource logs), up to
+    the first line that is torn (a writer mid-append, or killed: no newline yet) or does not parse."""
+    items: list[Any] = []
+    whole_bytes = 0
+    if not Path(path).exists():
+        return JsonLines(items, whole_bytes)
+    with Path(path).open("rb") as handle:
+        for line in handle:
+            if not line.endswith(b"\n"):
+                break
+            try:
+                items.append(parse(line))
+            except ValueError:
+                break
+            whole_bytes += len(line)
+    return JsonLines(items, whole_bytes)

@@ -65,7 +65,7 @@ def test_resume_refuses_a_changed_prompt_version(tmp_path: Path, monkeypatch: py
 
 
 def test_every_suites_prompt_and_every_rubrics_version_is_recorded() -> None:
-    from runner.judges.rubrics import EvoGenUIRubric
+    from runner.suites.evogenui.rubric import EvoGenUIRubric
     from runner.suites.evogenui.payload import PROMPT_VERSION as EVOGENUI_PROMPT
     from runner.suites.web2code.observation import PROMPT_VERSION as WEB2CODE_PROMPT
     from runner.suites.web2code.scoring import RUBRIC_VERSION as REGION_RUBRIC
@@ -83,7 +83,7 @@ def test_every_suites_prompt_and_every_rubrics_version_is_recorded() -> None:
 
 
 def test_a_missing_prompt_or_rubric_version_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from runner.judges.rubrics import EvoGenUIRubric
+    from runner.suites.evogenui.rubric import EvoGenUIRubric
 
     config = compose_config()
     suite = build_suite(config.suite, project_root=REPO_ROOT)

@@ -29,6 +29,8 @@ class ActorContext:
 class Actor(Protocol):
     name: str
 
-    async def act(self, session: "PageSession", context: ActorContext) -> Trace: ...
+    async def act(self, session: "PageSession", context: ActorContext) -> Trace:
+        """Exercise the page; the trace is returned and written to `out_dir` (EvidenceFolder.TRACE) by the actor."""
+        ...
 
     async def aclose(self) -> None: ...

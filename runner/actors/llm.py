@@ -30,6 +30,7 @@ from runner.actors.page_elements import ActionFailed, Element, execute, list_ele
 from runner.browser.page_diff import describe_change, read_page_state
 from runner.config import ConfigError, format_validation_error
 from runner.evidence import Trace, TraceStep
+from runner.evidence_folder import EvidenceFolder, read_json_objects
 from runner.judges.llm import build_endpoint_model, validate_endpoint
 from runner.judges.llm_bundle import clip, image_data_url, tail
 from runner.models.base import Model, ProviderError
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ACTIONS", "ActorAction", "LLMActor", "LLMActorSettings"]
 
-TRACE_FILE = "trace.json"
-TOOL_LOG_FILE = "tool_log.jsonl"
 ACTIONS = ("click", "fill", "select", "press", "scroll", "wait", "read_runtime_logs", "finish")
 
 
@@ -297,7 +296,7 @@ class LLMActor:
             "model": getattr(self._model, "name", ""),
             "usage": usage,
         }
-        trace.save(out_dir / TRACE_FILE)
+        trace.save(out_dir / EvidenceFolder.TRACE)
         return trace
 
     async def _observe(self, session: "PageSession") -> tuple[list[Element], str]:
@@ -342,18 +341,13 @@ class LLMActor:
             step.observation = ("ok; " if step.ok else f"failed: {step.error}; ") + changed + f"; {change}"
 
     def _runtime_logs(self, session: "PageSession", context: ActorContext) -> str:
-        path = Path(context.extra.get("tool_log_path") or Path(context.out_dir) / TOOL_LOG_FILE)
+        path = Path(context.extra.get("tool_log_path") or EvidenceFolder(context.out_dir).tool_log)
         lines = []
         if path.exists():
             entries = []
-            for line in path.read_text(errors="replace").splitlines():
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(entry, dict):
-                    compact = {k: entry[k] for k in ("seq", "tool", "arguments", "ok", "error", "result") if k in entry}
-                    entries.append(json.dumps(compact, ensure_ascii=False, default=str))
+            for entry in read_json_objects(path):
+                compact = {k: entry[k] for k in ("seq", "tool", "arguments", "ok", "error", "result") if k in entry}
+                entries.append(json.dumps(compact, ensure_ascii=False, default=str))
             lines.append(f"tool log: {len(entries)} call(s)")
             lines.append(tail("\n".join(entries), self.settings.max_log_chars))
         else:

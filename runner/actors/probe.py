@@ -37,11 +37,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from runner.actors.base import ActorContext
 from runner.browser.page_diff import describe_change, read_page_state
 from runner.evidence import Trace, TraceStep
+from runner.evidence_folder import EvidenceFolder
 
 if TYPE_CHECKING:
     from runner.browser.session import PageSession
 
-TRACE_FILE = "trace.json"
 
 
 ProbeMode = Literal["paper", "benchmark"]
@@ -349,7 +349,7 @@ class ProbeActor:
             trace.finished = False
             reason = _first_line(exc) if isinstance(exc, PlaywrightError) else "page unresponsive"
             trace.summary = self._summary([], found=0, extra={"probe_error": reason, **self._probe_info()})
-            trace.save(out_dir / TRACE_FILE)
+            trace.save(out_dir / EvidenceFolder.TRACE)
             return trace
 
         reloaded = False  # after a navigation the original nodes are gone; re-find them by css path
@@ -359,7 +359,7 @@ class ProbeActor:
         # The evidence's viewport shot is the first such view, unless the probe loaded the page itself.
         views = _Views(static=background == 0 and s.reuse_views)
         if views.static and not loaded_here:
-            views.last = out_dir / "screenshot.png"
+            views.last = out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT
         for index, element in enumerate(found["elements"]):
             step = TraceStep(index=index, action={"kind": element["kind"], "element": element})
             step_started = time.monotonic()
@@ -403,7 +403,7 @@ class ProbeActor:
         if aborted:
             extra["aborted"] = aborted
         trace.summary = self._summary(trace.steps, found=found["eligible"], extra=extra)
-        trace.save(out_dir / TRACE_FILE)
+        trace.save(out_dir / EvidenceFolder.TRACE)
         return trace
 
     # ---- stage 1 helpers ---------------------------------------------------------------------------------

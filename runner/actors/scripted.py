@@ -16,12 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from runner.actors.base import ActorContext
 from runner.browser.page_diff import describe_change, read_page_state
 from runner.evidence import Trace, TraceStep
+from runner.evidence_folder import EvidenceFolder
 from runner.judges.check_runner import StepFailed, perform_step, step_summary
 
 if TYPE_CHECKING:
     from runner.browser.session import PageSession
 
-TRACE_FILE = "trace.json"
 
 
 def _first_line(error: BaseException) -> str:
@@ -118,7 +118,7 @@ class ScriptedActor:
                 skipped
             )
         trace.finished = not truncated
-        trace.save(context.out_dir / TRACE_FILE)
+        trace.save(context.out_dir / EvidenceFolder.TRACE)
         return trace
 
     def _step_budget_s(self, step: object) -> float:

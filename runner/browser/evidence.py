@@ -14,24 +14,11 @@ from playwright.async_api import Error as PlaywrightError
 
 from runner.browser.session import PageSession
 from runner.evidence import Evidence
-from runner.records import write_json_atomic
+from runner.evidence_folder import EvidenceFolder
 
 log = logging.getLogger(__name__)
 
 MAX_VISIBLE_TEXT = 20000  # enough for any judge prompt; keeps records small
-
-SCREENSHOT_FULL = "screenshot_full.png"
-SCREENSHOT_VIEWPORT = "screenshot.png"
-DOM_FILE = "dom.html"
-# The page as the actor left it (capture_final_state), beside the load-time files above.
-FINAL_SCREENSHOT_FULL = "final_screenshot_full.png"
-FINAL_SCREENSHOT_VIEWPORT = "final_screenshot.png"
-FINAL_DOM_FILE = "final_dom.html"
-EVIDENCE_FILE = "evidence.json"
-CONSOLE_FILE = "console.json"
-NETWORK_FILE = "network.json"
-PAGE_ERRORS_FILE = "page_errors.json"
-DIALOGS_FILE = "dialogs.json"  # alert/confirm/prompt and popups the page opened
 
 # A page is blank when a user would see nothing: no visible text and no visible media or form control
 # with a nonzero box. Form controls count because an empty <input> is still something to look at.
@@ -99,25 +86,26 @@ async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeo
     evidence.popups = list(session.popups)
     console = evidence.console + ([{"type": "genui", "text": f"{session.console_dropped} more console messages "
                                     "dropped (capture cap)", "location": {}}] if session.console_dropped else [])
-    write_json_atomic(out_dir / CONSOLE_FILE, console)
-    write_json_atomic(out_dir / PAGE_ERRORS_FILE, evidence.page_errors)
-    write_json_atomic(out_dir / NETWORK_FILE, [asdict(n) for n in evidence.network])
-    write_json_atomic(out_dir / DIALOGS_FILE, {"dialogs": evidence.dialogs, "popups": evidence.popups})
+    folder = EvidenceFolder(out_dir)
+    folder.write_json(folder.CONSOLE, console)
+    folder.write_json(folder.PAGE_ERRORS, evidence.page_errors)
+    folder.write_json(folder.NETWORK, [asdict(n) for n in evidence.network])
+    folder.write_json(folder.DIALOGS, {"dialogs": evidence.dialogs, "popups": evidence.popups})
     return evidence
 
 
 async def _capture_page(session: PageSession, out_dir: Path, evidence: Evidence) -> None:
     try:
-        await session.screenshot(out_dir / SCREENSHOT_VIEWPORT, full_page=False)
-        evidence.screenshot_viewport = SCREENSHOT_VIEWPORT
+        await session.screenshot(out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT, full_page=False)
+        evidence.screenshot_viewport = EvidenceFolder.SCREENSHOT_VIEWPORT
         if await session.evaluate(_FITS_VIEWPORT_JS):
             # The whole page is in view: the full-page shot would be the same pixels; save the capture.
-            shutil.copyfile(out_dir / SCREENSHOT_VIEWPORT, out_dir / SCREENSHOT_FULL)
+            shutil.copyfile(out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT, out_dir / EvidenceFolder.SCREENSHOT_FULL)
         else:
-            await session.screenshot(out_dir / SCREENSHOT_FULL, full_page=True)
-        evidence.screenshot_full = SCREENSHOT_FULL
-        (out_dir / DOM_FILE).write_text(await session.page.content(), encoding="utf-8")
-        evidence.dom_path = DOM_FILE
+            await session.screenshot(out_dir / EvidenceFolder.SCREENSHOT_FULL, full_page=True)
+        evidence.screenshot_full = EvidenceFolder.SCREENSHOT_FULL
+        EvidenceFolder(out_dir).write_text(EvidenceFolder.DOM, await session.page.content())
+        evidence.dom_path = EvidenceFolder.DOM
         evidence.visible_text = (await session.visible_text())[:MAX_VISIBLE_TEXT]
         evidence.blank = not await session.evaluate(_HAS_VISIBLE_CONTENT_JS)
     except PlaywrightError as exc:  # page crashed or navigated away mid-capture
@@ -135,12 +123,12 @@ async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evi
     out_dir = Path(out_dir)
 
     async def capture() -> None:
-        await session.screenshot(out_dir / FINAL_SCREENSHOT_VIEWPORT, full_page=False)
-        evidence.final_screenshot_viewport = FINAL_SCREENSHOT_VIEWPORT
-        await session.screenshot(out_dir / FINAL_SCREENSHOT_FULL, full_page=True)
-        evidence.final_screenshot_full = FINAL_SCREENSHOT_FULL
-        (out_dir / FINAL_DOM_FILE).write_text(await session.page.content(), encoding="utf-8")
-        evidence.final_dom_path = FINAL_DOM_FILE
+        await session.screenshot(out_dir / EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT, full_page=False)
+        evidence.final_screenshot_viewport = EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT
+        await session.screenshot(out_dir / EvidenceFolder.FINAL_SCREENSHOT_FULL, full_page=True)
+        evidence.final_screenshot_full = EvidenceFolder.FINAL_SCREENSHOT_FULL
+        EvidenceFolder(out_dir).write_text(EvidenceFolder.FINAL_DOM, await session.page.content())
+        evidence.final_dom_path = EvidenceFolder.FINAL_DOM
         evidence.final_visible_text = (await session.visible_text())[:MAX_VISIBLE_TEXT]
 
     try:
@@ -149,7 +137,7 @@ async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evi
         evidence.final_error = f"final capture timed out after {capture_timeout_s:g} s (page unresponsive)"
     except PlaywrightError as exc:  # the actor left a crashed or navigating page
         evidence.final_error = f"final capture failed: {_first_line(exc)}"
-    write_json_atomic(out_dir / EVIDENCE_FILE, {key: value for key, value in evidence.to_json().items()
+    EvidenceFolder(out_dir).write_json(EvidenceFolder.EVIDENCE, {key: value for key, value in evidence.to_json().items()
                                                if key not in ("console", "network", "page_errors")})
     return evidence
 

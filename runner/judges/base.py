@@ -26,7 +26,9 @@ class JudgeInput:
     assistant_text: str
     out_dir: Path
     session: "PageSession | None" = None  # live page, for judges that execute checks
-    tool_log: list[dict[str, Any]] = field(default_factory=list)
+    # The tool bridge's call log (EvidenceFolder.TOOL_LOG; None: no bridge served the artifact) and the tool
+    # runtime's state (EvoGenUI-Bench §4.2 "tool and runtime logs", "runtime state"; None: none recorded).
+    tool_log: list[dict[str, Any]] | None = None
     runtime_state: Any = None
     previous_turns: list[dict[str, Any]] = field(default_factory=list)  # compact context
     # Frozen from the live page at the end of execution (runner/packets.py), used when `session` is None:

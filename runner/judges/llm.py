@@ -20,14 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from runner.config import ConfigError, format_validation_error
 from runner.judges.base import JudgeError, JudgeInput
 from runner.judges.llm_bundle import build_bundle
-from runner.judges.rubrics import RUBRICS, Rubric, RubricOutcome, get_rubric
+from runner.judges.rubrics import RUBRICS, Rubric, RubricOutcome, get_rubric, rubric_class
 from runner.models.base import Model, ProviderError
 from runner.models.structured import StructuredOutputError, ask_structured
-from runner.records import DimensionScore, RequirementResult, RequirementStatus, Verdict, write_json_atomic
+from runner.evidence_folder import EvidenceFolder
+from runner.records import DimensionScore, RequirementResult, RequirementStatus, Verdict
 
 __all__ = ["LLMJudge", "LLMJudgeSettings", "build_endpoint_model", "validate_endpoint"]
 
-VERDICT_FILE = "verdict.json"
 
 
 class LLMJudgeSettings(BaseModel):
@@ -79,7 +79,7 @@ class LLMJudgeSettings(BaseModel):
         """The screenshot sent: `screenshot` when set, else the rubric's default."""
         if self.screenshot is not None:
             return self.screenshot
-        return getattr(RUBRICS.get(self.rubric), "default_screenshot", "viewport")
+        return getattr(rubric_class(self.rubric), "default_screenshot", "viewport")
 
     @property
     def vision(self) -> bool:
@@ -142,7 +142,7 @@ class LLMJudge:
             raise JudgeError(f"{self.name}: judge model failed: {error}") from error
         except Exception as error:  # a bug or unreadable evidence: not the artifact's fault
             raise JudgeError(f"{self.name}: {type(error).__name__}: {error}") from error
-        write_json_atomic(judge_input.out_dir / VERDICT_FILE, verdict.model_dump(mode="json"))
+        EvidenceFolder(judge_input.out_dir).write_verdict(verdict.model_dump(mode="json"))
         return verdict
 
     # ---- the decision --------------------------------------------------------------------------------------

@@ -17,17 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeInput
 
 if TYPE_CHECKING:
     from runner.judges.llm import LLMJudgeSettings
 
-TOOL_LOG_FILE = "tool_log.jsonl"
-STATE_FILES = ("state.json", "state_carried.json")  # the bridge's live state, else the carried snapshot
-BUILD_LOG_FILE = "build.log"
 
 _LOG_KEYS = ("seq", "tool", "arguments", "ok", "error", "result")
-RESOURCE_LOG_FILE = "resource_log.jsonl"  # written by the artifact server (runner.sandbox.server)
 _RESOURCE_LOG_KEYS = ("seq", "uri", "ok", "error", "mime_type", "contents")
 _SCRIPT_OR_STYLE = re.compile(r"(<(script|style)\b[^>]*>)(.*?)(</\2\s*>)", re.DOTALL | re.IGNORECASE)
 
@@ -79,35 +76,17 @@ def image_data_url(path: Path, *, max_side: int) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    records = []
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue  # a torn line from a writer mid-append
-        if isinstance(record, dict):
-            records.append(record)
-    return records
-
-
 def read_tool_log(judge_input: JudgeInput) -> list[dict[str, Any]] | None:
-    """The tool log (tool_log.jsonl in the evidence dir, else what the engine passed); None: no tool runtime."""
-    path = judge_input.out_dir / TOOL_LOG_FILE
-    if path.exists():
-        return _read_jsonl(path)
+    """The tool log (re-read from the evidence folder, else what the packet gave); None: no tool runtime."""
+    log = EvidenceFolder(judge_input.out_dir).read_tool_log()
+    if log is not None:
+        return log
     return list(judge_input.tool_log) if judge_input.tool_log else None
 
 
 def read_runtime_state(judge_input: JudgeInput) -> Any:
-    for name in STATE_FILES:
-        path = judge_input.out_dir / name
-        if path.exists():
-            try:
-                return json.loads(path.read_text())
-            except ValueError:
-                continue
-    return judge_input.runtime_state
+    state = EvidenceFolder(judge_input.out_dir).read_runtime_state()
+    return state if state is not None else judge_input.runtime_state
 
 
 def _json(value: Any) -> str:
@@ -144,7 +123,7 @@ def _previous(judge_input: JudgeInput, per_field: int) -> str:
 def _build(judge_input: JudgeInput, limit: int) -> str:
     build = judge_input.build
     log = build.log
-    log_path = judge_input.out_dir / BUILD_LOG_FILE
+    log_path = EvidenceFolder(judge_input.out_dir).build_log
     if not log and log_path.exists():
         log = log_path.read_text(errors="replace")
     text = f"status: {build.status}"
@@ -226,9 +205,8 @@ def _trace(judge_input: JudgeInput, limit: int) -> str:
 
 
 def read_resource_log(judge_input: JudgeInput) -> list[dict[str, Any]] | None:
-    """The artifact's resource reads (resource_log.jsonl); None: the task serves no resources."""
-    path = judge_input.out_dir / RESOURCE_LOG_FILE
-    return _read_jsonl(path) if path.exists() else None
+    """The artifact's resource reads; None: the task serves no resources."""
+    return EvidenceFolder(judge_input.out_dir).read_resource_log()
 
 
 def _resources(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> list[str]:

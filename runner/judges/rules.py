@@ -18,26 +18,17 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runner.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeError, JudgeInput
 from runner.judges.check_runner import CheckOutcome, StateReader, ToolLogReader, run_check
 from runner.judges.checks import Check
-from runner.records import (
-    DimensionScore,
-    RequirementResult,
-    RequirementStatus,
-    Verdict,
-    write_json_atomic,
-)
+from runner.records import DimensionScore, RequirementResult, RequirementStatus, Verdict
 from runner.tasks import Requirement
 
-TOOL_LOG_FILE = "tool_log.jsonl"
-STATE_FILE = "state.json"
-VERDICT_FILE = "verdict.json"
 _CHECK_CRASHED = "crashed"  # a frozen check outcome whose run raised: the verdict becomes judge_error
 
 
@@ -59,46 +50,30 @@ class Readers:
     state: StateReader | None = None
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Records of a JSONL file; a torn or malformed line (a writer mid-append) is skipped."""
-    records: list[dict[str, Any]] = []
-    for line in path.read_text(errors="replace").splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
-
-
 def default_readers(judge_input: JudgeInput) -> Readers:
-    """Readers over the evidence dir, falling back to what the engine put in JudgeInput.
+    """Readers over the evidence dir, falling back to what the packet put in JudgeInput.
 
-    The tool log is re-read from `tool_log.jsonl` on every call because checks make new calls; it is
-    available when that file exists or the input carries a log. The engine should create the (possibly
-    empty) file whenever the artifact has a tool bridge, so that "never called" fails instead of
-    being unassessed. Runtime state comes from `state.json`, else `judge_input.runtime_state`.
+    The tool log is re-read from the evidence folder's tool log on every call because checks make new calls;
+    it is available when that file exists or the input carries a log. The suite's tool bridge creates the
+    (possibly empty) file whenever the artifact has one, so that "never called" fails instead of being
+    unassessed. Runtime state comes from the bridge's `state.json`, else `judge_input.runtime_state`.
     """
-    log_path = judge_input.out_dir / TOOL_LOG_FILE
-    state_path = judge_input.out_dir / STATE_FILE
+    folder = EvidenceFolder(judge_input.out_dir)
     readers = Readers()
-    if log_path.exists() or judge_input.tool_log:
+    if folder.tool_log.exists() or judge_input.tool_log:
 
         def read_tool_log() -> list[dict[str, Any]]:
-            return read_jsonl(log_path) if log_path.exists() else list(judge_input.tool_log)
+            log = folder.read_tool_log()
+            return log if log is not None else list(judge_input.tool_log or [])
 
         readers.tool_log = read_tool_log
-    if state_path.exists() or judge_input.runtime_state is not None:
+    if folder.state.exists() or judge_input.runtime_state is not None:
 
         def read_state() -> Any:
-            if state_path.exists():
+            if folder.state.exists():
                 try:
-                    return json.loads(state_path.read_text())
-                except ValueError:  # a writer mid-replace; fall back to what the engine gave
+                    return json.loads(folder.state.read_text())
+                except ValueError:  # a writer mid-replace; fall back to what the packet gave
                     pass
             return judge_input.runtime_state
 
@@ -150,7 +125,7 @@ class RulesJudge:
             raise
         except Exception as error:  # a bug or a dead browser, not the artifact's fault
             raise JudgeError(f"rules judge failed: {type(error).__name__}: {error}") from error
-        write_json_atomic(judge_input.out_dir / VERDICT_FILE, verdict.model_dump(mode="json"))
+        EvidenceFolder(judge_input.out_dir).write_verdict(verdict.model_dump(mode="json"))
         return verdict
 
     async def _score(self, judge_input: JudgeInput) -> Verdict:

@@ -23,9 +23,9 @@ from runner.metrics.reliability import build_matrix, per_position_pass  # noqa: 
 
 from runner.report.collect import RunData  # noqa: E402
 from runner.report.leaderboard import SUB_SUITE_ORDER, _reliability_groups  # noqa: E402
+from runner.suites.evogenui.taxonomy import Mechanism  # noqa: E402
 
-MECHANISMS = ("information_architecture", "domain_representation", "requirement_decomposition",
-              "affordance_binding", "derived_state_propagation", "external_state_grounding")
+MECHANISMS = tuple(mechanism.value for mechanism in Mechanism)  # EvoGenUI-Bench §6.1, in the paper's order
 DPI = 110
 
 

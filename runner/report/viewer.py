@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from runner.evidence_folder import EvidenceFolder
 from runner.records import TurnRecord
 
 from runner.report.collect import RunData, load_run_dir
@@ -273,7 +274,7 @@ def _message_text(content: Any) -> str:
 
 
 def _request_html(folder: Path) -> str:
-    request = _read_json(folder / "request.json")
+    request = _read_json(folder / EvidenceFolder.REQUEST)
     if not isinstance(request, dict):
         return ""
     parts = []
@@ -285,9 +286,9 @@ def _request_html(folder: Path) -> str:
 
 
 def _assistant_html(folder: Path) -> str:
-    state = _read_json(folder / "episode_state.json")
+    state = _read_json(folder / EvidenceFolder.EPISODE_STATE)
     text = state.get("assistant_text") if isinstance(state, dict) else None
-    raw = _read_text(folder / "raw_response.txt")
+    raw = _read_text(folder / EvidenceFolder.RAW_RESPONSE)
     parts = []
     if text:
         parts.append(_pre(text, "assistant"))
@@ -297,7 +298,7 @@ def _assistant_html(folder: Path) -> str:
 
 
 def _source_html(folder: Path) -> str:
-    source = folder / "src"
+    source = folder / EvidenceFolder.SOURCES
     if not source.is_dir():
         return ""
     parts = []
@@ -309,7 +310,7 @@ def _source_html(folder: Path) -> str:
 
 
 def _trace_html(folder: Path, images: _Images) -> str:
-    trace = _read_json(folder / "trace.json")
+    trace = _read_json(folder / EvidenceFolder.TRACE)
     if not isinstance(trace, dict):
         return ""
     parts = [f"<p>actor <b>{esc(str(trace.get('actor', '')))}</b>, finished {esc(str(trace.get('finished')))}"
@@ -333,13 +334,13 @@ def _trace_html(folder: Path, images: _Images) -> str:
 
 
 def _tool_log_html(folder: Path) -> str:
-    for name in ("tool_log.jsonl", "tool_log.json"):
+    for name in (EvidenceFolder.TOOL_LOG, "tool_log.json"):  # tool_log.json: a JSON array, from older runs
         text = _read_text(folder / name)
         if text is None:
             continue
         if not text.strip():
             return "<p class='hint'>no tool calls</p>"
-        if name.endswith(".jsonl"):
+        if name == EvidenceFolder.TOOL_LOG:
             lines = []
             for line in text.splitlines():
                 try:
@@ -353,23 +354,23 @@ def _tool_log_html(folder: Path) -> str:
 
 def _state_html(folder: Path) -> str:
     parts = []
-    for name, title in (("state_in.json", "state at turn start"), ("state.json", "state after the actor"),
-                        ("state_carried.json", "state carried to the next turn")):
+    for name, title in ((EvidenceFolder.STATE_IN, "state at turn start"), (EvidenceFolder.STATE, "state after the actor"),
+                        (EvidenceFolder.STATE_CARRIED, "state carried to the next turn")):
         value = _read_json(folder / name)
         if value is not None:
-            parts.append(_block(title, _pre(_json_text(value)), open_=name != "state_in.json"))
+            parts.append(_block(title, _pre(_json_text(value)), open_=name != EvidenceFolder.STATE_IN))
     return "".join(parts)
 
 
 def _browser_html(folder: Path) -> str:
     parts = []
-    page_errors = _read_json(folder / "page_errors.json")
+    page_errors = _read_json(folder / EvidenceFolder.PAGE_ERRORS)
     if page_errors:
         parts.append(_block("page errors", _pre(_json_text(page_errors), "error")))
-    console = _read_json(folder / "console.json")
+    console = _read_json(folder / EvidenceFolder.CONSOLE)
     if console:
         parts.append(_block("console", _pre(_json_text(console)), open_=False))
-    network = _read_json(folder / "network.json")
+    network = _read_json(folder / EvidenceFolder.NETWORK)
     if isinstance(network, list) and network:
         blocked = [r for r in network if isinstance(r, dict) and r.get("blocked")]
         rows = "".join(f"<tr class='{'blocked' if r.get('blocked') else ''}'><td>{esc(str(r.get('method', '')))}</td>"
@@ -378,15 +379,17 @@ def _browser_html(folder: Path) -> str:
                        for r in network if isinstance(r, dict))
         parts.append(_block(f"network ({len(network)} requests, {len(blocked)} blocked)",
                             f"<table><tr><th>method</th><th>url</th><th>status</th><th>note</th></tr>{rows}</table>", open_=bool(blocked)))
-    dom = _read_text(folder / "dom.html")
+    dom = _read_text(folder / EvidenceFolder.DOM)
     if dom:
         parts.append(_block("DOM (as text)", _pre(dom, "dom"), open_=False))
     return "".join(parts)
 
 
-KNOWN_FILES = {"request.json", "raw_response.txt", "episode_state.json", "verdict.json", "trace.json", "tool_log.jsonl",
-               "tool_log.json", "state_in.json", "state.json", "state_carried.json", "build.log", "console.json",
-               "page_errors.json", "network.json", "dom.html", "screenshot.png", "screenshot_full.png"}
+KNOWN_FILES = {EvidenceFolder.REQUEST, EvidenceFolder.RAW_RESPONSE, EvidenceFolder.EPISODE_STATE, EvidenceFolder.VERDICT,
+               EvidenceFolder.TRACE, EvidenceFolder.TOOL_LOG, "tool_log.json", EvidenceFolder.STATE_IN,
+               EvidenceFolder.STATE, EvidenceFolder.STATE_CARRIED, EvidenceFolder.BUILD_LOG, EvidenceFolder.CONSOLE,
+               EvidenceFolder.PAGE_ERRORS, EvidenceFolder.NETWORK, EvidenceFolder.DOM,
+               EvidenceFolder.SCREENSHOT_VIEWPORT, EvidenceFolder.SCREENSHOT_FULL}
 
 
 def _other_files(folder: Path, report_dir: Path) -> str:
@@ -400,11 +403,11 @@ def _other_files(folder: Path, report_dir: Path) -> str:
 def _turn_section(run_path: Path, record: TurnRecord, anchor: str, images: _Images, report_dir: Path) -> str:
     folder = run_path / record.evidence_dir if record.evidence_dir else run_path / "__none__"
     verdict = record.verdict
-    if verdict is None and (folder / "verdict.json").is_file():
+    if verdict is None and (folder / EvidenceFolder.VERDICT).is_file():
         from runner.records import Verdict
 
         try:
-            verdict = Verdict.model_validate_json((folder / "verdict.json").read_text())
+            verdict = Verdict.model_validate_json((folder / EvidenceFolder.VERDICT).read_text())
         except ValueError:
             verdict = None
     badge = f"<span class='bucket st-{_attr(record.status.value)}'>{esc(record.status.value)}</span>"
@@ -420,13 +423,13 @@ def _turn_section(run_path: Path, record: TurnRecord, anchor: str, images: _Imag
     if record.timings:
         parts.append("<p class='hint'>timings (s): " + esc(", ".join(f"{k} {v:.2f}" for k, v in record.timings.items())) + "</p>")
     parts.append(_block("judge verdict", f"<div class='verdict'>{_verdict_html(verdict)}</div>"))
-    build_log = _read_text(folder / "build.log")
+    build_log = _read_text(folder / EvidenceFolder.BUILD_LOG)
     if build_log:
         parts.append(_block("build log", _pre(build_log[-20000:], "build-log"), open_=record.status.value == "build_failed"))
     shots = "".join(images.tag(folder / name, alt=f"{record.task_id} turn {record.turn} {name}")
-                    for name in ("screenshot.png",) if (folder / name).is_file())
-    if (folder / "screenshot_full.png").is_file():
-        href = Path(os.path.relpath(folder / "screenshot_full.png", report_dir)).as_posix()
+                    for name in (EvidenceFolder.SCREENSHOT_VIEWPORT,) if (folder / name).is_file())
+    if (folder / EvidenceFolder.SCREENSHOT_FULL).is_file():
+        href = Path(os.path.relpath(folder / EvidenceFolder.SCREENSHOT_FULL, report_dir)).as_posix()
         shots += f"<p><a href='{_attr(href)}'>full-page screenshot (file)</a></p>"
     parts += [_block("screenshot", shots), _block("request", _request_html(folder), open_=False),
               _block("assistant text", _assistant_html(folder)), _block("source", _source_html(folder), open_=False),

@@ -14,7 +14,8 @@ from runner.config import ConfigError, JudgeConfig
 from runner.evidence import Evidence, Trace, TraceStep
 from runner.judges.base import JudgeError, JudgeInput
 from runner.judges.registry import build_judge
-from runner.judges.rubrics import FAILURE_TYPES, MECHANISMS, evogenui_turn_passes
+from runner.judges.rubrics import RubricOutcome
+from runner.suites.evogenui.rubric import FAILURE_TYPES, MECHANISMS, EvoGenUIRubric
 from runner.records import RequirementStatus, Verdict
 from runner.sandbox.base import BuildResult
 from runner.tasks import Requirement, Task, TurnSpec
@@ -197,6 +198,15 @@ def test_unevaluable_artifact_can_still_be_scored_but_never_passes(tmp_path: Pat
         verdict = run_judge(server, make_input(tmp_path, build_ok=False), judge_unevaluable=True)
         assert server.calls == 1
     assert verdict.passed is False and verdict.failure_types[0] == "build_failed"
+
+
+def evogenui_turn_passes(*, generation_ok: bool, evaluable: bool, presentation: int | None, execution: int | None,
+                         alignment: int | None) -> bool:
+    """The rubric's official decision on these scores (None: the dimension was not scored)."""
+    scores = {"presentation": presentation, "execution": execution, "alignment": alignment}
+    outcome = RubricOutcome(dimensions={}, passed=False,
+                            scores={name: float(value) for name, value in scores.items() if value is not None})
+    return EvoGenUIRubric().decide(outcome, generation_ok=generation_ok, evaluable=evaluable)
 
 
 def test_pass_rule() -> None:

@@ -10,7 +10,7 @@ contract (uri, name, mime_type, description); the contents come, in this order, 
 
 and are fixed for the turn when its bridge is made (from the state the turn starts with). The artifact reads
 them through the template's resource client (src/toolClient.js: readResource, listResources); the artifact
-server logs every read to resource_log.jsonl in the turn's evidence folder.
+server logs every read to the turn's resource log (EvidenceFolder.RESOURCE_LOG).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Any
 from runner.suites.evogenui.backends import BackendError, task_backends
 from runner.tasks import Task
 
-RESOURCE_LOG_FILE = "resource_log.jsonl"  # written by the artifact server (RESOURCE_LOG_NAME) beside the tool log
 NOT_FOUND = object()
 
 

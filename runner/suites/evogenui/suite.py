@@ -25,7 +25,8 @@ from pydantic import Field, field_validator, model_validator
 
 from runner.judges.llm_bundle import final_dom_path
 from runner.metrics.basic import basic_summary
-from runner.records import TurnRecord, Verdict, write_json_atomic
+from runner.evidence_folder import EvidenceFolder
+from runner.records import TurnRecord, Verdict
 from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
 from runner.suites.evogenui.backends import BackendError, public_tool_contract
@@ -40,7 +41,7 @@ from runner.suites.evogenui.checkout import (
 )
 from runner.suites.evogenui.loader import SUB_SUITES, load_file
 from runner.suites.evogenui.payload import PROMPT_VERSION, build_turn_messages
-from runner.suites.evogenui.resources import RESOURCE_LOG_FILE, served_resources
+from runner.suites.evogenui.resources import served_resources
 from runner.suites.evogenui.runtime import turn_start_state
 from runner.suites.evogenui.table2 import table2
 from runner.suites.evogenui.taxonomy import classify_turn, dom_text, mechanism_counts
@@ -51,10 +52,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_TASKS = PROJECT_ROOT / "tasks" / "evogenui"
 BACKENDS_DIR = "backends"
 SUB_SUITE_NAMES = tuple(SUB_SUITES.values())  # presentation, interaction, tool_grounded
-
-STATE_IN_FILE = "state_in.json"
-TOOL_LOG_FILE = "tool_log.jsonl"  # read by the rules judge (runner/judges/rules.py)
-STATE_FILE = "state.json"
 
 
 class MissingToolBackendError(TaskFormatError):
@@ -277,44 +274,40 @@ class EvoGenUISuite:
         declared_resources = task.public_contract.get("resources", [])
         if not bindings and not declared_resources:
             return None
-        evidence_dir = Path(evidence_dir)
-        state_in = evidence_dir / STATE_IN_FILE
-        log_out = evidence_dir / TOOL_LOG_FILE
+        folder = EvidenceFolder(evidence_dir)
         if self.checkout is not None:
-            return self._benchmark_bridge(task, turn, episode, state_in, log_out)
+            return self._benchmark_bridge(task, turn, episode, folder)
         start_state = turn_start_state(task, self.backends_path, episode.runtime_state) if bindings else {}
-        write_json_atomic(state_in, start_state)
-        log_out.write_text("")  # exists and is empty: "never called" then fails instead of being unassessed
+        # The logs exist and are empty: "never called" then fails instead of being unassessed.
+        folder.start_tool_logs(start_state, resources=bool(declared_resources))
         extra: dict[str, Any] = {}
         if declared_resources:  # served by the artifact server, every read logged (resources.py)
             extra["resources"] = served_resources(task, self.backends_path, start_state)
-            (evidence_dir / RESOURCE_LOG_FILE).write_text("")
         return ToolBridge(
             backends_path=self.backends_path,
             fixture_ids={name: binding["fixture_id"] for name, binding in sorted(bindings.items())},
-            state_in=state_in,
-            log_out=log_out,
-            state_out=evidence_dir / STATE_FILE,
+            state_in=folder.state_in,
+            log_out=folder.tool_log,
+            state_out=folder.state,
             extra=extra,
         )
 
-    def _benchmark_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, state_in: Path,
-                          log_out: Path) -> ToolBridge:
+    def _benchmark_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState,
+                          folder: EvidenceFolder) -> ToolBridge:
         """The benchmark's layout: scenario states ({"scenarios": {...}}) carried across turns, the
         checkout's `runtime` package, tool definitions and scenario fixtures (private, server-side only)."""
         self.public_contract(task)
         carried = episode.runtime_state
         start = carried if isinstance(carried, dict) and isinstance(carried.get("scenarios"), dict) \
             else initial_scenario_states(task)
-        write_json_atomic(state_in, start)
-        log_out.write_text("")
+        folder.start_tool_logs(start, resources=False)
         definitions = self._definitions[task.id]
         return ToolBridge(
             backends_path=self.backends_path,
             fixture_ids={name: definition["fixture_id"] for name, definition in definitions.items()},
-            state_in=state_in,
-            log_out=log_out,
-            state_out=state_in.with_name(STATE_FILE),
+            state_in=folder.state_in,
+            log_out=folder.tool_log,
+            state_out=folder.state,
             extra={
                 "layout": "benchmark",
                 "package": RUNTIME_PACKAGE,

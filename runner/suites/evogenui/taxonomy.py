@@ -80,6 +80,17 @@ DEFINITIONS: dict[Mechanism, str] = {
     Mechanism.DERIVED_STATE_PROPAGATION: "dependent views that remain stale after local state changes",
     Mechanism.EXTERNAL_STATE_GROUNDING: "contradictions between the interface and tool or runtime state",
 }
+# What the judge is told beyond the definition, where a mechanism needs telling apart (§6.1's elaboration).
+_JUDGE_DETAIL: dict[Mechanism, str] = {
+    Mechanism.INFORMATION_ARCHITECTURE: "no clear hierarchy, overlap, clipping",
+    Mechanism.DOMAIN_REPRESENTATION: "the domain object is modelled wrongly",
+}
+
+
+def judge_wording(mechanism: Mechanism) -> str:
+    """The codebook entry an LLM judge reads (runner.suites.evogenui.rubric): the definition, with its detail."""
+    detail = _JUDGE_DETAIL.get(mechanism)
+    return f"{DEFINITIONS[mechanism]} ({detail})" if detail else DEFINITIONS[mechanism]
 
 _STATE_ASSERTIONS = {"tool_called", "tool_not_called", "state"}
 _CONTROL_ACTIONS = {"click", "fill", "select", "press", "check", "uncheck"}

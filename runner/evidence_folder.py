@@ -1,0 +1,269 @@
+"""The evidence folder of one slot, `evidence/<task>/<turn>/` in the run dir: its file names, writers and readers.
+
+Who writes what, and when (each file once; docs/ARCHITECTURE.md, "Evidence folder"):
+
+    request.json, raw_response.txt      the engine: the payload before the model call, the answer as received
+    build.log, src/                     the engine: after the build (src/: the files the sandbox accepted)
+    workspace/                          the sandbox: the build's scratch folder (not evidence)
+    state_in.json, tool_log.jsonl,      the suite's tool bridge, before serving (the logs start empty);
+      resource_log.jsonl                  the artifact server appends one line per call / read
+    state.json, runtime_logs.json       the artifact server: the runtime state after every call
+    screenshot*.png, dom.html,          capture_evidence (runner.browser.evidence): the page after load
+      console.json, network.json,
+      page_errors.json, dialogs.json
+    trace.json (+ step screenshots)     the actor
+    final_*.png, final_dom.html,        capture_final_state: the page the actor left
+      evidence.json
+    state_carried.json                  the engine: the runtime state the user's interactions left
+    episode_state.json                  the engine: what the next turn (or a resume) continues from
+    packet.json                         the engine, last: its presence marks the slot as executed
+    verdict.json                        the judging phase (the judge writes it, the phase writes the final one)
+
+A file written twice would mean two owners; the writers refuse it (EvidenceExistsError) unless the caller
+replaces on purpose: the verdict (a resumed or repeated judging), a killed attempt's tool log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from runner.records import read_jsonl, write_json_atomic
+
+__all__ = ["MAX_RAW_RESPONSE_BYTES", "EvidenceExistsError", "EvidenceFolder", "read_json_objects"]
+
+MAX_RAW_RESPONSE_BYTES = 1024 * 1024  # a rejected 30 MB answer is kept as its first MiB, once
+
+
+class EvidenceExistsError(FileExistsError):
+    """A writer found its file already written: two owners of one evidence file."""
+
+
+def read_json_objects(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of an append-only JSONL log (tool, resource); a line still being written is left out."""
+    return [entry for entry in read_jsonl(path).items if isinstance(entry, dict)]
+
+
+class EvidenceFolder:
+    """One slot's evidence folder: paths as properties, each file's writer and reader."""
+
+    REQUEST = "request.json"
+    RAW_RESPONSE = "raw_response.txt"
+    BUILD_LOG = "build.log"
+    SOURCES = "src"
+    WORKSPACE = "workspace"
+    STATE_IN = "state_in.json"
+    TOOL_LOG = "tool_log.jsonl"
+    RESOURCE_LOG = "resource_log.jsonl"  # runner/sandbox/server.py names it too (stdlib only, runs in the sandbox)
+    STATE = "state.json"
+    RUNTIME_LOGS = "runtime_logs.json"  # the artifact server, benchmark layout
+    SCREENSHOT_VIEWPORT = "screenshot.png"
+    SCREENSHOT_FULL = "screenshot_full.png"
+    DOM = "dom.html"
+    CONSOLE = "console.json"
+    NETWORK = "network.json"
+    PAGE_ERRORS = "page_errors.json"
+    DIALOGS = "dialogs.json"  # alert/confirm/prompt and popups the page opened
+    FINAL_SCREENSHOT_VIEWPORT = "final_screenshot.png"
+    FINAL_SCREENSHOT_FULL = "final_screenshot_full.png"
+    FINAL_DOM = "final_dom.html"
+    EVIDENCE = "evidence.json"
+    TRACE = "trace.json"
+    STATE_CARRIED = "state_carried.json"
+    EPISODE_STATE = "episode_state.json"
+    PACKET = "packet.json"
+    VERDICT = "verdict.json"
+    # The runtime state as a judge reads it: the bridge's live state, else the snapshot carried to the next turn.
+    RUNTIME_STATES = (STATE, STATE_CARRIED)
+    # Written by judges (MT-Web2Code's renders and crops too); never carried into a re-judged run.
+    JUDGE_OUTPUTS = frozenset({VERDICT, "render.png", "crop_golden.png", "crop_model.png"})
+    NOT_EVIDENCE = frozenset({WORKSPACE})
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"EvidenceFolder({str(self.path)!r})"
+
+    # -- paths ---------------------------------------------------------------------------------------
+
+    @property
+    def request(self) -> Path:
+        return self.path / self.REQUEST
+
+    @property
+    def raw_response(self) -> Path:
+        return self.path / self.RAW_RESPONSE
+
+    @property
+    def build_log(self) -> Path:
+        return self.path / self.BUILD_LOG
+
+    @property
+    def sources(self) -> Path:
+        return self.path / self.SOURCES
+
+    @property
+    def workspace(self) -> Path:
+        return self.path / self.WORKSPACE
+
+    @property
+    def state_in(self) -> Path:
+        return self.path / self.STATE_IN
+
+    @property
+    def tool_log(self) -> Path:
+        return self.path / self.TOOL_LOG
+
+    @property
+    def resource_log(self) -> Path:
+        return self.path / self.RESOURCE_LOG
+
+    @property
+    def state(self) -> Path:
+        return self.path / self.STATE
+
+    @property
+    def dom(self) -> Path:
+        return self.path / self.DOM
+
+    @property
+    def final_dom(self) -> Path:
+        return self.path / self.FINAL_DOM
+
+    @property
+    def trace(self) -> Path:
+        return self.path / self.TRACE
+
+    @property
+    def state_carried(self) -> Path:
+        return self.path / self.STATE_CARRIED
+
+    @property
+    def episode_state(self) -> Path:
+        return self.path / self.EPISODE_STATE
+
+    @property
+    def packet(self) -> Path:
+        return self.path / self.PACKET
+
+    @property
+    def verdict(self) -> Path:
+        return self.path / self.VERDICT
+
+    # -- writers -------------------------------------------------------------------------------------
+
+    def _claim(self, path: Path, replace: bool) -> Path:
+        if not replace and os.path.lexists(path):
+            raise EvidenceExistsError(f"{path}: already written (each evidence file has one writer)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def write_json(self, name: str, payload: Any, *, replace: bool = False) -> Path:
+        """A JSON file of this folder, atomically (readers never see half a file)."""
+        return write_json_atomic(self._claim(self.path / name, replace), payload)
+
+    def write_text(self, name: str, text: str, *, replace: bool = False) -> Path:
+        path = self._claim(self.path / name, replace)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def write_bytes(self, name: str, data: bytes, *, replace: bool = False) -> Path:
+        path = self._claim(self.path / name, replace)
+        path.write_bytes(data)
+        return path
+
+    def write_request(self, messages: list[dict[str, Any]]) -> Path:
+        return self.write_json(self.REQUEST, {"messages": messages})
+
+    def write_raw_response(self, text: str, *, limit: int = MAX_RAW_RESPONSE_BYTES) -> Path:
+        """The model's answer as received, capped; the note says how much was cut and the whole answer's hash."""
+        data = (text or "").encode("utf-8", "surrogatepass")
+        if len(data) > limit:
+            note = (f"\n... [answer cut: {len(data) - limit} of {len(data)} bytes dropped; "
+                    f"sha256 of the whole answer {hashlib.sha256(data).hexdigest()}]\n").encode()
+            data = data[:limit] + note
+        return self.write_bytes(self.RAW_RESPONSE, data)
+
+    def write_build_log(self, log: str) -> Path:
+        return self.write_text(self.BUILD_LOG, log)
+
+    def write_sources(self, files: dict[str, str]) -> None:
+        """The accepted files of a turn under src/ (callers pass only files the sandbox vetted)."""
+        root = self.sources.resolve()
+        for name, content in files.items():
+            target = (self.sources / name.lstrip("/")).resolve()
+            if root in target.parents:  # never write outside the evidence folder
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(content)
+
+    def start_tool_logs(self, state_in: Any, *, resources: bool) -> None:
+        """The bridge's start: the turn's state and empty logs, so "never called" fails instead of being
+        unassessed. Replaces what a killed attempt at this slot left."""
+        self.write_json(self.STATE_IN, state_in, replace=True)
+        self.write_text(self.TOOL_LOG, "", replace=True)
+        if resources:
+            self.write_text(self.RESOURCE_LOG, "", replace=True)
+
+    def write_state_carried(self, state: Any) -> Path:
+        return self.write_json(self.STATE_CARRIED, state)
+
+    def write_episode_state(self, saved: dict[str, Any]) -> Path:
+        return self.write_json(self.EPISODE_STATE, saved)
+
+    def write_packet(self, packet_json: dict[str, Any]) -> Path:
+        return self.write_json(self.PACKET, packet_json)
+
+    def write_verdict(self, verdict_json: dict[str, Any]) -> Path:
+        # Replaced on purpose: the judge writes its verdict, the judging phase the final one (a suite may add
+        # its diagnosis), and a resumed judging of an uncommitted slot writes it again.
+        return self.write_json(self.VERDICT, verdict_json, replace=True)
+
+    def clear_unfinished(self) -> None:
+        """Remove what a killed execution of this slot left (no packet): the slot is executed anew."""
+        if self.has_packet() or not self.path.is_dir():
+            return
+        for entry in self.path.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+
+    # -- readers -------------------------------------------------------------------------------------
+
+    def has_packet(self) -> bool:
+        return self.packet.is_file()
+
+    def read_json(self, name: str) -> Any:
+        """A JSON file of this folder; None when it is absent or unreadable."""
+        try:
+            return json.loads((self.path / name).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def read_tool_log(self) -> list[dict[str, Any]] | None:
+        """The artifact's tool calls; None: no tool bridge served this artifact."""
+        return read_json_objects(self.tool_log) if self.tool_log.exists() else None
+
+    def read_resource_log(self) -> list[dict[str, Any]] | None:
+        """The artifact's resource reads; None: the task serves no resources."""
+        return read_json_objects(self.resource_log) if self.resource_log.exists() else None
+
+    def read_runtime_state(self) -> Any:
+        """The tool runtime's state (the bridge's live state, else the carried snapshot); None: none recorded."""
+        for name in self.RUNTIME_STATES:
+            path = self.path / name
+            if path.exists():
+                try:
+                    return json.loads(path.read_text())
+                except ValueError:  # a writer mid-replace
+                    continue
+        return None
+
+    def read_episode_state(self) -> dict[str, Any]:
+        saved = self.read_json(self.EPISODE_STATE)
+        return saved if isinstance(saved, dict) else {}
