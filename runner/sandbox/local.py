@@ -197,8 +197,6 @@ async def _stop_tree(proc: asyncio.subprocess.Process, cgroups: CgroupSet) -> No
     await asyncio.to_thread(cgroups.kill_all)
 
 
-
-
 async def _drain(stream: asyncio.StreamReader, sink: LogCap) -> None:
     while chunk := await stream.read(65536):
         sink.feed(chunk)

@@ -188,7 +188,8 @@ class PipelineSandbox:
             await asyncio.to_thread(prepare_workspace, files, workspace, tools.link, template)
         except SETUP_ERRORS as exc:
             return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
-        command = rules.build_command or [tools.node, f"{IN_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"]
+        vite = [tools.node, f"{IN_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"]
+        command = rules.build_command or vite
         outcome = await self.isolation.run(
             command, [Mount(workspace, IN_APP, writable=True), *tools.mounts], cwd=IN_APP,
             env={"NODE_ENV": "production", "NO_COLOR": "1"}, timeout_s=rules.build_timeout_s)

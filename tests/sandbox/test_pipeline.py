@@ -8,6 +8,7 @@ import http.server
 import json
 import socket
 import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -69,7 +70,7 @@ class RecordingIsolation:
 
     def rules(self) -> PipelineRules:
         return PipelineRules(allowed_packages=["react", "react-dom"], max_files=8, max_file_bytes=4096,
-                             max_output_mb=1, build_timeout_s=7.0, server_start_timeout_s=0.5, build_command=None)
+                             max_output_mb=1, build_timeout_s=7.0, server_start_timeout_s=10.0, build_command=None)
 
     async def build_tools(self, template: str | None) -> BuildTools:
         modules = self.tmp / "modules"
@@ -240,6 +241,8 @@ def test_a_server_that_exits_fails_at_once_with_its_own_error(tmp_path: Path) ->
         async with PipelineSandbox(isolation).serve(dist):
             raise AssertionError("served although the server exited")
 
+    started = time.monotonic()
     with pytest.raises(SandboxSetupError, match="never answered"):
         asyncio.run(scenario())
+    assert time.monotonic() - started < 5, "not after the whole start timeout (10 s)"
     assert not isolation.scratches[0].exists()
