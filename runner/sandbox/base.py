@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from runner.browser.launch import BrowserSettings
+
 
 @dataclass
 class BuildResult:
@@ -45,5 +47,8 @@ class Sandbox(Protocol):
 
     # async ctx -> ServedArtifact. `network`: the browser's network namespace to listen in (local sandbox).
     def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None, network: str | None = None): ...
+
+    # The browser settings of one worker: confined (local), or a browser container of its own (docker).
+    async def browser_settings(self, base: BrowserSettings) -> BrowserSettings: ...
 
     async def aclose(self) -> None: ...

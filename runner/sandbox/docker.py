@@ -1,4 +1,4 @@
-"""DockerSandbox: builds and serves untrusted web artifacts in pinned containers (docker SDK).
+"""DockerSandbox: the sandbox pipeline (pipeline.py) in pinned containers of the Docker engine (DockerIsolation).
 
 - build: a throw-away container of the build image with the workspace bind-mounted at /app; the template's
   node_modules live in the image at /node_modules (Node and Vite find them by walking up from /app).
@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
-import shutil
 import socket
 import tempfile
 import threading
@@ -33,39 +31,36 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from runner.browser.launch import BrowserSettings
 from runner.processes import pid_alive
-from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
 from runner.sandbox.images import OFFLINE_BASE, ImageInfo, ensure_images, logs_after_exit, tracking_tags
+from runner.sandbox.isolation import (
+    IN_MODULES,
+    BuildTools,
+    Mount,
+    PipelineRules,
+    RunOutcome,
+    SandboxSetupError,
+)
 from runner.sandbox.module_volume import ensure_module_volume, volume_name
-from runner.sandbox.static import build_static
+from runner.sandbox.pipeline import LogCap, PipelineSandbox
 from runner.sandbox.web_template import (
     ALLOWED_PACKAGES,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
     DEFAULT_TEMPLATE,
-    accept_build_output,
     ensure_template_modules,
-    prepare_workspace,
-    rejection,
     template_hash,
 )
 
 log = logging.getLogger(__name__)
 
-SERVER_SCRIPT = Path(__file__).resolve().parent / "server.py"
 LABEL_SANDBOX = "org.genui.sandbox"  # value: settings.label
 LABEL_OWNER = "org.genui.owner"  # value: host:pid of the runner process that created it
 LABEL_ROLE = "org.genui.role"  # build | serve | browser
 IMAGE_USER = "10001:10001"  # the non-root user of the build and browser images
-IN_APP = "/app"
-IN_MODULES = "/node_modules"
-IN_DIST = "/srv/dist"
-IN_GENUI = "/opt/genui"
-IN_BACKENDS = "/srv/backends"
-IN_BRIDGE_IO = "/srv/bridge"
 PLAYWRIGHT_PORT = 3000
 FIRST_SERVE_PORT = 8100
 # Binds the listening socket, then execs server.py with it (server.py itself only binds 127.0.0.1 or
@@ -109,21 +104,12 @@ class DockerSandboxSettings(BaseModel):
     build_command: list[str] | None = None
 
 
-class DockerSetupError(RuntimeError):
+class DockerSetupError(SandboxSetupError):
     """The engine, an image or a container could not be set up (status infra, not the artifact's fault)."""
 
 
 def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _cap_log(data: bytes, limit: int) -> str:
-    if len(data) <= limit:
-        return data.decode(errors="replace")
-    half = limit // 2
-    dropped = len(data) - 2 * half
-    return (data[:half].decode(errors="replace") + f"\n... [{dropped} bytes of log dropped] ...\n"
-            + data[-half:].decode(errors="replace"))
 
 
 def _chown_tree(root: Path, uid: int, gid: int) -> None:
@@ -133,7 +119,31 @@ def _chown_tree(root: Path, uid: int, gid: int) -> None:
             os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
 
 
-class DockerSandbox:
+def _volumes(mounts: list[Mount]) -> dict[str, dict[str, str]]:
+    return {str(m.source): {"bind": m.target, "mode": "rw" if m.writable else "ro"} for m in mounts}
+
+
+class _ContainerServer:
+    """The artifact server in a container (isolation.RunningServer)."""
+
+    probe_namespace = None
+
+    def __init__(self, url: str, probe_url: str, container: Any):
+        self.url, self.probe_url, self.container = url, probe_url, container
+
+    async def running(self) -> bool:
+        await asyncio.to_thread(self.container.reload)
+        return self.container.status in ("created", "running")
+
+    async def failure(self) -> SandboxSetupError:
+        logs = (await asyncio.to_thread(self.container.logs)).decode(errors="replace")[-4000:]
+        return DockerSetupError(f"artifact server container did not become ready ({self.container.status}):\n{logs}")
+
+
+class DockerIsolation:
+    """Builds and the artifact server in hardened containers, browsers in containers of their own
+    (isolation.Isolation)."""
+
     name = "docker"
 
     def __init__(self, settings: DockerSandboxSettings | None = None, *, cache_root: Path | None = None):
@@ -303,7 +313,7 @@ class DockerSandbox:
             raise DockerSetupError(f"no browser container {network[:12]} of this sandbox")
         return self._browsers[0][0]
 
-    async def browser_settings(self, base: Any) -> Any:
+    async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
         """The browser settings of one worker: connect to a browser container of its own (when configured).
 
         Each call hands out another container (the first is the one start() made), and `serve_network`
@@ -337,36 +347,23 @@ class DockerSandbox:
             return IMAGE_USER, (uid, gid)
         return f"{os.getuid()}:{os.getgid()}", None
 
-    async def build(self, files: dict[str, str], workspace: Path, *, kind: str = "vite",
-                    assets_dir: Path | None = None, template: str | None = None) -> BuildResult:
-        """Build `files` into an artifact in a container. kind="static": vetted and copied, no container.
-
-        `template`: the suite's web template; the default one's node_modules are in the build image, any
-        other template's pinned install (content-hashed cache folder, copied once into a volume of the
-        engine: runner/sandbox/module_volume.py) is mounted read-only over them.
-        """
-        if kind == "static":
-            return await asyncio.to_thread(build_static, files, workspace, assets_dir=assets_dir)
-        started = time.monotonic()
+    def rules(self) -> PipelineRules:
         settings = self.settings
-        rejected = rejection(files, settings.allowed_packages, max_files=settings.max_files,
-                             max_file_bytes=settings.max_file_bytes, template=template)
-        if rejected is not None:
-            return rejected
-        modules: str | None = None
-        try:
-            await self.start()
-            if template is not None and template != DEFAULT_TEMPLATE:
-                modules = await self._template_volume(template)
-            workspace = Path(workspace).resolve()
-            # node_modules -> /node_modules: the link resolves inside the container (the image's install).
-            await asyncio.to_thread(prepare_workspace, files, workspace, Path(IN_MODULES), template)
-        except (DockerSetupError, OSError, ValueError, RuntimeError) as exc:
-            return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
-        result = await self._run_build(workspace, modules)
-        result.duration_s = time.monotonic() - started
-        return accept_build_output(result, workspace, max_output_mb=settings.max_output_mb,
-                                   expect_index=settings.build_command is None)
+        return PipelineRules(
+            allowed_packages=settings.allowed_packages, max_files=settings.max_files,
+            max_file_bytes=settings.max_file_bytes, max_output_mb=settings.max_output_mb,
+            build_timeout_s=settings.build_timeout_s, server_start_timeout_s=settings.server_start_timeout_s,
+            build_command=settings.build_command)
+
+    async def build_tools(self, template: str | None) -> BuildTools:
+        """The default template's node_modules are in the build image; any other template's pinned install
+        (content-hashed cache folder, copied once into a volume of the engine: runner/sandbox/module_volume.py)
+        is mounted read-only over them. The workspace's link resolves inside the container."""
+        await self.start()
+        mounts: list[Mount] = []
+        if template is not None and template != DEFAULT_TEMPLATE:
+            mounts.append(Mount(await self._template_volume(template), IN_MODULES))
+        return BuildTools(node="node", link=Path(IN_MODULES), mounts=mounts)
 
     async def _template_volume(self, template: str) -> str:
         """The engine volume with `template`'s node_modules (installed on this side first if needed)."""
@@ -379,23 +376,26 @@ class DockerSandbox:
                     self._labels("modules"))
             return self._module_volumes[template]
 
-    async def _run_build(self, workspace: Path, modules: str | None = None) -> BuildResult:
+    def _hand_over(self, mounts: list[Mount], owner: tuple[int, int]) -> None:
+        """Give the writable folders to the container's user (root hosts), or back to ours."""
+        for mount in mounts:
+            if mount.writable and isinstance(mount.source, Path):
+                _chown_tree(mount.source, *owner)
+
+    async def run(self, command: list[str], mounts: list[Mount], *, cwd: str, env: dict[str, str],
+                  timeout_s: float) -> RunOutcome:
+        """Run command in a throw-away build container: no network, hardened, killed at the wall clock."""
         settings = self.settings
-        volumes = {str(workspace): {"bind": IN_APP, "mode": "rw"}}
-        if modules is not None:  # a volume name
-            volumes[modules] = {"bind": IN_MODULES, "mode": "ro"}
         user, chown_to = self._run_user()
-        command = settings.build_command or ["node", f"{IN_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"]
-        timeout = settings.build_timeout_s
+        ours = (os.getuid(), os.getgid())
         container = None
         try:
             if chown_to is not None:
-                await asyncio.to_thread(_chown_tree, workspace, *chown_to)
+                await asyncio.to_thread(self._hand_over, mounts, chown_to)
             container = await asyncio.to_thread(
                 self.client().containers.create, self.images["build"].tag, command=command, user=user,
-                working_dir=IN_APP, network_mode=settings.network, labels=self._labels("build"),
-                volumes=volumes,
-                environment={"HOME": "/tmp", "NODE_ENV": "production", "NO_COLOR": "1"},
+                working_dir=cwd, network_mode=settings.network, labels=self._labels("build"),
+                volumes=_volumes(mounts), environment={"HOME": "/tmp", **env},
                 ulimits=[_ulimit("nofile", 1024), _ulimit("core", 0)],
                 detach=True, **self._hardening(settings.memory_mb, settings.pids),
             )
@@ -404,12 +404,11 @@ class DockerSandbox:
         except Exception as exc:  # docker errors: the sandbox failed, not the artifact
             if container is not None:
                 await asyncio.to_thread(self._remove, container)
-            return BuildResult("infra", log=f"could not start the build container: {exc}")
-        notes: list[str] = []
+            return RunOutcome(None, "", setup_error=f"could not start the build container: {exc}")
         timed_out = False
         try:
             try:
-                outcome = await asyncio.to_thread(container.wait, timeout=timeout)
+                outcome = await asyncio.to_thread(container.wait, timeout=timeout_s)
                 exit_code = int(outcome.get("StatusCode", -1))
             except asyncio.CancelledError:
                 self._remove(container)  # the turn was cancelled: never leave the build running
@@ -421,28 +420,18 @@ class DockerSandbox:
                     await asyncio.to_thread(container.kill)
             output = await asyncio.to_thread(logs_after_exit, container, settle_s=2.0)
             await asyncio.to_thread(container.reload)
-            state = container.attrs.get("State", {})
-            oom = bool(state.get("OOMKilled"))
+            oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
         finally:
             await asyncio.to_thread(self._remove, container)
             if chown_to is not None:
                 with contextlib.suppress(OSError):
-                    await asyncio.to_thread(_chown_tree, workspace, os.getuid(), os.getgid())
-        text = _cap_log(output, settings.max_log_bytes)
-        notes.append(f"[sandbox] docker image={self.images['build'].tag} exit={exit_code}")
+                    await asyncio.to_thread(self._hand_over, mounts, ours)
+        sink = LogCap(settings.max_log_bytes)
+        sink.feed(output)
+        notes = [f"[sandbox] docker image={self.images['build'].tag} exit={exit_code}"]
         if oom:
             notes.append(f"[sandbox] OOM: killed by the memory limit ({settings.memory_mb} MB)")
-        if timed_out:
-            notes.append(f"[sandbox] timeout: killed after {timeout:.1f}s wall clock")
-            status = "timeout"
-        elif exit_code == 0 and not oom:
-            status = "ok"
-        else:
-            status = "build_failed"
-            if exit_code == 137 and not oom:
-                notes.append("[sandbox] killed by signal SIGKILL")
-        log_text = text + ("\n" if text and not text.endswith("\n") else "") + "\n".join(notes)
-        return BuildResult(status, log=log_text)
+        return RunOutcome(exit_code, sink.text(), timed_out=timed_out, timeout_s=timeout_s, oom=oom, notes=notes)
 
     # ---- serve -----------------------------------------------------------------------------------
     def _serve_port(self) -> int:
@@ -450,73 +439,26 @@ class DockerSandbox:
         self._next_port = FIRST_SERVE_PORT + (self._next_port - FIRST_SERVE_PORT + 1) % 20000
         return port
 
-    def _bridge_mounts(self, bridge: ToolBridge, scratch: Path) -> tuple[dict[str, dict[str, str]], list[Path]]:
-        """Mounts and rewritten config for the tool bridge (as the local sandbox does with bwrap binds)."""
-        volumes = {str(Path(bridge.backends_path).resolve()): {"bind": IN_BACKENDS, "mode": "ro"}}
-        io_dirs: dict[Path, str] = {}
-        for path in (bridge.log_out, bridge.state_out):
-            folder = Path(path).resolve().parent
-            folder.mkdir(parents=True, exist_ok=True)
-            if folder not in io_dirs:
-                io_dirs[folder] = f"{IN_BRIDGE_IO}/{len(io_dirs)}"
-                volumes[str(folder)] = {"bind": io_dirs[folder], "mode": "rw"}
-
-        def inner(path: Path) -> str:
-            real = Path(path).resolve()
-            return f"{io_dirs[real.parent]}/{real.name}"
-
-        state_in = Path(bridge.state_in).resolve()
-        if state_in.parent in io_dirs:
-            inner_state_in = inner(state_in)
-        else:
-            inner_state_in = f"{IN_BRIDGE_IO}/in/{state_in.name}"
-            if state_in.exists():
-                volumes[str(state_in)] = {"bind": inner_state_in, "mode": "ro"}
-        config = {
-            "backends_path": IN_BACKENDS,
-            "fixture_ids": bridge.fixture_ids,
-            "state_in": inner_state_in,
-            "log_out": inner(bridge.log_out),
-            "state_out": inner(bridge.state_out),
-            "extra": bridge.extra,
-        }
-        (scratch / "bridge.json").write_text(json.dumps(config, default=str))
-        volumes[str(scratch / "bridge.json")] = {"bind": f"{IN_GENUI}/bridge.json", "mode": "ro"}
-        return volumes, list(io_dirs)
+    def scratch_dir(self, dist_dir: Path) -> Path:
+        # Beside dist (inside the run directory), not in /tmp: bind-mount sources are host paths, and when the
+        # runner itself runs in a container only its mounted run directory is visible to the engine as such.
+        return Path(tempfile.mkdtemp(prefix=".genui-serve-", dir=dist_dir.resolve().parent))
 
     @contextlib.asynccontextmanager
-    async def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None,
-                    network: str | None = None) -> AsyncIterator[ServedArtifact]:
-        """Serve dist_dir from a container running the artifact server; yields the URL the browser uses.
+    async def serve_folder(self, command: list[str], mounts: list[Mount], *, scratch: Path,
+                           network: str | None) -> AsyncIterator[_ContainerServer]:
+        """The server in a container of the build image, in the namespace of the browser that opens it.
 
         `network`: the browser container (a worker's `serve_network`) whose namespace the server joins; None,
         or a local browser's namespace path, means the default browser container.
         """
         await self.start()
         settings = self.settings
-        # Beside dist (inside the run directory), not in /tmp: bind-mount sources are host paths, and when the
-        # runner itself runs in a container only its mounted run directory is visible to the engine as such.
-        scratch = Path(tempfile.mkdtemp(prefix=".genui-serve-", dir=Path(dist_dir).resolve().parent))
         container = None
-        handed: list[Path] = []
         user, chown_to = self._run_user()
         try:
-            volumes = {
-                str(Path(dist_dir).resolve()): {"bind": IN_DIST, "mode": "ro"},
-                str(scratch / "server.py"): {"bind": f"{IN_GENUI}/server.py", "mode": "ro"},
-            }
-            shutil.copy2(SERVER_SCRIPT, scratch / "server.py")
-            server_args = [f"{IN_GENUI}/server.py", "--root", IN_DIST]
-            if tool_bridge is not None:
-                bridge_volumes, handed = await asyncio.to_thread(self._bridge_mounts, tool_bridge, scratch)
-                volumes.update(bridge_volumes)
-                server_args += ["--bridge", f"{IN_GENUI}/bridge.json"]
-                if chown_to is not None:
-                    for folder in handed:
-                        os.chown(folder, *chown_to)
-                    for path in (tool_bridge.log_out, tool_bridge.state_out):
-                        if Path(path).exists():
-                            os.chown(path, *chown_to)
+            if chown_to is not None:
+                await asyncio.to_thread(self._hand_over, mounts, chown_to)
             if settings.browser_in_container:
                 port = self._serve_port()
                 browser = self._browser_for(network)
@@ -527,8 +469,8 @@ class DockerSandbox:
                 network_args = {"network": (await asyncio.to_thread(self._ensure_network)).name}
             container = await asyncio.to_thread(
                 self.client().containers.create, self.images["build"].tag,
-                command=["python3", "-B", "-s", "-c", LISTEN_SHIM, "0.0.0.0", str(port), *server_args],
-                user=user, working_dir="/tmp", labels=self._labels("serve"), volumes=volumes,
+                command=["python3", "-B", "-s", "-c", LISTEN_SHIM, "0.0.0.0", str(port), *command],
+                user=user, working_dir="/tmp", labels=self._labels("serve"), volumes=_volumes(mounts),
                 environment={"PYTHONUTF8": "1", "HOME": "/tmp"}, detach=True, **network_args,
                 **self._hardening(settings.server_memory_mb, settings.server_pids),
             )
@@ -540,31 +482,13 @@ class DockerSandbox:
                 await asyncio.to_thread(container.reload)
                 ip = container.attrs["NetworkSettings"]["Networks"][network_args["network"]]["IPAddress"]
                 probe_url = url = f"http://{ip}:{port}/"
-            await self._wait_ready(probe_url, container)
-            yield ServedArtifact(url=url)
+            yield _ContainerServer(url, probe_url, container)
         finally:
             if container is not None:
                 await asyncio.to_thread(self._remove, container)
             if chown_to is not None:
-                for folder in handed:
-                    with contextlib.suppress(OSError):
-                        _chown_tree(folder, os.getuid(), os.getgid())
-            shutil.rmtree(scratch, ignore_errors=True)
-
-    async def _wait_ready(self, url: str, container: Any) -> None:
-        deadline = time.monotonic() + self.settings.server_start_timeout_s
-        async with httpx.AsyncClient(trust_env=False, timeout=2.0) as client:
-            while time.monotonic() < deadline:
-                with contextlib.suppress(httpx.HTTPError):
-                    response = await client.get(url)
-                    if response.status_code < 500:
-                        return
-                await asyncio.to_thread(container.reload)
-                if container.status not in ("created", "running"):
-                    break
-                await asyncio.sleep(0.05)
-        logs = (await asyncio.to_thread(container.logs)).decode(errors="replace")[-4000:]
-        raise DockerSetupError(f"artifact server container did not become ready ({container.status}):\n{logs}")
+                with contextlib.suppress(OSError):
+                    await asyncio.to_thread(self._hand_over, mounts, (os.getuid(), os.getgid()))
 
     # ---- tear-down -------------------------------------------------------------------------------
     def _close_sync(self) -> None:
@@ -594,16 +518,40 @@ class DockerSandbox:
         await asyncio.to_thread(self._close_sync)
 
 
+class DockerSandbox(PipelineSandbox):
+    """The sandbox pipeline in containers of the Docker engine."""
+
+    name = "docker"
+    isolation: DockerIsolation
+
+    def __init__(self, settings: DockerSandboxSettings | None = None, *, cache_root: Path | None = None):
+        super().__init__(DockerIsolation(settings, cache_root=cache_root))
+        self.settings = self.isolation.settings
+
+    @property
+    def images(self) -> dict[str, ImageInfo]:
+        return self.isolation.images
+
+    def ensure_images(self) -> dict[str, ImageInfo]:
+        return self.isolation.ensure_images()
+
+    def tracking_tags(self) -> dict[str, str]:
+        return self.isolation.tracking_tags()
+
+    def remove_stale(self) -> list[str]:
+        return self.isolation.remove_stale()
+
+
 def present_images(options: dict[str, Any], *, cache_root: Path | None = None) -> dict[str, ImageInfo]:
     """The images a run with these `sandbox.options` uses, as present on the engine; builds nothing.
     Raises DockerSetupError when the engine or an image is missing."""
     settings = DockerSandboxSettings.model_validate(options)
-    sandbox = DockerSandbox(settings.model_copy(update={"build_missing_images": False}), cache_root=cache_root)
+    isolation = DockerIsolation(settings.model_copy(update={"build_missing_images": False}), cache_root=cache_root)
     try:
-        return sandbox.ensure_images()
+        return isolation.ensure_images()
     finally:
-        if sandbox._client is not None:
-            sandbox._client.close()
+        if isolation._client is not None:
+            isolation._client.close()
 
 
 def _ulimit(name: str, value: int) -> Any:

@@ -1,4 +1,4 @@
-"""LocalSandbox: builds and serves untrusted web artifacts under bubblewrap with resource limits.
+"""LocalSandbox: the sandbox pipeline over bubblewrap, with cgroup and rlimit limits (BubblewrapIsolation).
 
 Inside the sandbox nothing of the host is visible but read-only system folders (/usr and the
 /lib, /bin links), the template's node_modules (read-only, at /node_modules, which Node and Vite
@@ -10,50 +10,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
-import httpx
 from pydantic import BaseModel, Field
 
 from runner.browser.confine import ConfinementError, socket_in_namespace
 from runner.browser.launch import BrowserSettings
-from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
+from runner.sandbox.isolation import (
+    IN_MODULES,
+    BuildTools,
+    Mount,
+    PipelineRules,
+    RunOutcome,
+    SandboxSetupError,
+)
 from runner.sandbox.limits import CgroupSet, ResourceLimits, create_cgroups, limited_command, sweep_stale_cgroups
-from runner.sandbox.static import build_static
+from runner.sandbox.pipeline import LogCap, PipelineSandbox
 from runner.sandbox.web_template import (
     ALLOWED_PACKAGES,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
     DEFAULT_TEMPLATE,
-    accept_build_output,
     ensure_template_modules,
-    prepare_workspace,
-    rejection,
 )
 
 log = logging.getLogger(__name__)
 
-SERVER_SCRIPT = Path(__file__).resolve().parent / "server.py"
-SANDBOX_APP = "/app"
-SANDBOX_MODULES = "/node_modules"
-SANDBOX_DIST = "/srv/dist"
-SANDBOX_GENUI = "/opt/genui"
 SANDBOX_PYTHON = "/opt/python"
 SANDBOX_NODE = "/opt/node"
-SANDBOX_BACKENDS = "/srv/backends"
-SANDBOX_BRIDGE_IO = "/srv/bridge"
 
 
 def _default_server_limits() -> ResourceLimits:
@@ -77,10 +69,6 @@ class LocalSandboxSettings(BaseModel):
     mount_proc: bool = False  # a fresh /proc of the sandbox's own pid namespace (mountinfo names host paths)
     # Test-only hook: run this argv inside the build sandbox (cwd /app) instead of `vite build`.
     build_command: list[str] | None = None
-
-
-class SandboxSetupError(RuntimeError):
-    """The sandbox itself could not be set up (status infra, not the artifact's fault)."""
 
 
 def _root_layout_args() -> list[str]:
@@ -135,8 +123,8 @@ def _under(path: Path, root: str) -> bool:
     return path == Path(root) or Path(root) in path.parents
 
 
-def _node_args(node: str) -> tuple[list[str], str]:
-    """Binds for the node binary (none if it lives under /usr) and its path inside the sandbox."""
+def _node_mounts(node: str) -> tuple[list[Mount], str]:
+    """The mount for the node binary (none if it lives under /usr) and its path inside the sandbox."""
     found = shutil.which(node)
     if found is None:
         raise SandboxSetupError(f"node executable {node!r} not found")
@@ -144,7 +132,16 @@ def _node_args(node: str) -> tuple[list[str], str]:
     if _under(real, "/usr"):
         return [], str(real)
     prefix = real.parent.parent  # e.g. ~/.nvm/versions/node/v20/bin/node -> .../v20
-    return ["--ro-bind", str(prefix), SANDBOX_NODE], f"{SANDBOX_NODE}/{real.relative_to(prefix)}"
+    return [Mount(prefix, SANDBOX_NODE)], f"{SANDBOX_NODE}/{real.relative_to(prefix)}"
+
+
+def _mount_args(mounts: list[Mount]) -> list[str]:
+    args: list[str] = []
+    for mount in mounts:
+        if not isinstance(mount.source, Path):
+            raise SandboxSetupError(f"bubblewrap mounts folders, not engine volumes ({mount.source!r})")
+        args += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
+    return args
 
 
 def _python_args(python: str | None) -> tuple[list[str], list[str]]:
@@ -178,50 +175,6 @@ def _python_args(python: str | None) -> tuple[list[str], list[str]]:
     return args, [inner_exe, "-B", "-s"]
 
 
-class _CappedLog:
-    """Keeps the head and tail of a stream, so huge logs stay bounded but the end is kept."""
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
-
-    def feed(self, chunk: bytes) -> None:
-        room = self.limit // 2 - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        self.tail += chunk
-        excess = len(self.tail) - self.limit // 2
-        if excess > 0:
-            del self.tail[:excess]
-            self.dropped += excess
-
-    def text(self) -> str:
-        middle = f"\n... [{self.dropped} bytes of log dropped] ...\n" if self.dropped else ""
-        return (bytes(self.head).decode(errors="replace") + middle + bytes(self.tail).decode(errors="replace"))
-
-
-async def _drain(stream: asyncio.StreamReader, sink: _CappedLog) -> None:
-    while chunk := await stream.read(65536):
-        sink.feed(chunk)
-
-
-def _status_in_namespace(netns: str, url: str) -> int | None:
-    """HTTP status of GET url, asked from inside a network namespace (None: no answer yet)."""
-    parts = urlsplit(url)
-    try:
-        with socket_in_namespace(netns) as probe:
-            probe.settimeout(2.0)
-            probe.connect((parts.hostname, parts.port))
-            probe.sendall(f"GET / HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n".encode())
-            status_line = probe.recv(64).split(b"\r\n", 1)[0].split()
-            return int(status_line[1]) if len(status_line) >= 2 else None
-    except (OSError, ValueError, ConfinementError):
-        return None
-
-
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
@@ -244,16 +197,54 @@ async def _stop_tree(proc: asyncio.subprocess.Process, cgroups: CgroupSet) -> No
     await asyncio.to_thread(cgroups.kill_all)
 
 
-class LocalSandbox:
+async def _drain(stream: asyncio.StreamReader, sink: LogCap) -> None:
+    while chunk := await stream.read(65536):
+        sink.feed(chunk)
+
+
+class _BwrapServer:
+    """The artifact server under bubblewrap (isolation.RunningServer)."""
+
+    def __init__(self, url: str, namespace: str | None, proc: asyncio.subprocess.Process, log_path: Path):
+        self.url = self.probe_url = url
+        self.probe_namespace = namespace
+        self.proc = proc
+        self.log_path = log_path
+
+    async def running(self) -> bool:
+        return self.proc.returncode is None
+
+    async def failure(self) -> SandboxSetupError:
+        server_log = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return SandboxSetupError(f"artifact server did not become ready (rc={self.proc.returncode}):\n{server_log}")
+
+
+class BubblewrapIsolation:
+    """Builds and the artifact server under bubblewrap, each in fresh cgroups with rlimits (isolation.Isolation)."""
+
     name = "local"
 
-    def __init__(self, settings: LocalSandboxSettings | None = None):
-        self.settings = settings or LocalSandboxSettings()
+    def __init__(self, settings: LocalSandboxSettings):
+        self.settings = settings
         removed = sweep_stale_cgroups()
         if removed:
             log.info("removed %d stale sandbox cgroup(s) left by earlier runs", removed)
         self._node_modules: dict[str, Path] = {}  # template name -> its installed node_modules
         self._modules_lock = asyncio.Lock()
+
+    def rules(self) -> PipelineRules:
+        settings = self.settings
+        return PipelineRules(
+            allowed_packages=settings.allowed_packages, max_files=settings.max_files,
+            max_file_bytes=settings.max_file_bytes, max_output_mb=settings.limits.max_output_mb,
+            build_timeout_s=settings.build_timeout_s or settings.limits.wall_clock_s,
+            server_start_timeout_s=settings.server_start_timeout_s, build_command=settings.build_command)
+
+    def _bwrap(self) -> str:
+        found = shutil.which(self.settings.bwrap)
+        if found is None:
+            raise SandboxSetupError(f"bubblewrap executable {self.settings.bwrap!r} not found")
+        return found
 
     async def _modules(self, template: str | None = None) -> Path:
         key = template or DEFAULT_TEMPLATE
@@ -263,64 +254,31 @@ class LocalSandbox:
                     ensure_template_modules, self.settings.cache_root, key)
             return self._node_modules[key]
 
-    def _bwrap(self) -> str:
-        found = shutil.which(self.settings.bwrap)
-        if found is None:
-            raise SandboxSetupError(f"bubblewrap executable {self.settings.bwrap!r} not found")
-        return found
+    async def build_tools(self, template: str | None) -> BuildTools:
+        self._bwrap()
+        node_mounts, node_exe = _node_mounts(self.settings.node)
+        modules = await self._modules(template)
+        return BuildTools(node=node_exe, link=modules, mounts=[Mount(modules, IN_MODULES), *node_mounts])
 
-    async def build(self, files: dict[str, str], workspace: Path, *, kind: str = "vite",
-                    assets_dir: Path | None = None, template: str | None = None) -> BuildResult:
-        """Build `files` into an artifact. kind="static": a page needing no build (vetted and copied).
-
-        `template`: the suite's web template (runner.sandbox.web_template.TEMPLATES); None: the default.
-        """
-        if kind == "static":
-            return await asyncio.to_thread(build_static, files, workspace, assets_dir=assets_dir)
-        started = time.monotonic()
+    async def run(self, command: list[str], mounts: list[Mount], *, cwd: str, env: dict[str, str],
+                  timeout_s: float) -> RunOutcome:
+        """Run command in fresh cgroups with rlimits, under bubblewrap."""
         settings = self.settings
-        rejected = rejection(files, settings.allowed_packages, max_files=settings.max_files,
-                             max_file_bytes=settings.max_file_bytes, template=template)
-        if rejected is not None:
-            return rejected
         try:
-            bwrap = self._bwrap()
-            node_binds, node_exe = _node_args(settings.node)
-            node_modules = await self._modules(template)
-            workspace = Path(workspace).resolve()
-            await asyncio.to_thread(prepare_workspace, files, workspace, node_modules, template)
-        except (SandboxSetupError, RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
-            return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
-
-        command = settings.build_command or [
-            node_exe, f"{SANDBOX_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"
-        ]
-        argv = [
-            bwrap,
-            *_common_args(mount_proc=settings.mount_proc),
-            *node_binds,
-            "--setenv", "NODE_ENV", "production",
-            "--setenv", "NO_COLOR", "1",
-            "--ro-bind", str(node_modules), SANDBOX_MODULES,
-            "--bind", str(workspace), SANDBOX_APP,
-            "--chdir", SANDBOX_APP,
-            "--",
-            *command,
-        ]  # fmt: skip
-        timeout = settings.build_timeout_s or settings.limits.wall_clock_s
-        result = await self._run_limited(argv, settings.limits, timeout, label="build")
-        result.duration_s = time.monotonic() - started
-        return accept_build_output(result, workspace, max_output_mb=settings.limits.max_output_mb,
-                                   expect_index=settings.build_command is None)
-
-    async def _run_limited(self, argv: list[str], limits: ResourceLimits, timeout: float, *, label: str) -> BuildResult:
-        """Run argv in fresh cgroups with rlimits; map the outcome to a BuildResult status."""
+            argv = [
+                self._bwrap(), *_common_args(mount_proc=settings.mount_proc),
+                *(arg for key, value in env.items() for arg in ("--setenv", key, value)),
+                *_mount_args(mounts), "--chdir", cwd, "--", *command,
+            ]
+        except SandboxSetupError as exc:
+            return RunOutcome(None, "", setup_error=f"sandbox setup failed: {exc}")
+        limits = settings.limits
         try:
-            cgroups = await asyncio.to_thread(create_cgroups, limits, label)
+            cgroups = await asyncio.to_thread(create_cgroups, limits, "build")
         except OSError as exc:
-            return BuildResult("infra", log=f"cgroup setup failed: {exc}")
+            return RunOutcome(None, "", setup_error=f"cgroup setup failed: {exc}")
         notes = [f"[sandbox] warning: {w}" for w in cgroups.warnings]
-        sink = _CappedLog(self.settings.max_log_bytes)
+        sink = LogCap(settings.max_log_bytes)
         try:
             try:
                 proc = await asyncio.create_subprocess_exec(
@@ -332,12 +290,12 @@ class LocalSandbox:
                     start_new_session=True,  # its own process group, killed as a whole
                 )
             except OSError as exc:
-                return BuildResult("infra", log=f"could not start sandbox: {exc}")
+                return RunOutcome(None, "", setup_error=f"could not start sandbox: {exc}")
             assert proc.stdout is not None
             drain = asyncio.create_task(_drain(proc.stdout, sink))
             timed_out = False
             try:
-                await asyncio.wait_for(proc.wait(), timeout)
+                await asyncio.wait_for(proc.wait(), timeout_s)
             except asyncio.TimeoutError:
                 timed_out = True
                 await _stop_tree(proc, cgroups)
@@ -347,42 +305,34 @@ class LocalSandbox:
                 raise
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(drain, 5)
-            return self._classify(proc.returncode, timed_out, timeout, sink.text(), notes, cgroups)
+            return self._outcome(proc.returncode, timed_out, timeout_s, sink.text(), notes, cgroups)
         finally:
             await asyncio.to_thread(cgroups.cleanup)
 
     @staticmethod
-    def _classify(
-        rc: int | None, timed_out: bool, timeout: float, output: str, notes: list[str], cgroups: CgroupSet
-    ) -> BuildResult:
+    def _outcome(rc: int | None, timed_out: bool, timeout_s: float, output: str, notes: list[str],
+                 cgroups: CgroupSet) -> RunOutcome:
         oom = cgroups.oom_killed()
         peak = cgroups.max_memory_mb()
         if peak is not None:
             notes.append(f"[sandbox] exit={rc} peak_memory={peak:.0f}MB")
         if oom:
             notes.append("[sandbox] OOM: killed by the memory limit")
-        if timed_out:
-            notes.append(f"[sandbox] timeout: killed after {timeout:.1f}s wall clock")
-            status = "timeout"
-        elif rc == 0:
-            status = "ok"
-        elif rc == 125 and not output.strip():
-            status, notes = "infra", notes + ["[sandbox] could not join the cgroups"]
+        failed: str | None = None
+        if rc == 125 and not output.strip():
+            failed = "[sandbox] could not join the cgroups"  # the cgroup shim's own exit code
         elif output.lstrip().startswith("bwrap:"):
-            status = "infra"  # bubblewrap failed to set the sandbox up
-        else:
-            status = "build_failed"
-            if rc is not None and (rc < 0 or rc > 128):
-                sig = -rc if rc < 0 else rc - 128
-                with contextlib.suppress(ValueError):
-                    notes.append(f"[sandbox] killed by signal {signal.Signals(sig).name}")
-        log_text = output + ("\n" if output and not output.endswith("\n") else "") + "\n".join(notes)
-        return BuildResult(status, log=log_text)
+            failed = ""  # bubblewrap failed to set the sandbox up
+        return RunOutcome(rc, output, timed_out=timed_out, timeout_s=timeout_s, oom=oom, notes=notes,
+                          isolation_failed=failed)
+
+    def scratch_dir(self, dist_dir: Path) -> Path:
+        return Path(tempfile.mkdtemp(prefix="genui-serve-"))
 
     @contextlib.asynccontextmanager
-    async def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None,
-                    network: str | None = None) -> AsyncIterator[ServedArtifact]:
-        """Serve dist_dir on 127.0.0.1 from a sandboxed, network-less server process.
+    async def serve_folder(self, command: list[str], mounts: list[Mount], *, scratch: Path,
+                           network: str | None) -> AsyncIterator[_BwrapServer]:
+        """The server, network-less, on a socket made here and passed in as a file descriptor.
 
         `network`: the network namespace of the browser that will load it (BrowserPool.network_namespace); the
         listening socket is made there, so only that browser reaches it. None: the host's 127.0.0.1.
@@ -390,11 +340,9 @@ class LocalSandbox:
         settings = self.settings
         bwrap = self._bwrap()
         py_binds, py_argv = _python_args(settings.python)
-        scratch = Path(tempfile.mkdtemp(prefix="genui-serve-"))
         try:
             sock = socket_in_namespace(network) if network else socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         except ConfinementError as exc:
-            shutil.rmtree(scratch, ignore_errors=True)
             raise SandboxSetupError(str(exc)) from exc
         cgroups: CgroupSet | None = None
         proc: asyncio.subprocess.Process | None = None
@@ -404,21 +352,14 @@ class LocalSandbox:
             sock.set_inheritable(True)
             port = sock.getsockname()[1]
             fd = sock.fileno()
-            binds = [
-                "--ro-bind", str(Path(dist_dir).resolve()), SANDBOX_DIST,
-                "--ro-bind", str(SERVER_SCRIPT), f"{SANDBOX_GENUI}/server.py",
-            ]  # fmt: skip
-            server_args = ["--root", SANDBOX_DIST, "--fd", str(fd)]
-            if tool_bridge is not None:
-                binds += self._bridge_binds(tool_bridge, scratch)
-                server_args += ["--bridge", f"{SANDBOX_GENUI}/bridge.json"]
             argv = [
-                bwrap, *_common_args(mount_proc=settings.mount_proc), *py_binds, "--setenv", "PYTHONUTF8", "1", *binds,
-                "--chdir", "/tmp", "--", *py_argv, f"{SANDBOX_GENUI}/server.py", *server_args,
+                bwrap, *_common_args(mount_proc=settings.mount_proc), *py_binds, "--setenv", "PYTHONUTF8", "1",
+                *_mount_args(mounts), "--chdir", "/tmp", "--", *py_argv, *command, "--fd", str(fd),
             ]  # fmt: skip
             limits = settings.server_limits
             cgroups = await asyncio.to_thread(create_cgroups, limits, "serve")
-            server_log = (scratch / "server.log").open("wb")
+            log_path = scratch / "server.log"
+            server_log = log_path.open("wb")
             try:
                 proc = await asyncio.create_subprocess_exec(
                     *limited_command(argv, limits, cgroups),
@@ -432,9 +373,7 @@ class LocalSandbox:
             finally:
                 server_log.close()
             sock.close()  # the server owns it now; a dead server then refuses instead of hanging clients
-            url = f"http://127.0.0.1:{port}/"
-            await self._wait_ready(url, proc, scratch / "server.log", network)
-            yield ServedArtifact(url=url)
+            yield _BwrapServer(f"http://127.0.0.1:{port}/", network, proc, log_path)
         finally:
             sock.close()
             if proc is not None and cgroups is not None:
@@ -443,61 +382,6 @@ class LocalSandbox:
                 _kill_group(proc.pid)
             if cgroups is not None:
                 await asyncio.to_thread(cgroups.cleanup)
-            shutil.rmtree(scratch, ignore_errors=True)
-
-    @staticmethod
-    def _bridge_binds(bridge: ToolBridge, scratch: Path) -> list[str]:
-        """Backends read-only, the log/state folders writable, paths rewritten for the sandbox."""
-        binds = ["--ro-bind", str(Path(bridge.backends_path).resolve()), SANDBOX_BACKENDS]
-        io_dirs: dict[Path, str] = {}
-        for path in (bridge.log_out, bridge.state_out):
-            folder = Path(path).resolve().parent
-            folder.mkdir(parents=True, exist_ok=True)
-            if folder not in io_dirs:
-                io_dirs[folder] = f"{SANDBOX_BRIDGE_IO}/{len(io_dirs)}"
-                binds += ["--bind", str(folder), io_dirs[folder]]
-
-        def inner(path: Path) -> str:
-            real = Path(path).resolve()
-            return f"{io_dirs[real.parent]}/{real.name}"
-
-        state_in = Path(bridge.state_in).resolve()
-        if state_in.parent in io_dirs:
-            inner_state_in = inner(state_in)
-        else:
-            inner_state_in = f"{SANDBOX_BRIDGE_IO}/in/{state_in.name}"
-            if state_in.exists():
-                binds += ["--ro-bind", str(state_in), inner_state_in]
-        config = {
-            "backends_path": SANDBOX_BACKENDS,
-            "fixture_ids": bridge.fixture_ids,
-            "state_in": inner_state_in,
-            "log_out": inner(bridge.log_out),
-            "state_out": inner(bridge.state_out),
-            "extra": bridge.extra,
-        }
-        (scratch / "bridge.json").write_text(json.dumps(config, default=str))
-        return binds + ["--ro-bind", str(scratch / "bridge.json"), f"{SANDBOX_GENUI}/bridge.json"]
-
-    async def _wait_ready(self, url: str, proc: asyncio.subprocess.Process, log_path: Path,
-                          network: str | None = None) -> None:
-        deadline = time.monotonic() + self.settings.server_start_timeout_s
-        async with httpx.AsyncClient(trust_env=False, timeout=2.0) as client:
-            while time.monotonic() < deadline:
-                if proc.returncode is not None:
-                    break
-                if network:
-                    status = await asyncio.to_thread(_status_in_namespace, network, url)
-                    if status is not None and status < 500:
-                        return
-                else:
-                    with contextlib.suppress(httpx.HTTPError):
-                        response = await client.get(url)
-                        if response.status_code < 500:
-                            return
-                await asyncio.sleep(0.05)
-        server_log = log_path.read_text(errors="replace") if log_path.exists() else ""
-        raise SandboxSetupError(f"artifact server did not become ready (rc={proc.returncode}):\n{server_log}")
 
     async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
         """A locally launched browser is confined: its own network namespace and a memory cgroup."""
@@ -508,3 +392,13 @@ class LocalSandbox:
     async def aclose(self) -> None:
         """Nothing long-lived to stop: every build and server is scoped to its own call."""
         return None
+
+
+class LocalSandbox(PipelineSandbox):
+    """The sandbox pipeline under bubblewrap."""
+
+    name = "local"
+
+    def __init__(self, settings: LocalSandboxSettings | None = None):
+        self.settings = settings or LocalSandboxSettings()
+        super().__init__(BubblewrapIsolation(self.settings))

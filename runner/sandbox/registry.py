@@ -52,5 +52,4 @@ async def sandbox_tracking_tags(config: RunnerConfig) -> dict[str, str]:
 
 async def sandbox_browser_settings(sandbox: Sandbox, settings: BrowserSettings) -> BrowserSettings:
     """The browser settings the workers use; a sandbox may point them at its own browser (docker)."""
-    adapt = getattr(sandbox, "browser_settings", None)
-    return settings if adapt is None else await adapt(settings)
+    return await sandbox.browser_settings(settings)

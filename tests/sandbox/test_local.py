@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from runner.sandbox import limits, local
+from runner.sandbox import limits, local, pipeline
 from runner.sandbox.limits import CgroupSet, ResourceLimits
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 from runner.sandbox.server import CSP
@@ -244,7 +244,7 @@ def test_the_runners_environment_is_invisible_inside_the_sandbox(tmp_path, monke
 ])
 def test_vite_guard_fails_builds_that_reach_outside_the_workspace(tmp_path, monkeypatch, name, files):
     # The static check would refuse these; with it out of the way, the build-time guard still must.
-    monkeypatch.setattr(local, "rejection", lambda *args, **kwargs: None)
+    monkeypatch.setattr(pipeline, "rejection", lambda *args, **kwargs: None)
     result = _build(files, tmp_path / "ws")
     assert result.status == "build_failed", result.log
     assert "genui-workspace-guard" in result.log and "outside the workspace" in result.log
@@ -252,7 +252,7 @@ def test_vite_guard_fails_builds_that_reach_outside_the_workspace(tmp_path, monk
 
 @pytest.mark.build
 def test_vite_guard_lets_workspace_files_through(tmp_path, monkeypatch):
-    monkeypatch.setattr(local, "rejection", lambda *args, **kwargs: None)
+    monkeypatch.setattr(pipeline, "rejection", lambda *args, **kwargs: None)
     files = {"src/App.jsx": "import page from '../index.html?raw';\nimport './x.css';\n"
                             "export default () => <pre>{page.length}</pre>;\n",
              "src/x.css": "body { color: red; }\n"}

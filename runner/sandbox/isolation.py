@@ -1,0 +1,119 @@
+"""The isolation interface: what the sandbox pipeline (pipeline.py) asks of bubblewrap or Docker.
+
+An isolation runs one command with its limits and mounts (the build) and starts the artifact server
+confined (serve a folder); everything around that (vetting, the template copy, the vite command, the
+dist check, the tool bridge's mounts, waiting until the server answers, the build log) is the pipeline's,
+written once. The folders the confined processes see are the same in both implementations.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from runner.browser.launch import BrowserSettings
+
+# Where things are inside the confined build and server.
+IN_APP = "/app"  # the workspace (writable during the build)
+IN_MODULES = "/node_modules"  # the template's install (read-only); Node and Vite find it walking up from /app
+IN_DIST = "/srv/dist"  # the built artifact (read-only while served)
+IN_GENUI = "/opt/genui"  # server.py and the bridge config
+IN_BACKENDS = "/srv/backends"  # the tool bridge's backend modules (read-only)
+IN_BRIDGE_IO = "/srv/bridge"  # the tool bridge's log and state folders (writable)
+
+
+class SandboxSetupError(RuntimeError):
+    """The sandbox itself could not be set up (status infra, not the artifact's fault)."""
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: Path | str  # a folder or file of the runner's; str: a volume of the container engine
+    target: str  # the path inside
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class BuildTools:
+    """What a build of one template needs from the isolation."""
+
+    node: str  # the node executable, as the build sees it
+    link: Path  # what the workspace's node_modules link names
+    mounts: list[Mount] = field(default_factory=list)  # the template's install and the node binary, if not built in
+
+
+@dataclass(frozen=True)
+class PipelineRules:
+    """The pipeline's own settings, read from the isolation's settings at every build."""
+
+    allowed_packages: list[str]
+    max_files: int
+    max_file_bytes: int
+    max_output_mb: int
+    build_timeout_s: float
+    server_start_timeout_s: float
+    build_command: list[str] | None  # test-only: run this instead of `vite build`
+
+
+@dataclass
+class RunOutcome:
+    """How a confined command ended, before the pipeline gives it a status."""
+
+    exit_code: int | None
+    output: str  # stdout and stderr, capped (pipeline.LogCap)
+    timed_out: bool = False
+    timeout_s: float = 0.0
+    oom: bool = False  # something in it was killed by the memory limit
+    notes: list[str] = field(default_factory=list)  # the isolation's own "[sandbox] ..." lines
+    isolation_failed: str | None = None  # the isolation broke, not the command ("" or a note): infra
+    setup_error: str | None = None  # the command never started: infra, with this log
+
+
+class RunningServer(Protocol):
+    """An artifact server started by `Isolation.serve_folder`, possibly not answering yet."""
+
+    url: str  # what the browser loads
+    probe_url: str  # where the runner asks whether it answers
+    probe_namespace: str | None  # the network namespace to ask from (None: the runner's own)
+
+    async def running(self) -> bool: ...
+
+    async def failure(self) -> SandboxSetupError:
+        """The error for a server that never answered, with its own log."""
+        ...
+
+
+class Isolation(Protocol):
+    name: str
+
+    def rules(self) -> PipelineRules: ...
+
+    async def build_tools(self, template: str | None) -> BuildTools:
+        """Ready a build of `template` (its install, the node binary); raises when the isolation cannot."""
+        ...
+
+    async def run(self, command: list[str], mounts: list[Mount], *, cwd: str, env: dict[str, str],
+                  timeout_s: float) -> RunOutcome:
+        """Run `command` confined, with the build limits, these mounts and no network."""
+        ...
+
+    def scratch_dir(self, dist_dir: Path) -> Path:
+        """A fresh folder for one served artifact's server files (removed by the pipeline)."""
+        ...
+
+    def serve_folder(self, command: list[str], mounts: list[Mount], *, scratch: Path,
+                     network: str | None) -> contextlib.AbstractAsyncContextManager[RunningServer]:
+        """Start `python3 <command> --fd N` confined, listening where the browser of `network` reaches it.
+
+        `command` names server.py and its arguments as seen inside; the isolation adds the listening socket.
+        Leaving the context stops the server and everything it started.
+        """
+        ...
+
+    async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
+        """The browser the workers use with this isolation (confined, or in a container of its own)."""
+        ...
+
+    async def aclose(self) -> None: ...

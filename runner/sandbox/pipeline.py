@@ -1,0 +1,228 @@
+"""The sandbox pipeline: build an artifact, serve it with the tool bridge, wait until it answers, cap logs.
+
+Written once over the isolation interface (isolation.py); `LocalSandbox` (bubblewrap, local.py) and
+`DockerSandbox` (docker.py) are this pipeline over their own isolation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+
+from runner.browser.confine import ConfinementError, socket_in_namespace
+from runner.browser.launch import BrowserSettings
+from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
+from runner.sandbox.isolation import (
+    IN_APP,
+    IN_BACKENDS,
+    IN_BRIDGE_IO,
+    IN_DIST,
+    IN_GENUI,
+    IN_MODULES,
+    Isolation,
+    Mount,
+    RunningServer,
+    RunOutcome,
+)
+from runner.sandbox.static import build_static
+from runner.sandbox.web_template import accept_build_output, prepare_workspace, rejection
+
+SERVER_SCRIPT = Path(__file__).resolve().parent / "server.py"
+# A failure while readying the build (template install, workspace copy, the isolation's own tools).
+SETUP_ERRORS = (RuntimeError, OSError, ValueError, subprocess.SubprocessError)
+
+
+class LogCap:
+    """Keeps the head and the tail of a stream, so a huge log stays bounded but its end is kept."""
+
+    def __init__(self, limit: int):
+        self.head_limit = limit // 2
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        excess = len(self.tail) - self.tail_limit
+        if excess > 0:
+            del self.tail[:excess]
+            self.dropped += excess
+
+    def text(self) -> str:
+        middle = f"\n... [{self.dropped} bytes of log dropped] ...\n" if self.dropped else ""
+        return bytes(self.head).decode(errors="replace") + middle + bytes(self.tail).decode(errors="replace")
+
+
+def classify(outcome: RunOutcome) -> BuildResult:
+    """The build's status and log from how its command ended: the same buckets for every isolation."""
+    if outcome.setup_error is not None:
+        return BuildResult("infra", log=outcome.setup_error)
+    notes = list(outcome.notes)
+    code = outcome.exit_code
+    if outcome.timed_out:
+        notes.append(f"[sandbox] timeout: killed after {outcome.timeout_s:.1f}s wall clock")
+        status = "timeout"
+    elif code == 0 and not outcome.oom:
+        status = "ok"
+    elif outcome.isolation_failed is not None:
+        status = "infra"
+        if outcome.isolation_failed:
+            notes.append(outcome.isolation_failed)
+    else:
+        status = "build_failed"
+        if code is not None and (code < 0 or code > 128):  # killed by a signal (negative: by us; > 128: a shell's)
+            with contextlib.suppress(ValueError):
+                notes.append(f"[sandbox] killed by signal {signal.Signals(-code if code < 0 else code - 128).name}")
+    output = outcome.output
+    log_text = output + ("\n" if output and not output.endswith("\n") else "") + "\n".join(notes)
+    return BuildResult(status, log=log_text)
+
+
+def bridge_mounts(bridge: ToolBridge, scratch: Path) -> list[Mount]:
+    """Backends read-only, the log and state folders writable, and the bridge config with inside paths."""
+    mounts = [Mount(Path(bridge.backends_path).resolve(), IN_BACKENDS)]
+    io_dirs: dict[Path, str] = {}
+    for path in (bridge.log_out, bridge.state_out):
+        folder = Path(path).resolve().parent
+        folder.mkdir(parents=True, exist_ok=True)
+        if folder not in io_dirs:
+            io_dirs[folder] = f"{IN_BRIDGE_IO}/{len(io_dirs)}"
+            mounts.append(Mount(folder, io_dirs[folder], writable=True))
+
+    def inner(path: Path) -> str:
+        real = Path(path).resolve()
+        return f"{io_dirs[real.parent]}/{real.name}"
+
+    state_in = Path(bridge.state_in).resolve()
+    if state_in.parent in io_dirs:
+        inner_state_in = inner(state_in)
+    else:
+        inner_state_in = f"{IN_BRIDGE_IO}/in/{state_in.name}"
+        if state_in.exists():
+            mounts.append(Mount(state_in, inner_state_in))
+    config = {
+        "backends_path": IN_BACKENDS,
+        "fixture_ids": bridge.fixture_ids,
+        "state_in": inner_state_in,
+        "log_out": inner(bridge.log_out),
+        "state_out": inner(bridge.state_out),
+        "extra": bridge.extra,
+    }
+    (scratch / "bridge.json").write_text(json.dumps(config, default=str))
+    return [*mounts, Mount(scratch / "bridge.json", f"{IN_GENUI}/bridge.json")]
+
+
+def status_in_namespace(netns: str, url: str) -> int | None:
+    """HTTP status of GET url, asked from inside a network namespace (None: no answer yet)."""
+    parts = urlsplit(url)
+    try:
+        with socket_in_namespace(netns) as probe:
+            probe.settimeout(2.0)
+            probe.connect((parts.hostname, parts.port))
+            probe.sendall(f"GET / HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n".encode())
+            status_line = probe.recv(64).split(b"\r\n", 1)[0].split()
+            return int(status_line[1]) if len(status_line) >= 2 else None
+    except (OSError, ValueError, ConfinementError):
+        return None
+
+
+async def wait_ready(server: RunningServer, timeout_s: float) -> None:
+    """Return once the server answers GET / below 500; raise its failure when it exits or the time runs out."""
+    deadline = time.monotonic() + timeout_s
+    async with httpx.AsyncClient(trust_env=False, timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if not await server.running():
+                break
+            status: int | None = None
+            if server.probe_namespace:
+                status = await asyncio.to_thread(status_in_namespace, server.probe_namespace, server.probe_url)
+            else:
+                with contextlib.suppress(httpx.HTTPError):
+                    status = (await client.get(server.probe_url)).status_code
+            if status is not None and status < 500:
+                return
+            await asyncio.sleep(0.05)
+    raise await server.failure()
+
+
+class PipelineSandbox:
+    """The Sandbox protocol (base.py) over one isolation."""
+
+    name: str
+
+    def __init__(self, isolation: Isolation):
+        self.isolation = isolation
+
+    async def build(self, files: dict[str, str], workspace: Path, *, kind: str = "vite",
+                    assets_dir: Path | None = None, template: str | None = None) -> BuildResult:
+        """Build `files` into an artifact. kind="static": a page needing no build (vetted and copied).
+
+        `template`: the suite's web template (runner.sandbox.web_template.TEMPLATES); None: the default.
+        """
+        if kind == "static":
+            return await asyncio.to_thread(build_static, files, workspace, assets_dir=assets_dir)
+        started = time.monotonic()
+        rules = self.isolation.rules()
+        rejected = rejection(files, rules.allowed_packages, max_files=rules.max_files,
+                             max_file_bytes=rules.max_file_bytes, template=template)
+        if rejected is not None:
+            return rejected
+        try:
+            tools = await self.isolation.build_tools(template)
+            workspace = Path(workspace).resolve()
+            await asyncio.to_thread(prepare_workspace, files, workspace, tools.link, template)
+        except SETUP_ERRORS as exc:
+            return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
+        vite = [tools.node, f"{IN_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"]
+        command = rules.build_command or vite
+        outcome = await self.isolation.run(
+            command, [Mount(workspace, IN_APP, writable=True), *tools.mounts], cwd=IN_APP,
+            env={"NODE_ENV": "production", "NO_COLOR": "1"}, timeout_s=rules.build_timeout_s)
+        result = classify(outcome)
+        result.duration_s = time.monotonic() - started
+        return accept_build_output(result, workspace, max_output_mb=rules.max_output_mb,
+                                   expect_index=rules.build_command is None)
+
+    @contextlib.asynccontextmanager
+    async def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None,
+                    network: str | None = None) -> AsyncIterator[ServedArtifact]:
+        """Serve dist_dir on the browser's 127.0.0.1 from a confined, network-less artifact server.
+
+        `network`: where the browser that will load it lives (BrowserPool.network_namespace: a local browser's
+        namespace, or a Docker worker's browser container); only that browser reaches the server.
+        """
+        scratch = self.isolation.scratch_dir(Path(dist_dir))
+        try:
+            # A copy beside the other server files: a bind source the container engine resolves like them.
+            shutil.copy2(SERVER_SCRIPT, scratch / "server.py")
+            mounts = [Mount(Path(dist_dir).resolve(), IN_DIST), Mount(scratch / "server.py", f"{IN_GENUI}/server.py")]
+            command = [f"{IN_GENUI}/server.py", "--root", IN_DIST]
+            if tool_bridge is not None:
+                mounts += await asyncio.to_thread(bridge_mounts, tool_bridge, scratch)
+                command += ["--bridge", f"{IN_GENUI}/bridge.json"]
+            async with self.isolation.serve_folder(command, mounts, scratch=scratch, network=network) as server:
+                await wait_ready(server, self.isolation.rules().server_start_timeout_s)
+                yield ServedArtifact(url=server.url)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
+        return await self.isolation.browser_settings(base)
+
+    async def aclose(self) -> None:
+        await self.isolation.aclose()
