@@ -3,8 +3,8 @@
 One rubric today, `evogenui` (EvoGenUI-Bench §4.2, Appendix C.1; pass rule §4.3; mechanisms §6.1). The
 Rubric protocol is what another rubric implements to be hosted by the same judge, e.g. I-WebGenBench's
 100-point VLM score (I-WebGenBench appendix: alignment 15 + interaction 40 + visual + clarity 10 + ...) or
-MT-Web2Code's five-band macro rubric (MT-Web2Code §3.5 eq. 8: five dimensions on {1, .75, .5, .25, 0}
-plus an overall rating, averaged): each needs only its own dimensions, schema, parser and decision.
+MT-Web2Code's five-band macro rubric (MT-Web2Code §3.5 eq. 8, runner/suites/web2code/rubric.py): each needs
+only its own dimensions, schema, parser and decision.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class RubricOutcome:
 
     dimensions: dict[str, DimensionScore]
     scores: dict[str, float]
-    passed: bool  # the rubric's own decision, assuming generation succeeded and the artifact was evaluable
+    passed: bool | None  # the rubric's own decision, assuming an evaluable artifact; None: it defines none
     requirements: dict[str, RequirementResult] = field(default_factory=dict)  # by requirement id
     failure_types: list[str] = field(default_factory=list)
     mechanism: str | None = None
@@ -115,8 +115,8 @@ class Rubric(Protocol):
     def parse(self, data: Any, requirement_ids: list[str]) -> RubricOutcome:
         """Validate decoded JSON; raise ValueError when it is not a valid verdict."""
 
-    def decide(self, outcome: RubricOutcome | None, *, generation_ok: bool, evaluable: bool) -> bool:
-        """The official pass decision."""
+    def decide(self, outcome: RubricOutcome | None, *, generation_ok: bool, evaluable: bool) -> bool | None:
+        """The official pass decision (None: the benchmark defines no pass/fail, as MT-Web2Code)."""
 
 
 # ---- EvoGenUI-Bench ------------------------------------------------------------------------------------------

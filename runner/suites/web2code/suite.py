@@ -6,8 +6,8 @@ model=oracle answers) is H_{T-j}. `mode=chain` starts each turn from the model's
 default, §3.1), `independent` from the golden previous state (§5.3), `both` runs each page in both modes
 (task ids `<page>.chain` / `<page>.independent`) so one run gives the chain-vs-independent curve of Fig. 4.
 
-Scoring (judge_turn, scoring.py) renders the model's files deterministically and fills Verdict.scores with
-s_inbox, s_outbox, score (eq. 12) and the per-dimension numbers. The paper defines no pass/fail for this
+Scoring (judge_turn; scoring.py for the pixels, rubric.py for the judge's rubrics) renders the model's files
+deterministically and fills Verdict.scores with s_inbox, s_outbox, score (eq. 12) and the per-dimension numbers. The paper defines no pass/fail for this
 benchmark, so Verdict.passed is always None ("unassessed") and summarize() reports scores, with turn_pass
 set to None rather than a misleading 0.
 """
@@ -34,7 +34,7 @@ from runner.models.base import GenerationRequest, Model
 from runner.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
 from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
-from runner.suites.web2code import observation, scoring
+from runner.suites.web2code import observation, rubric, scoring
 from runner.suites.web2code.render import render_settings
 from runner.suites.web2code.trajectory import (
     Trajectory,
@@ -160,7 +160,7 @@ class Web2CodeSuite:
         """The judge rubrics this track asks (recorded in lineage.json); micro is scored by pixels alone."""
         if self.track != "macro":
             return {}
-        return {"web2code-region": scoring.RUBRIC_VERSION, "web2code-outbox": scoring.OUTBOX_RUBRIC_VERSION}
+        return {rubric.RegionRubric.name: rubric.RegionRubric.version, rubric.OutboxRubric.name: rubric.OutboxRubric.version}
 
     # -- tasks --------------------------------------------------------------------------------------
 
@@ -379,7 +379,7 @@ class Web2CodeSuite:
         golden_crop = scoring.crop(golden_img, golden_box)
         model_box = between["box"] if between and between.get("found") else None
         model_crop = scoring.crop(model_img, model_box)
-        outbox = await scoring.score_macro_outbox(
+        outbox = await rubric.score_macro_outbox(
             judge, golden_img, model_img, golden_box, model_box if model_crop is not None else None, self.settings.tau,
             use_judge=self.settings.macro_outbox == "judge")
         s_out = outbox["s_outbox"]
@@ -397,7 +397,7 @@ class Web2CodeSuite:
             return self._verdict(judge_name, 0.0, s_out, {}, None, method="collapsed", summary=f"in-box 0: {why}{outbox_note}",
                                  extra=outbox_scores, raw=outbox_raw, outbox_method=outbox["method"])
         Image.fromarray(model_crop).save(out / "crop_model.png")
-        ratings, problem = await scoring.rubric_scores(
+        ratings, problem = await rubric.rubric_scores(
             judge, (out / "crop_golden.png").read_bytes(), (out / "crop_model.png").read_bytes())
         if ratings is not None:
             dims = {d: ratings[d] for d in RUBRIC_DIMENSIONS}
