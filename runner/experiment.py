@@ -136,7 +136,7 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     configure = getattr(suite, "configure_run", None)  # optional: suites that need run-level settings
     if configure is not None:
         configure(config)
-    check_declared_roles(config, suite)
+    check_declared_roles(config, suite)  # also when the caller ran the preflight
     # Seconds of checks before minutes of preparation: every missing thing at once, each with its fix.
     if not preflight_done:
         for note in await preflight.run_preflight(config, suite, run_context):

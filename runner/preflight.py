@@ -343,6 +343,9 @@ async def check_run(config: Any, context: RunContext | None = None) -> list[str]
 
 async def run_preflight(config: Any, suite: Any, context: RunContext | None = None) -> list[str]:
     """Run every check; raise PreflightError listing all problems. Returns the notes (roles not checked)."""
+    from runner.roles import check_declared_roles
+
+    check_declared_roles(config, suite)  # a role the suite declares but the config lacks: nothing to check
     roles, notes = model_roles(config, suite, context)
     problems: list[Problem] = []
     for role in roles:

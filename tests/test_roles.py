@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from runner import preflight
 from runner.call_traces import TracedModel
 from runner.config import ConfigError, validate_config
 from runner.models.cache import ResponseCache
@@ -52,6 +53,8 @@ def test_a_declared_role_the_config_lacks_names_its_key() -> None:
     with pytest.raises(ConfigError, match=r"roles\.caption: required by suite 'macro' but missing.*"
                                           r"\+model@roles\.caption="):
         check_declared_roles(config, suite)
+    with pytest.raises(ConfigError, match=r"roles\.caption: required"):  # the preflight says so first
+        asyncio.run(preflight.run_preflight(config, suite))
     assert build_suite(_config("suite=micro").suite, project_root=REPO_ROOT).required_roles == ()
     with pytest.raises(ConfigError, match=r"roles\.judge: 'judge' is a run role"):
         check_declared_roles(_config("suite=smoke", "+model@roles.judge=gpt-4o"),
