@@ -2,8 +2,9 @@
 
 `TracedModel` forwards to the model it wraps and hands each finished call (the messages, the answer, token
 usage, latency, the role and the task/turn it served) to a sink: the run's tracker, which files it as an
-MLflow trace (runner/tracking.py). A sink that fails never fails the call. Replay providers (oracle, null,
-identity) are not models and are never wrapped: their "calls" cost nothing and say nothing about a model.
+MLflow trace (runner/tracking.py). A sink that fails never fails the call. The run wraps each role's model
+when it builds it (runner/roles.py); replay providers (oracle, null, identity) are never wrapped: their
+"calls" cost nothing and say nothing about a model.
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ from runner.models.base import GenerationRequest, Model, ModelResponse
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ModelCall", "TracedModel", "attach_call_traces", "is_model"]
-
-REPLAY_MODELS = ("OracleModel", "NullModel", "IdentityModel")
+__all__ = ["CallSink", "ModelCall", "TracedModel"]
 
 
 @dataclass(frozen=True)
@@ -43,12 +42,6 @@ class ModelCall:
 
 
 CallSink = Callable[[ModelCall], None]
-
-
-def is_model(value: Any) -> bool:
-    """Something that implements the Model protocol (a real model, not a replay of references)."""
-    return (callable(getattr(value, "generate", None)) and callable(getattr(value, "aclose", None))
-            and isinstance(getattr(value, "name", None), str) and type(value).__name__ not in REPLAY_MODELS)
 
 
 class TracedModel:
@@ -92,17 +85,3 @@ class TracedModel:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
-
-
-def attach_call_traces(sink: CallSink, model: Model, *components: tuple[str, Any]) -> Model:
-    """Wrap the generator and the model each (role, component) holds (a judge's or actor's); returns the
-    wrapped generator. Components are rewired in place, so they keep calling their model as before."""
-    for role, component in components:
-        if component is None or not hasattr(component, "__dict__"):
-            continue
-        for attribute, value in list(vars(component).items()):
-            if is_model(value) and not isinstance(value, TracedModel):
-                setattr(component, attribute, TracedModel(value, role=role, sink=sink))
-    if is_model(model) and not isinstance(model, TracedModel):
-        return TracedModel(model, role="generator", sink=sink)
-    return model

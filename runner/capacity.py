@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from runner.config import ConcurrencyConfig
-from runner.models.serving import role_model_settings
+from runner.roles import role_model_settings
 
 __all__ = ["DEFAULT_EPISODES", "DEFAULT_JUDGE_CALLS", "VLLM_DEFAULT_MAX_NUM_SEQS", "batch_capacity",
            "resolve_concurrency"]

@@ -86,6 +86,9 @@ class RunSettings(_Strict):
 
 class RunnerConfig(_Strict):
     model: ModelConfig
+    # Model roles a suite declares (runner/roles.py), each composed from the conf/model group:
+    # `+model@roles.caption=<name>` (or inline `+roles.caption={...}`).
+    roles: dict[str, ModelConfig] = Field(default_factory=dict)
     suite: SuiteConfig
     judge: JudgeConfig
     actor: ActorConfig
@@ -132,6 +135,8 @@ def validate_config(raw: dict[str, Any]) -> RunnerConfig:
     from runner.suites.registry import validate_suite_options
 
     validate_model_settings(config.model, prefix="model")
+    for role, model in config.roles.items():
+        validate_model_settings(model, prefix=f"roles.{role}")
     validate_suite_options(config.suite, prefix="suite")
     return config
 

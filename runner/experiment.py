@@ -14,16 +14,14 @@ from rich.console import Console
 from runner import preflight, progress
 from runner.actors.registry import build_actor
 from runner.browser.launch import BrowserPool
-from runner.call_traces import attach_call_traces
 from runner.config import ConfigError, RunnerConfig
 from runner.engine import Engine, Services
 from runner.evidence_folder import EvidenceFolder
 from runner.judges.registry import build_judge
 from runner import lineage as lineage_mod
 from runner.models.cache import ResponseCache
-from runner.models.registry import build_model
-from runner.models.serving import (SERVER_LOG_DIR, ServedRoles, log_server_logs, role_model_settings, roles_used,
-                                   server_claims)
+from runner.models.serving import SERVER_LOG_DIR, log_server_logs
+from runner.roles import RunRoles, check_declared_roles, roles_used, server_claims
 from runner.capacity import resolve_concurrency
 from runner.placement import PhasePlan, detect_gpus, plan_phases
 from runner.records import RunDirectory, TurnRecord
@@ -139,17 +137,32 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     configure = getattr(suite, "configure_run", None)  # optional: suites that need run-level settings
     if configure is not None:
         configure(config)
+    check_declared_roles(config, suite)  # also when the caller ran the preflight
     # Seconds of checks before minutes of preparation: every missing thing at once, each with its fix.
     if not preflight_done:
         for note in await preflight.run_preflight(config, suite, run_context):
             log.info("preflight: %s", note)
+    async with AsyncExitStack() as stack:
+        # Every role's model, built once with the response cache; a suite's own roles are bound before its
+        # tasks load (MT-Web2Code's captions are part of its tasks).
+        cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite")
+        roles = RunRoles(config, cache=cache, log_dir=run_dir.path / SERVER_LOG_DIR, traced=config.tracking.enabled)
+        stack.push_async_callback(roles.aclose)
+        suite.bind_roles(roles.models(suite.required_roles))
+        await roles.ensure(*suite.required_roles)  # outside every per-call timeout, like the generator's
+        return await _run_with_roles(config, suite, run_dir, roles, console=console)
+
+
+async def _run_with_roles(config: RunnerConfig, suite: Any, run_dir: RunDirectory, roles: RunRoles, *,
+                          console: Console) -> dict[str, Any]:
+    project_root = Path(config.project_root)
     tasks = await suite.load_tasks()
     if not tasks:
         raise ConfigError(f"suite {config.suite.name!r} selected no tasks")
     sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
     lineage = lineage_mod.compute_lineage(config, tasks, suite=suite)
     resumed = prepare_run_dir(config, run_dir, lineage)
-    plan, config, roles = plan_run(config, suite, tasks=len(tasks))
+    plan, config, used = plan_run(config, suite, tasks=len(tasks))
     console.print(plan.describe())  # before any work starts
     plan.write(run_dir.path)
     reference = tracking.load_run_ref(run_dir.path) if resumed else None
@@ -171,31 +184,25 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     tracking.save_run_ref(run_dir.path, tracker)
     status = "FAILED"
     try:
-        async with AsyncExitStack() as stack:
-            cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite")
-            model = build_model(config.model, tasks=tasks, cache=cache)
-            stack.push_async_callback(model.aclose)
+        async with AsyncExitStack() as phase:
+            phase.push_async_callback(roles.aclose)  # servers stop before their logs are uploaded
+            model = roles.model("generator", tasks=tasks)
             sandbox = build_sandbox(config)
-            stack.push_async_callback(sandbox.aclose)
-            role_settings = role_model_settings(config)
-            actor_model = build_model(role_settings["actor"]) if "actor" in role_settings else None
-            actor = build_actor(config.actor, model=actor_model)
+            phase.push_async_callback(sandbox.aclose)
+            actor = build_actor(config.actor, model=roles.model("actor") if roles.has("actor") else None)
             if actor is not None:
-                stack.push_async_callback(actor.aclose)
-            judge_model = build_model(role_settings["judge"]) if "judge" in role_settings else None
-            judge = build_judge(config.judge, model=judge_model)
-            stack.push_async_callback(judge.aclose)
-            # Served models (vLLM) start lazily, on the first call of their role; logs go to the run dir.
-            served = ServedRoles.of(log_dir=run_dir.path / SERVER_LOG_DIR, generator=model, judge=judge_model,
-                                    actor=actor_model)
-            generation_roles = [role for role in ("generator", "actor") if role in roles]
+                phase.push_async_callback(actor.aclose)
+            judge = build_judge(config.judge, model=roles.model("judge") if roles.has("judge") else None)
+            phase.push_async_callback(judge.aclose)
             if tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
-                model = attach_call_traces(tracker.log_model_call, model, ("judge", judge), ("actor", actor))
+                roles.trace_to(tracker.log_model_call)
+            # Served models (vLLM) start lazily, on the first call of their role; logs go to the run dir.
+            generation_roles = [role for role in ("generator", "actor") if role in used]
             browsers = []
             for _ in range(config.concurrency.browsers):  # each worker's own (docker: its own browser container)
                 pool = BrowserPool(await sandbox_browser_settings(sandbox, config.browser))
                 await pool.start()
-                stack.push_async_callback(pool.aclose)
+                phase.push_async_callback(pool.aclose)
                 browsers.append(pool)
             services = Services(model=model, sandbox=sandbox, actor=actor, judge=judge, browsers=browsers, tracker=tracker)
 
@@ -208,13 +215,13 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
 
             engine = Engine(
                 config, suite, services, run_dir, on_record=advance,
-                ensure_generation=lambda: served.ensure(*generation_roles),
-                ensure_judge=(lambda: served.ensure("judge")) if "judge" in roles else None,
+                ensure_generation=lambda: roles.ensure(*generation_roles),
+                ensure_judge=(lambda: roles.ensure("judge")) if "judge" in used else None,
             )
             # Staged: the generator's and actor's servers stop before the judge's may start.
             records = await engine.run(
                 tasks, staged=plan.staged, stage=config.run.stage,
-                between_phases=(lambda: served.stop(*generation_roles)) if plan.staged else None,
+                between_phases=(lambda: roles.stop(*generation_roles)) if plan.staged else None,
             )
         if config.run.stage == "generate":
             console.print(f"generation stage done: {len(tasks)} task(s) executed and frozen; judge them with "

@@ -101,30 +101,26 @@ class RunContext:
 def model_roles(config: Any, suite: Any, context: RunContext | None = None) -> tuple[list[ModelRole], list[str]]:
     """The model roles this run will call, and a note for each configured one it will not.
 
-    The generator is always called. A judge's model is called unless the judge is rule-based or the suite
-    says it never calls it (`runner.models.serving.roles_used`: MT-Web2Code micro scores by pixels alone). An actor's
-    model is called whenever the actor has one. Suites add roles of their own with `extra_model_roles()`.
+    One source, runner/roles.py: the generator is always called; a judge's model unless the judge is
+    rule-based or the suite says it never calls it (MT-Web2Code micro scores by pixels alone); an actor's
+    model whenever the actor has one; each role the suite declares (`roles.<name>`, e.g. MT-Web2Code's caption).
     """
-    from runner.models.serving import roles_used
+    from runner.roles import role_key, role_model_settings, roles_used
 
     context = context or RunContext()
-    roles = [ModelRole("generator", "model", config.model.model_dump(), context.pull_overrides("model", config.model.name))]
+    settings = role_model_settings(config)
+    used = roles_used(config, suite)
+    pulls = {"generator": context.pull_overrides("model", config.model.name),
+             "judge": context.pull_overrides("judge", config.judge.name),
+             "actor": context.pull_overrides("actor", config.actor.name)}
+    roles: list[ModelRole] = []
     notes: list[str] = []
-    judge_model = config.judge.options.get("model") if config.judge.kind == "llm" else None
-    if isinstance(judge_model, dict):
-        if "judge" in roles_used(config, suite):
-            roles.append(ModelRole("judge", "judge.options.model", judge_model,
-                                   context.pull_overrides("judge", config.judge.name)))
-        else:
-            notes.append(f"judge {config.judge.name!r} ({judge_model.get('name')}) is not checked: suite "
+    for role, model in settings.items():
+        if role in used:
+            roles.append(ModelRole(role, role_key(role), model, pulls.get(role, ())))
+        elif role == "judge":
+            notes.append(f"judge {config.judge.name!r} ({model.get('name')}) is not checked: suite "
                          f"{config.suite.name!r} never calls the judge's model")
-    actor_model = config.actor.options.get("model") if config.actor.kind in ("llm", "uitars") else None
-    if isinstance(actor_model, dict):
-        roles.append(ModelRole("actor", "actor.options.model", actor_model, context.pull_overrides("actor", config.actor.name)))
-    extra = getattr(suite, "extra_model_roles", None)
-    if extra is not None:
-        for role, (key, model) in extra().items():
-            roles.append(ModelRole(role, key, model))
     return roles, notes
 
 
@@ -347,6 +343,9 @@ async def check_run(config: Any, context: RunContext | None = None) -> list[str]
 
 async def run_preflight(config: Any, suite: Any, context: RunContext | None = None) -> list[str]:
     """Run every check; raise PreflightError listing all problems. Returns the notes (roles not checked)."""
+    from runner.roles import check_declared_roles
+
+    check_declared_roles(config, suite)  # a role the suite declares but the config lacks: nothing to check
     roles, notes = model_roles(config, suite, context)
     problems: list[Problem] = []
     for role in roles:

@@ -65,12 +65,12 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
     from runner.experiment import summarize_run, write_run_viewer
     from runner.judges.registry import build_judge
     from runner.judging import JudgingPhase
-    from runner.models.registry import build_model
-    from runner.models.serving import (SERVER_LOG_DIR, ServedRoles, log_server_logs, role_model_settings, roles_used,
-                                       server_claims)
+    from runner.models.cache import ResponseCache
+    from runner.models.serving import SERVER_LOG_DIR, log_server_logs
     from runner.packets import copy_packet_folder, has_packet
     from runner.placement import plan_phases
     from runner.report.console import print_summary
+    from runner.roles import RunRoles, roles_used, server_claims
     from runner.suites.registry import build_suite
 
     console = console or Console(stderr=True)
@@ -127,15 +127,15 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
     status = "FAILED"
     try:
         async with AsyncExitStack() as stack:
-            role_settings = role_model_settings(config)
-            judge_model = build_model(role_settings["judge"]) if "judge" in role_settings else None
-            judge_obj = build_judge(config.judge, model=judge_model)
+            model_roles = RunRoles(config, cache=ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite"),
+                                   log_dir=run_dir.path / SERVER_LOG_DIR)
+            stack.push_async_callback(model_roles.aclose)
+            judge_obj = build_judge(config.judge, model=model_roles.model("judge") if model_roles.has("judge") else None)
             stack.push_async_callback(judge_obj.aclose)
-            served = ServedRoles.of(log_dir=run_dir.path / SERVER_LOG_DIR, judge=judge_model)
             judging = JudgingPhase(
                 suite=suite, judge=judge_obj, run_dir=run_dir, tracker=tracker,
                 judge_calls=int(config.concurrency.judge_calls or 2), timeout_s=config.turn_timeout_s,
-                ensure_judge=(lambda: served.ensure("judge")) if roles else None,
+                ensure_judge=(lambda: model_roles.ensure("judge")) if roles else None,
             )
             await judging.judge_all(pending)
         summary = summarize_run(config, suite, run_dir.load_records(), tasks)

@@ -11,7 +11,7 @@ from runner.config import ActorConfig, ConcurrencyConfig, JudgeConfig, ModelConf
 def _config(model: dict, judge_model: dict | None = None, **limits: int) -> SimpleNamespace:
     judge = JudgeConfig(name="j", kind="llm", options={"model": judge_model}) if judge_model else JudgeConfig(name="rules", kind="rules")
     return SimpleNamespace(model=ModelConfig.model_validate(model), judge=judge,
-                           actor=ActorConfig(name="none", kind="none"), concurrency=ConcurrencyConfig(**limits))
+                           actor=ActorConfig(name="none", kind="none"), roles={}, concurrency=ConcurrencyConfig(**limits))
 
 
 VLLM = {"name": "g", "provider": "vllm", "server": {"model_path": "/w", "max_num_seqs": 32}}

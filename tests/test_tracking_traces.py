@@ -14,9 +14,11 @@ import pytest
 from mlflow import MlflowClient
 
 from runner import tracking_traces
-from runner.call_traces import attach_call_traces
-from runner.judges.llm import LLMJudge, LLMJudgeSettings
+from runner.config import RunnerConfig, validate_config
+from runner.judges.registry import build_judge
+from runner.models.base import GenerationRequest
 from runner.models.parse import render_json_output
+from runner.roles import RunRoles
 from runner.suites.native import load_native_tasks
 from runner.tracking import Tracker, TrackingSettings
 from tests.conftest import REPO_ROOT, cli_env, runner_command
@@ -92,6 +94,15 @@ def test_experiment_with_traces_lands_on_them(traced_run) -> None:
     assert tags[tracking_traces.EXPERIMENT_KIND_TAG] == tracking_traces.KIND_GENAI
 
 
+def _config_with_judge(model: dict[str, Any]) -> RunnerConfig:
+    return validate_config({
+        "model": {"name": "oracle", "provider": "oracle"}, "suite": {"name": "smoke"},
+        "judge": {"name": "local-llm", "kind": "llm", "options": {"model": model}},
+        "actor": {"name": "none", "kind": "none"}, "sandbox": {"name": "local", "kind": "local"},
+        "project_root": str(REPO_ROOT),
+    })
+
+
 def test_judge_calls_are_traced_with_their_role_and_task(tmp_path: Path) -> None:
     settings = TrackingSettings(uri=f"sqlite:///{tmp_path}/mlflow.db", artifact_root=str(tmp_path / "artifacts"))
     tracker = Tracker.open(settings, project_root=tmp_path)
@@ -100,14 +111,15 @@ def test_judge_calls_are_traced_with_their_role_and_task(tmp_path: Path) -> None
     assert kinds[tracking_traces.EXPERIMENT_KIND_TAG] == tracking_traces.KIND_RUNS  # runs only, so far
     screenshot = "data:image/png;base64," + "A" * 4000
     with FaultServer(lambda messages: (200, completion("looks right"))) as server:
-        judge = LLMJudge(LLMJudgeSettings.from_options({"model": {
-            "name": "judge-llm", "provider": "openai", "model": "local", "base_url": server.base_url,
-            "cache": False, "max_retries": 0}}, prefix="judge.options"), name="local-llm")
-        model = attach_call_traces(tracker.log_model_call, judge, ("judge", judge))
-        assert model is judge  # a judge is no model: only the model it holds is wrapped
+        config = _config_with_judge({"name": "judge-llm", "provider": "openai", "model": "local",
+                                     "base_url": server.base_url, "cache": False, "max_retries": 0})
+        roles = RunRoles(config, cache=None, log_dir=tmp_path / "servers", traced=True)
+        roles.trace_to(tracker.log_model_call)
+        judge = build_judge(config.judge, model=roles.model("judge"))  # the judge calls the run's traced model
         messages = [{"role": "user", "content": [{"type": "text", "text": "rate this"},
                                                  {"type": "image_url", "image_url": {"url": screenshot}}]}]
-        assert asyncio.run(judge.complete(messages, task_id="task-a", turn=2)) == "looks right"
+        request = GenerationRequest(task_id="task-a", turn=2, messages=messages)
+        assert asyncio.run(roles.model("judge").generate(request)).text == "looks right"
         asyncio.run(judge.aclose())
     tracker.finish()
     (trace,) = tracker.client.search_traces(locations=[tracker.experiment_id])

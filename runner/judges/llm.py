@@ -22,8 +22,8 @@ from runner.judges.base import JudgeError, JudgeInput
 from runner.judges.llm_bundle import build_bundle
 from runner.judges.rubrics import RUBRICS, Rubric, RubricOutcome, get_rubric, rubric_class
 from runner.models.base import Model, ProviderError
-from runner.models.structured import StructuredOutputError, ask_structured
 from runner.evidence_folder import EvidenceFolder
+from runner.models.structured import StructuredOutputError, StructuredResult, ask_structured
 from runner.records import DimensionScore, RequirementResult, RequirementStatus, Verdict
 
 __all__ = ["LLMJudge", "LLMJudgeSettings", "build_endpoint_model", "validate_endpoint"]
@@ -126,12 +126,24 @@ class LLMJudge:
     async def aclose(self) -> None:
         await self._model.aclose()
 
-    async def complete(self, messages: list[dict[str, Any]], *, task_id: str = "", turn: int = 0) -> str:
-        """A plain chat call on the judge's model, for suites with rubrics of their own (MT-Web2Code eq. 8)."""
-        from runner.models.base import GenerationRequest
-
-        response = await self._model.generate(GenerationRequest(task_id=task_id, turn=turn, messages=messages))
-        return response.text
+    async def ask(self, rubric: Rubric, messages: list[dict[str, Any]], *, ids: list[str],
+                  max_attempts: int | None = None, task_id: str = "", turn: int = 0) -> StructuredResult[RubricOutcome]:
+        """A suite's own rubric (MT-Web2Code eq. 8) on `messages`, by structured output under this judge's
+        settings: the rubric's schema as response_format, its parser validating, malformed answers retried
+        (`max_attempts`, default the judge's). StructuredOutputError when none validates; ProviderError when
+        the model gives no answer."""
+        return await ask_structured(
+            self._model,
+            messages=messages,
+            schema=rubric.schema(ids),
+            validate=lambda data: rubric.parse(data, ids),
+            name=f"{rubric.name}_verdict",
+            mode=self.settings.structured_output,
+            strict=self.settings.strict_schema,
+            max_attempts=self.settings.max_attempts if max_attempts is None else max_attempts,
+            task_id=task_id,
+            turn=turn,
+        )
 
     async def score(self, judge_input: JudgeInput) -> Verdict:
         try:

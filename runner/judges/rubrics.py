@@ -24,7 +24,7 @@ class RubricOutcome:
 
     dimensions: dict[str, DimensionScore]
     scores: dict[str, float]
-    passed: bool  # the rubric's own decision, assuming generation succeeded and the artifact was evaluable
+    passed: bool | None  # the rubric's own decision, assuming an evaluable artifact; None: it defines none
     requirements: dict[str, RequirementResult] = field(default_factory=dict)  # by requirement id
     failure_types: list[str] = field(default_factory=list)
     mechanism: str | None = None
@@ -46,8 +46,8 @@ class Rubric(Protocol):
     def parse(self, data: Any, requirement_ids: list[str]) -> RubricOutcome:
         """Validate decoded JSON; raise ValueError when it is not a valid verdict."""
 
-    def decide(self, outcome: RubricOutcome | None, *, generation_ok: bool, evaluable: bool) -> bool:
-        """The official pass decision."""
+    def decide(self, outcome: RubricOutcome | None, *, generation_ok: bool, evaluable: bool) -> bool | None:
+        """The official pass decision (None: the benchmark defines no pass/fail, as MT-Web2Code)."""
 
 
 # `judge.options.rubric` -> the rubric class, as "module:attribute" (conf/judge/*.yaml name these).

@@ -1,5 +1,5 @@
-"""The run's model roles (generator, judge, actor) and their servers: which roles a run uses, which of them
-are served by vLLM, and starting them lazily, stopping them between phases, keeping their logs.
+"""The servers of a run's vLLM-served model roles: starting them lazily, stopping them between phases,
+keeping their logs. Which roles a run has, and their models, is runner/roles.py's.
 
 A server starts on the first call that needs it (never for a role the run does not use): the engine asks for
 the generation roles before the first slot that calls the generator, the judging phase for the judge before
@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from runner.models import vllm_server
-from runner.placement import ServerClaim
 
 log = logging.getLogger(__name__)
 
@@ -25,57 +24,10 @@ __all__ = [
     "SERVER_LOG_DIR",
     "ServedRoles",
     "log_server_logs",
-    "role_model_settings",
-    "roles_used",
-    "server_claims",
 ]
 
 SERVER_LOG_DIR = "servers"  # inside the run directory, and the artifact folder in MLflow
-ROLES = ("generator", "judge", "actor")
-
-
-def role_model_settings(config: Any) -> dict[str, dict[str, Any]]:
-    """The model config of every role that calls a model: generator always, judge and actor when LLM-based."""
-    settings: dict[str, dict[str, Any]] = {"generator": config.model.model_dump()}
-    for role, section in (("judge", config.judge), ("actor", config.actor)):
-        model = section.options.get("model") if section.kind == "llm" else None
-        if isinstance(model, dict):
-            settings[role] = {"name": str(model.get("model", role)), **model}  # name defaults to the served id
-    return settings
-
-
-def roles_used(config: Any, suite: Any = None) -> list[str]:
-    """The roles a run will call: the generator; the actor unless actor=none; the judge unless the suite
-    scores without one (MT-Web2Code micro is pixel-based: `suite.uses_judge` is False)."""
-    if suite is None:
-        from runner.suites.registry import build_suite
-
-        suite = build_suite(config.suite, project_root=Path(config.project_root))
-    roles = ["generator"]
-    if getattr(suite, "uses_judge", True):
-        roles.append("judge")
-    if config.actor.kind != "none":
-        roles.append("actor")
-    return roles
-
-
-def server_claims(config: Any, roles: list[str]) -> list[ServerClaim]:
-    """What each vLLM-served model of the used roles claims of the GPUs."""
-    claims: list[ServerClaim] = []
-    for role, settings in role_model_settings(config).items():
-        if role not in roles or settings.get("provider") != "vllm":
-            continue
-        server = settings.get("server") or {}
-        gpu_ids = server.get("gpu_ids")
-        claims.append(ServerClaim(
-            role=role,
-            name=str(settings.get("name", role)),
-            tensor_parallel_size=int(server.get("tensor_parallel_size") or 1),
-            gpu_memory_utilization=server.get("gpu_memory_utilization"),
-            gpu_ids=tuple(gpu_ids) if gpu_ids is not None else None,
-            attached=server.get("mode") == "attach",
-        ))
-    return claims
+ROLES = ("generator", "judge", "actor")  # the roles `of` takes by keyword; `add` takes a suite's roles too
 
 
 @dataclass
@@ -99,6 +51,10 @@ class ServedRoles:
             if isinstance(model, VLLMModel):
                 models.setdefault(role, []).append(model)
         return cls(models=models, log_dir=log_dir)
+
+    def add(self, role: str, model: Any) -> None:
+        """Serve `model` (a vLLM-served model, or a wrapper forwarding start()) under `role`."""
+        self.models.setdefault(role, []).append(model)
 
     def names(self, role: str) -> list[str]:
         return [model.name for model in self.models.get(role, [])]

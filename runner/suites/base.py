@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from runner.models.base import Model
 from runner.records import TurnRecord
 from runner.sandbox.base import ToolBridge
 from runner.tasks import Task, TurnSpec
@@ -86,6 +88,12 @@ class Suite(Protocol):
     name: str
     settings: SuiteSettings
     actor_instructions: str | None  # the suite's actor prompt (ActorContext.instructions); None: the actor's own
+    uses_judge: bool  # the run's judge scores its turns (MT-Web2Code micro: False, scored on pixels)
+    # Model roles of its own the suite calls (runner/roles.py), given by the run's config under `roles.<name>`.
+    required_roles: tuple[str, ...]
+
+    def bind_roles(self, roles: Mapping[str, Model]) -> None:
+        """The run's models of `required_roles`, by role, before load_tasks (the suite never builds one)."""
 
     async def load_tasks(self) -> list[Task]: ...
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from runner.metrics.basic import basic_summary
+from runner.models.base import Model
 from runner.records import TurnRecord
 from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
@@ -24,10 +26,15 @@ class SmokeSuite:
     name = "smoke"
     prompt_version = PROMPT_VERSION  # recorded in lineage.json
     actor_instructions: str | None = None  # the actor keeps its own prompt
+    uses_judge = True  # every turn is scored by the run's judge
+    required_roles: tuple[str, ...] = ()  # no model roles of its own
 
     def __init__(self, settings: SmokeSuiteSettings, *, project_root: Path) -> None:
         self.settings = settings
         self.project_root = project_root
+
+    def bind_roles(self, roles: Mapping[str, Model]) -> None:
+        """No roles of its own to bind (required_roles is empty)."""
 
     async def load_tasks(self) -> list[Task]:
         spec = self.settings.tasks_path

@@ -245,9 +245,9 @@ def test_named_judge_configs_build(name: str, monkeypatch: pytest.MonkeyPatch) -
     asyncio.run(judge.aclose())
 
 
-def test_complete_serves_suite_rubrics_through_the_judge_model() -> None:
-    """MT-Web2Code's macro rubric (eq. 8) asks the configured judge through complete()."""
-    from runner.suites.web2code.scoring import rubric_scores
+def test_suite_rubrics_are_asked_through_the_judges_structured_output() -> None:
+    """MT-Web2Code's macro rubric (eq. 8) asks the configured judge's model, its schema as response_format."""
+    from runner.suites.web2code.rubric import RegionRubric, rubric_scores
 
     answer = json.dumps({"layout": 1, "elements": 0.75, "text": 0.5, "color": 1, "spacing": 0.25, "overall": 0.75,
                          "reason": "close"})
@@ -265,6 +265,9 @@ def test_complete_serves_suite_rubrics_through_the_judge_model() -> None:
     assert ratings["overall"] == 0.75
     assert 0 < ratings["s_inbox"] < 1
     assert server.requests, "the rubric went to the judge's server"
+    response_format = server.requests[0]["response_format"]
+    assert response_format["type"] == "json_schema"
+    assert response_format["json_schema"]["schema"] == RegionRubric().schema([])
 
 
 def _image_size(data_url: str) -> tuple[int, int]:

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from runner.config import validate_config
-from runner.models.serving import roles_used, server_claims
+from runner.roles import roles_used, server_claims
 from tests.conftest import REPO_ROOT, cli_env
 
 

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ from pydantic import Field, field_validator, model_validator
 from runner.judges.llm_bundle import final_dom_path
 from runner.metrics.basic import basic_summary
 from runner.evidence_folder import EvidenceFolder
+from runner.models.base import Model
 from runner.records import TurnRecord, Verdict
 from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
@@ -99,6 +101,8 @@ class EvoGenUISuiteSettings(SuiteSettings):
 class EvoGenUISuite:
     name = "evogenui"
     prompt_version = PROMPT_VERSION  # the Appendix F.2 payload, recorded in lineage.json
+    uses_judge = True  # every turn is scored by the run's judge
+    required_roles: tuple[str, ...] = ()  # no model roles of its own
 
     def __init__(self, settings: EvoGenUISuiteSettings, *, project_root: Path) -> None:
         self.settings = settings
@@ -112,6 +116,9 @@ class EvoGenUISuite:
         self.benchmark_prompts: BenchmarkPrompts | None = (
             load_benchmark_prompts(self.checkout) if self.checkout is not None and settings.prompts == "benchmark" else None
         )
+
+    def bind_roles(self, roles: Mapping[str, Model]) -> None:
+        """No roles of its own to bind (required_roles is empty)."""
 
     @property
     def web_template(self) -> str | None:

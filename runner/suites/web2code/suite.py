@@ -6,8 +6,8 @@ model=oracle answers) is H_{T-j}. `mode=chain` starts each turn from the model's
 default, §3.1), `independent` from the golden previous state (§5.3), `both` runs each page in both modes
 (task ids `<page>.chain` / `<page>.independent`) so one run gives the chain-vs-independent curve of Fig. 4.
 
-Scoring (judge_turn, scoring.py) renders the model's files deterministically and fills Verdict.scores with
-s_inbox, s_outbox, score (eq. 12) and the per-dimension numbers. The paper defines no pass/fail for this
+Scoring (judge_turn; scoring.py for the pixels, rubric.py for the judge's rubrics) renders the model's files
+deterministically and fills Verdict.scores with s_inbox, s_outbox, score (eq. 12) and the per-dimension numbers. The paper defines no pass/fail for this
 benchmark, so Verdict.passed is always None ("unassessed") and summarize() reports scores, with turn_pass
 set to None rather than a misleading 0.
 """
@@ -18,22 +18,23 @@ import asyncio
 import hashlib
 import json
 import logging
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from runner import progress
 from runner.browser.launch import BrowserPool, BrowserSettings
 from runner.metrics.basic import basic_summary
 from runner.metrics.image import RUBRIC_DIMENSIONS, final_score, load_rgb
+from runner.models.base import GenerationRequest, Model
 from runner.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
 from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
-from runner.suites.web2code import observation, scoring
+from runner.suites.web2code import observation, rubric, scoring
 from runner.suites.web2code.render import render_settings
 from runner.suites.web2code.trajectory import (
     Trajectory,
@@ -70,18 +71,11 @@ class Web2CodeSuiteSettings(SuiteSettings):
     tau_w: float = Field(320, ge=0)  # eq. 4 region bounds (px)
     tau_h_min: float = Field(40, ge=0)
     tau_h_max: float = Field(1600, gt=0)
-    caption: bool = False  # §5.1 ablation: add a caption of the golden crop (macro only)
-    caption_model: str | dict[str, Any] | None = None  # conf/model/<name>.yaml, or an inline model config
+    caption: bool = False  # §5.1 ablation: a caption of the golden crop by the run's `caption` role (macro only)
     mode: Literal["chain", "independent", "both"] = "chain"  # §5.3
     text_only: bool | None = None  # None: from the model config's `vision` (text-only when vision is false)
     cache_dir: str = ".cache/web2code"  # trajectories and renders, keyed by content
     generation_workers: int = Field(2, ge=1, le=8)  # pages generated at once
-
-    @model_validator(mode="after")
-    def _caption_needs_model(self) -> "Web2CodeSuiteSettings":
-        if self.caption and not self.caption_model:
-            raise ValueError("caption=true needs caption_model (a conf/model name or an inline model config)")
-        return self
 
 
 def _run_blocking(factory) -> Any:
@@ -105,6 +99,7 @@ class Web2CodeSuite:
         self.skipped: list[dict[str, str]] = []
         self._trajectories: dict[str, Trajectory] = {}
         self._inputs: dict[tuple[str, int], Path] = {}  # (task, turn) -> render of the page the turn started from
+        self._roles: dict[str, Model] = {}  # the run's models of required_roles (bind_roles)
 
     # -- configuration ------------------------------------------------------------------------------
 
@@ -123,17 +118,13 @@ class Web2CodeSuite:
         """Micro is scored on pixels (eqs. 9-12) and never calls the judge; macro asks it for the rubric (eq. 8)."""
         return self.track == "macro"
 
-    def extra_model_roles(self) -> dict[str, tuple[str, dict[str, Any]]]:
-        """The §5.1 caption model, a role of its own (preflight checks it like the generator)."""
-        if not (self.track == "macro" and self.settings.caption and self.settings.caption_model):
-            return {}
-        return {"caption": ("suite.caption_model", self._caption_model_config())}
+    @property
+    def required_roles(self) -> tuple[str, ...]:
+        """The §5.1 caption ablation calls a model role of its own, `roles.caption` (runner/roles.py)."""
+        return ("caption",) if self.track == "macro" and self.settings.caption else ()
 
-    def _caption_model_config(self) -> dict[str, Any]:
-        spec = self.settings.caption_model
-        if isinstance(spec, dict):
-            return spec
-        return yaml.safe_load((self.project_root / "conf" / "model" / f"{spec}.yaml").read_text())
+    def bind_roles(self, roles: Mapping[str, Model]) -> None:
+        self._roles = dict(roles)
 
     def check_task_sources(self) -> list[str]:
         """Preflight: the page folders exist and the selected ids name pages, without generating trajectories."""
@@ -169,7 +160,7 @@ class Web2CodeSuite:
         """The judge rubrics this track asks (recorded in lineage.json); micro is scored by pixels alone."""
         if self.track != "macro":
             return {}
-        return {"web2code-region": scoring.RUBRIC_VERSION, "web2code-outbox": scoring.OUTBOX_RUBRIC_VERSION}
+        return {rubric.RegionRubric.name: rubric.RegionRubric.version, rubric.OutboxRubric.name: rubric.OutboxRubric.version}
 
     # -- tasks --------------------------------------------------------------------------------------
 
@@ -244,29 +235,25 @@ class Web2CodeSuite:
         )
 
     async def _captions(self, traj: Trajectory) -> None:
-        """§5.1 ablation: one caption per golden crop, by the configured model, cached beside the trajectory."""
-        from runner.models.base import GenerationRequest
-        from runner.models.registry import build_model
-
-        config = self._caption_model_config()
-        model = build_model(config)
-        try:
-            for step in traj.steps:
-                t = step["t"]
-                png = traj.crop_path(t).read_bytes()
-                key = hashlib.sha256(json.dumps(config, sort_keys=True).encode() + png).hexdigest()[:16]
-                path = traj.folder / "captions" / f"step{t}-{key}.txt"
-                if not path.exists():
-                    messages = [{"role": "user", "content": [
-                        {"type": "text", "text": CAPTION_PROMPT},
-                        {"type": "image_url", "image_url": {"url": observation.data_url(png)}},
-                    ]}]
-                    response = await model.generate(GenerationRequest(task_id=f"caption:{traj.page}", turn=t, messages=messages))
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(response.text.strip())
-                step["region"]["caption"] = path.read_text()
-        finally:
-            await model.aclose()
+        """§5.1 ablation: one caption per golden crop, by the run's caption role, cached beside the trajectory
+        (keyed by the model's name and the crop: conf/model names one configuration each)."""
+        model = self._roles.get("caption")
+        if model is None:
+            raise ValueError("suite.caption=true: the run bound no `caption` model role (roles.caption)")
+        for step in traj.steps:
+            t = step["t"]
+            png = traj.crop_path(t).read_bytes()
+            key = hashlib.sha256(model.name.encode() + b"|" + png).hexdigest()[:16]
+            path = traj.folder / "captions" / f"step{t}-{key}.txt"
+            if not path.exists():
+                messages = [{"role": "user", "content": [
+                    {"type": "text", "text": CAPTION_PROMPT},
+                    {"type": "image_url", "image_url": {"url": observation.data_url(png)}},
+                ]}]
+                response = await model.generate(GenerationRequest(task_id=f"caption:{traj.page}", turn=t, messages=messages))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(response.text.strip())
+            step["region"]["caption"] = path.read_text()
 
     def trajectory(self, task: Task) -> Trajectory:
         return self._trajectories[task.id]
@@ -392,7 +379,7 @@ class Web2CodeSuite:
         golden_crop = scoring.crop(golden_img, golden_box)
         model_box = between["box"] if between and between.get("found") else None
         model_crop = scoring.crop(model_img, model_box)
-        outbox = await scoring.score_macro_outbox(
+        outbox = await rubric.score_macro_outbox(
             judge, golden_img, model_img, golden_box, model_box if model_crop is not None else None, self.settings.tau,
             use_judge=self.settings.macro_outbox == "judge")
         s_out = outbox["s_outbox"]
@@ -410,7 +397,7 @@ class Web2CodeSuite:
             return self._verdict(judge_name, 0.0, s_out, {}, None, method="collapsed", summary=f"in-box 0: {why}{outbox_note}",
                                  extra=outbox_scores, raw=outbox_raw, outbox_method=outbox["method"])
         Image.fromarray(model_crop).save(out / "crop_model.png")
-        ratings, problem = await scoring.rubric_scores(
+        ratings, problem = await rubric.rubric_scores(
             judge, (out / "crop_golden.png").read_bytes(), (out / "crop_model.png").read_bytes())
         if ratings is not None:
             dims = {d: ratings[d] for d in RUBRIC_DIMENSIONS}

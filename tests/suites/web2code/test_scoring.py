@@ -1,14 +1,20 @@
-"""Turn scoring of MT-Web2Code (runner/suites/web2code/scoring.py): pixel alignment and the rubric."""
+"""Turn scoring of MT-Web2Code: pixel alignment (runner/suites/web2code/scoring.py) and the judge's rubrics
+(runner/suites/web2code/rubric.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import numpy as np
 import pytest
 
+from runner.config import JudgeConfig
 from runner.judges.base import JudgeError
-from runner.suites.web2code import scoring
+from runner.judges.llm import LLMJudge, LLMJudgeSettings
+from runner.judges.registry import build_judge
+from runner.models.base import GenerationRequest, ModelResponse
+from runner.suites.web2code import rubric, scoring
 
 
 def _page(h: int = 120, w: int = 160) -> np.ndarray:
@@ -45,26 +51,39 @@ def test_macro_outbox_masks_the_region_and_aligns_below_it():
     assert scoring.crop_ssim(golden[60:100], golden[60:100]) == pytest.approx(1.0)
 
 
-class _Judge:
+class _ScriptedModel:
+    """Implements Model: the judge model's answers, in order; every request shows both crops as images."""
+
     name = "fake-llm"
 
     def __init__(self, answers):
         self.answers = list(answers)
 
-    async def complete(self, messages):
-        assert sum(1 for p in messages[0]["content"] if p["type"] == "image_url") == 2
-        return self.answers.pop(0)
+    async def generate(self, request: GenerationRequest) -> ModelResponse:
+        assert sum(1 for p in request.messages[0]["content"] if p["type"] == "image_url") == 2
+        return ModelResponse(text=self.answers.pop(0))
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _Judge(answers):
+    """An LLM judge whose model answers from a script (the fault injected: its answers)."""
+    settings = LLMJudgeSettings.from_options({"model": {"provider": "openai", "model": "fake-llm",
+                                                        "base_url": "http://127.0.0.1:9/v1"}})
+    return LLMJudge(settings, name="fake-llm", model=_ScriptedModel(answers))
 
 
 def test_rubric_parsed_snapped_and_falls_back():
     good = '{"layout": 1, "elements": 0.75, "text": "0.5", "color": 0.25, "spacing": 0, "overall": 0.75, "reason": "ok"}'
-    ratings, problem = asyncio.run(scoring.rubric_scores(_Judge(["not json", good]), b"g", b"m"))
+    ratings, problem = asyncio.run(rubric.rubric_scores(_Judge(["not json", good]), b"g", b"m"))
     assert problem == "" and ratings["elements"] == 0.75 and ratings["text"] == 0.5 and ratings["overall"] == 0.75
     assert ratings["s_inbox"] == pytest.approx((1 + 0.75 + 0.5 + 0.25 + 0 + 0.75) / 6)  # eq. 8
     with pytest.raises(JudgeError, match="did not fit the scale"):
-        asyncio.run(scoring.rubric_scores(_Judge(["nope", "{}"]), b"g", b"m"))
-    ratings, problem = asyncio.run(scoring.rubric_scores(object(), b"g", b"m"))
-    assert ratings is None and "no complete()" in problem
+        asyncio.run(rubric.rubric_scores(_Judge(["nope", "{}"]), b"g", b"m"))
+    rules = build_judge(JudgeConfig(name="rules", kind="rules"))  # no LLM judge: the SSIM fallback (§3.5)
+    ratings, problem = asyncio.run(rubric.rubric_scores(rules, b"g", b"m"))
+    assert ratings is None and "not an LLM judge" in problem
 
 
 FOUR_OF_FIVE = '{"layout": 4, "elements": 4, "text": 4, "color": 4, "spacing": 4, "overall": 4, "reason": "1-5 scale"}'
@@ -74,15 +93,15 @@ PERCENT = '{"layout": 80, "elements": 75, "text": 75, "color": 75, "spacing": 75
 def test_ratings_off_the_rubric_scale_are_rejected_not_guessed():
     """A "4" (a 1-5 scale) used to be read as 4 % and snapped to 0; it fits none of {1, .75, .5, .25, 0}:
     retried, then a judge error."""
-    with pytest.raises(scoring.RubricScaleError, match="layout=4"):
-        scoring.parse_rubric(FOUR_OF_FIVE)
-    with pytest.raises(scoring.RubricScaleError):
-        scoring.parse_rubric(PERCENT)
+    with pytest.raises(rubric.RubricScaleError, match="layout=4"):
+        rubric.RegionRubric().parse(json.loads(FOUR_OF_FIVE), [])
+    with pytest.raises(rubric.RubricScaleError):
+        rubric.RegionRubric().parse(json.loads(PERCENT), [])
     judge = _Judge([FOUR_OF_FIVE, PERCENT])
     with pytest.raises(JudgeError):
-        asyncio.run(scoring.rubric_scores(judge, b"g", b"m"))
+        asyncio.run(rubric.rubric_scores(judge, b"g", b"m"))
     good = '{"layout": 0.75, "elements": 0.75, "text": 0.75, "color": 0.75, "spacing": 0.75, "overall": 0.75}'
-    ratings, _ = asyncio.run(scoring.rubric_scores(_Judge([FOUR_OF_FIVE, good]), b"g", b"m"))
+    ratings, _ = asyncio.run(rubric.rubric_scores(_Judge([FOUR_OF_FIVE, good]), b"g", b"m"))
     assert ratings["s_inbox"] == pytest.approx(0.75), "the retry's answer on the scale is used"
 
 
@@ -111,7 +130,7 @@ def _outbox(answers, golden, model, golden_box, model_box, *, use_judge=True):
 
         async def main():
             try:
-                return await scoring.score_macro_outbox(judge, golden, model, golden_box, model_box, use_judge=use_judge)
+                return await rubric.score_macro_outbox(judge, golden, model, golden_box, model_box, use_judge=use_judge)
             finally:
                 await judge.aclose()
 
@@ -148,7 +167,7 @@ def test_macro_outbox_is_the_judges_block_ratings_weighted_by_area():
     images = [_image(p["image_url"]["url"]) for p in content if p["type"] == "image_url"]
     assert [im.shape[:2] for im in images] == [(40, 160)] * 6
     beside_golden, beside_model = images[4], images[5]
-    assert (beside_golden[:, :80] == scoring.MASK_GREY).all() and (beside_model[:, :80] == scoring.MASK_GREY).all()
+    assert (beside_golden[:, :80] == rubric.MASK_GREY).all() and (beside_model[:, :80] == rubric.MASK_GREY).all()
     assert (beside_golden[:, 80:] == golden[40:80, 80:]).all()
 
 

@@ -106,7 +106,7 @@ def test_macro_caption_ablation_puts_the_models_caption_in_the_payload(setup):
         model = (f"{{name:captioner,provider:openai,model:captioner,base_url:'{server.base_url}',"
                  f"cache:false,max_retries:0}}")
         run_dir, records, _ = _run(setup, "macro-caption", "suite=macro", "model=oracle", "judge=rules",
-                                   "suite.caption=true", f"+suite.caption_model={model}")
+                                   "suite.caption=true", f"+roles.caption={model}")
         requests = list(server.requests)
     assert requests, "the caption model was asked"
     content = requests[0]["messages"][0]["content"]
