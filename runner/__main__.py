@@ -11,7 +11,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.utils import get_original_cwd
 from omegaconf import DictConfig, OmegaConf
 
-from runner.config import validate_config
+from runner.validation import validate_config
 
 
 _GROUPS = ("model", "suite", "judge", "actor", "sandbox", "tracking")

@@ -1,6 +1,8 @@
 """Pydantic models of the composed Hydra config.
 
-Hydra composes YAML from conf/; `validate_config` checks the resolved dict before any work starts. Every
+Hydra composes YAML from conf/; `runner.validation.validate_config` checks the resolved dict before any work
+starts: this module the keys of the run and the kind of each section, the owners (model providers, suites)
+their own options. Every
 error names the dotted key, the bad value and, for choices, the allowed values.
 """
 
@@ -13,13 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from runner.actors.probe import ProbeSettings
 from runner.browser.launch import BrowserSettings
+from runner.errors import ConfigError, format_validation_error
 from runner.judges.rules import RulesJudgeSettings
 from runner.sandbox.local import LocalSandboxSettings
 from runner.tracking_settings import TrackingSettings
-
-
-class ConfigError(ValueError):
-    """A configuration problem, already phrased for the user (key, value, allowed choices)."""
 
 
 class _Strict(BaseModel):
@@ -109,60 +108,11 @@ class RunnerConfig(_Strict):
         return path if path.is_absolute() else Path(self.project_root) / path
 
 
-def format_validation_error(error: ValidationError, raw: dict[str, Any], prefix: str = "") -> str:
-    """Turn pydantic's errors into lines naming the dotted key, the bad value and the expectation."""
-    lines = []
-    for item in error.errors():
-        key = ".".join(str(part) for part in (prefix, *item["loc"]) if str(part))
-        value = item.get("input")
-        shown = repr(value) if not isinstance(value, dict) else "{...}"
-        if item["type"] == "extra_forbidden":
-            lines.append(f"  {key}: unknown key (value {shown}); check its spelling")
-        elif item["type"] == "missing":
-            lines.append(f"  {key}: required but missing")
-        else:
-            lines.append(f"  {key} = {shown}: {item['msg']}")
-    return "invalid configuration:\n" + "\n".join(lines)
+def parse_config(raw: dict[str, Any]) -> RunnerConfig:
+    """Validate the composed config's own keys and each section's kind; raise ConfigError naming every bad key.
 
-
-def validate_config(raw: dict[str, Any]) -> RunnerConfig:
-    """Validate the resolved config dict; raise ConfigError naming every bad key and value."""
+    The options of a provider or a suite are left to their owners (runner/validation.py calls them)."""
     try:
-        config = RunnerConfig.model_validate(raw)
+        return RunnerConfig.model_validate(raw)
     except ValidationError as error:
         raise ConfigError(format_validation_error(error, raw)) from None
-    # Provider- and suite-specific sections are validated by their owners, with the same error style.
-    from runner.suites.registry import validate_suite_options
-
-    validate_model_settings(config.model, prefix="model")
-    for role, model in config.roles.items():
-        validate_model_settings(model, prefix=f"roles.{role}")
-    validate_suite_options(config.suite, prefix="suite")
-    return config
-
-
-def validate_model_settings(model: ModelConfig, *, prefix: str = "model") -> None:
-    """Endpoint providers validate their own keys; replay providers take none beyond name/provider."""
-    raw = model.model_dump()
-    if model.provider in ("openai", "vllm"):
-        from runner.models.openai_provider import OpenAIModelSettings
-
-        if model.provider == "vllm":
-            from runner.models.vllm_provider import VLLMModelSettings
-
-            try:
-                VLLMModelSettings.model_validate(raw)
-            except ValidationError as error:
-                raise ConfigError(format_validation_error(error, raw, prefix)) from None
-            return
-        try:
-            OpenAIModelSettings.model_validate(raw)
-        except ValidationError as error:
-            raise ConfigError(format_validation_error(error, raw, prefix)) from None
-        return
-    extra = sorted(set(raw) - {"name", "provider"})
-    if extra:
-        raise ConfigError(
-            f"invalid configuration:\n  {prefix}.{extra[0]}: unknown key for provider {model.provider!r} "
-            f"(it takes only name and provider)"
-        )

@@ -25,7 +25,8 @@ from typing import Any, Callable
 from runner.actors.base import Actor, ActorContext
 from runner.browser.evidence import capture_evidence, capture_final_state
 from runner.browser.launch import BrowserPool
-from runner.config import ConfigError, RunnerConfig
+from runner.errors import ConfigError
+from runner.config import RunnerConfig
 from runner.evidence import Evidence, Trace
 from runner.evidence_folder import EvidenceFolder
 from runner.judges.base import Judge, JudgeInput

@@ -14,7 +14,8 @@ from rich.console import Console
 from runner import preflight, progress
 from runner.actors.registry import build_actor
 from runner.browser.launch import BrowserPool
-from runner.config import ConfigError, RunnerConfig
+from runner.errors import ConfigError
+from runner.config import RunnerConfig
 from runner.engine import Engine, Services
 from runner.evidence_folder import EvidenceFolder
 from runner.judges.registry import build_judge

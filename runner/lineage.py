@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from runner.config import ConfigError
+from runner.errors import ConfigError
 from runner.records import write_json_atomic
 from runner.tasks import Task
 

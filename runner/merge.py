@@ -22,7 +22,8 @@ from typing import Any
 import yaml
 
 from runner import lineage as lineage_mod
-from runner.config import ConfigError, validate_config
+from runner.errors import ConfigError
+from runner.validation import validate_config
 from runner.records import RunDirectory, TurnRecord, write_json_atomic
 from runner.suites.base import parse_shard
 

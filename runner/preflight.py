@@ -210,7 +210,7 @@ def check_model(role: ModelRole) -> list[Problem]:
     """Everything one model role needs before its first call, by provider and server mode."""
     provider = role.config.get("provider")
     if provider == "vllm":
-        from runner.config import format_validation_error
+        from runner.errors import format_validation_error
         from runner.models.vllm_provider import VLLMModelSettings
 
         try:

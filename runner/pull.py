@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runner.config import ConfigError, format_validation_error
+from runner.errors import ConfigError, format_validation_error
 from runner.models.vllm_server import VLLMServerSettings, hub_cache_dir
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"

@@ -25,7 +25,9 @@ from omegaconf import DictConfig, OmegaConf
 from pydantic import ValidationError
 from rich.console import Console
 
-from runner.config import ConfigError, JudgeConfig, RunnerConfig, format_validation_error, validate_config
+from runner.errors import ConfigError, format_validation_error
+from runner.validation import validate_config
+from runner.config import JudgeConfig, RunnerConfig
 from runner.records import RunDirectory
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from runner.call_traces import CallSink, ModelCall, TracedModel
-from runner.config import ConfigError, RunnerConfig
+from runner.errors import ConfigError
+from runner.config import RunnerConfig
 from runner.models.base import Model
 from runner.models.cache import ResponseCache
 from runner.models.registry import build_model

@@ -19,7 +19,7 @@ EXIT_USER_ERROR = 2
 
 def expected_errors() -> tuple[type[BaseException], ...]:
     """The error types whose message is already phrased for the user (imported late: they live far apart)."""
-    from runner.config import ConfigError
+    from runner.errors import ConfigError
     from runner.models.vllm_server import ServerStartError
     from runner.preflight import PreflightError
     from runner.sandbox.docker import DockerSetupError

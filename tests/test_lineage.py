@@ -14,7 +14,9 @@ from omegaconf import OmegaConf
 
 import runner.suites.payload as payload
 from runner import lineage as lineage_mod
-from runner.config import ConfigError, RunnerConfig, validate_config
+from runner.errors import ConfigError
+from runner.validation import validate_config
+from runner.config import RunnerConfig
 from runner.experiment import prepare_run_dir
 from runner.records import RunDirectory
 from runner.suites.registry import build_suite

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from runner import preflight
-from runner.config import validate_config
+from runner.validation import validate_config
 from runner.pull import compose_config
 from runner.suites.registry import build_suite
 from tests.conftest import REPO_ROOT, cli_env, runner_command

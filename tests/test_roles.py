@@ -11,7 +11,8 @@ import pytest
 
 from runner import preflight
 from runner.call_traces import TracedModel
-from runner.config import ConfigError, validate_config
+from runner.errors import ConfigError
+from runner.validation import validate_config
 from runner.models.cache import ResponseCache
 from runner.models.openai_provider import OpenAIModel
 from runner.roles import RunRoles, check_declared_roles, role_model_settings, roles_used, server_claims

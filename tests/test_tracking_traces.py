@@ -14,7 +14,8 @@ import pytest
 from mlflow import MlflowClient
 
 from runner import tracking_traces
-from runner.config import RunnerConfig, validate_config
+from runner.validation import validate_config
+from runner.config import RunnerConfig
 from runner.judges.registry import build_judge
 from runner.models.base import GenerationRequest
 from runner.models.parse import render_json_output

@@ -28,10 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from runner.actors.base import ActorContext
 from runner.actors.page_elements import ActionFailed, Element, execute, list_elements
 from runner.browser.page_diff import describe_change, read_page_state
-from runner.config import ConfigError, format_validation_error
+from runner.errors import ConfigError, format_validation_error
 from runner.evidence import Trace, TraceStep
 from runner.evidence_folder import EvidenceFolder, read_json_objects
-from runner.judges.llm import build_endpoint_model, validate_endpoint
+from runner.judges.llm import build_endpoint_model
+from runner.judges.llm_settings import validate_endpoint
 from runner.judges.llm_bundle import clip, image_data_url, tail
 from runner.models.base import Model, ProviderError
 from runner.models.structured import StructuredOutputError, ask_structured

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from runner.actors.base import Actor
-from runner.config import ActorConfig, ConfigError
+from runner.errors import ConfigError
+from runner.config import ActorConfig
 from runner.models.base import Model
 
 

@@ -15,13 +15,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runner.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeInput
+from runner.judges.llm_settings import LLMJudgeSettings
 
-if TYPE_CHECKING:
-    from runner.judges.llm import LLMJudgeSettings
 
 
 _LOG_KEYS = ("seq", "tool", "arguments", "ok", "error", "result")
@@ -155,7 +154,7 @@ def _dom(judge_input: JudgeInput, limit: int) -> str:
     return clip(html, limit)
 
 
-def _page(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> str:
+def _page(judge_input: JudgeInput, settings: LLMJudgeSettings) -> str:
     evidence = judge_input.evidence
     if evidence is None:
         return "(the artifact was not loaded in a browser)"
@@ -209,7 +208,7 @@ def read_resource_log(judge_input: JudgeInput) -> list[dict[str, Any]] | None:
     return EvidenceFolder(judge_input.out_dir).read_resource_log()
 
 
-def _resources(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> list[str]:
+def _resources(judge_input: JudgeInput, settings: LLMJudgeSettings) -> list[str]:
     log = read_resource_log(judge_input)
     if log is None:
         return []
@@ -217,7 +216,7 @@ def _resources(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> list[st
     return [f"resource log: {len(log)} read(s)", tail("\n".join(entries), settings.max_tool_log_chars)]
 
 
-def _tools(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> tuple[str, int | None]:
+def _tools(judge_input: JudgeInput, settings: LLMJudgeSettings) -> tuple[str, int | None]:
     log = read_tool_log(judge_input)
     state = read_runtime_state(judge_input)
     tool_names = sorted(judge_input.task.extra.get("tools", {}) or {})
@@ -260,7 +259,7 @@ def _sources(files: dict[str, str], limit: int) -> str:
     return "\n\n".join(parts)
 
 
-def build_bundle(judge_input: JudgeInput, settings: "LLMJudgeSettings", *, vision: bool) -> Bundle:
+def build_bundle(judge_input: JudgeInput, settings: LLMJudgeSettings, *, vision: bool) -> Bundle:
     """The user-message parts for one turn: text sections, then the screenshot(s) as image parts."""
     task, turn = judge_input.task, judge_input.turn
     included: dict[str, Any] = {}
@@ -312,7 +311,7 @@ def build_bundle(judge_input: JudgeInput, settings: "LLMJudgeSettings", *, visio
     return Bundle(parts=parts + images, included=included)
 
 
-def _screenshots(judge_input: JudgeInput, settings: "LLMJudgeSettings") -> list[tuple[str, Path]]:
+def _screenshots(judge_input: JudgeInput, settings: LLMJudgeSettings) -> list[tuple[str, Path]]:
     shots: list[tuple[str, Path]] = []
     evidence = judge_input.evidence
     if evidence is not None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from runner.config import ConfigError, JudgeConfig
+from runner.errors import ConfigError
+from runner.config import JudgeConfig
 from runner.judges.base import Judge
 from runner.models.base import Model
 
@@ -14,7 +15,8 @@ def build_judge(config: JudgeConfig, *, model: Model | None = None) -> Judge:
 
         return RulesJudge(config.rules)
     if config.kind == "llm":
-        from runner.judges.llm import LLMJudge, LLMJudgeSettings
+        from runner.judges.llm import LLMJudge
+        from runner.judges.llm_settings import LLMJudgeSettings
 
         return LLMJudge(LLMJudgeSettings.from_options(config.options, prefix="judge.options"), name=config.name,
                         model=model)

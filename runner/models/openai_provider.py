@@ -19,7 +19,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from runner.models.base import GenerationRequest, ModelResponse, ProviderError
 from runner.models.cache import ResponseCache, cache_key
-from runner.models.registry import ConfigError
+from runner.errors import ConfigError
 
 __all__ = ["OpenAIModel", "OpenAIModelSettings"]
 

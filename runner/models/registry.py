@@ -16,7 +16,7 @@ __all__ = ["PROVIDERS", "ConfigError", "build_model"]
 PROVIDERS = ("oracle", "null", "identity", "openai", "vllm")
 
 
-from runner.config import ConfigError  # one error type for every configuration problem
+from runner.errors import ConfigError
 
 
 def build_model(
@@ -28,7 +28,7 @@ def build_model(
     """`tasks` is needed by the oracle only; `cache` is used by endpoint models whose `cache` is true."""
     data = settings.model_dump() if isinstance(settings, BaseModel) else dict(settings)
     provider = data.get("provider")
-    # Imported here: provider modules import ConfigError from this module.
+    # Imported on use: a run loads only the client library of the provider it calls.
     if provider == "oracle":
         from runner.models.oracle import OracleModel
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from runner.browser.launch import BrowserSettings
-from runner.config import ConfigError, RunnerConfig
+from runner.errors import ConfigError
+from runner.config import RunnerConfig
 from runner.sandbox.base import Sandbox
 
 
@@ -23,7 +24,7 @@ def build_sandbox(config: RunnerConfig) -> Sandbox:
 def _docker_sandbox(config: RunnerConfig) -> Sandbox:
     from pydantic import ValidationError
 
-    from runner.config import format_validation_error
+    from runner.errors import format_validation_error
     from runner.sandbox.docker import DockerSandbox, DockerSandboxSettings
 
     try:

@@ -21,7 +21,7 @@ SUITES: dict[str, tuple[type[SuiteSettings], Callable[..., Suite]]] = {
 
 
 def validate_suite_options(suite_config: Any, *, prefix: str = "suite") -> SuiteSettings:
-    from runner.config import ConfigError, format_validation_error
+    from runner.errors import ConfigError, format_validation_error
 
     raw = suite_config.model_dump() if hasattr(suite_config, "model_dump") else dict(suite_config)
     name = raw.get("name")

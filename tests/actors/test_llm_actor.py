@@ -12,7 +12,8 @@ import pytest
 from runner.actors.base import ActorContext
 from runner.actors.llm import LLMActor, LLMActorSettings
 from runner.actors.registry import build_actor
-from runner.config import ActorConfig, ConfigError
+from runner.errors import ConfigError
+from runner.config import ActorConfig
 from runner.evidence import Evidence, Trace
 from runner.tasks import Requirement, Task, TurnSpec
 from tests.support.fault_server import FaultServer, completion

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from runner.config import ConfigError, JudgeConfig
+from runner.errors import ConfigError
+from runner.config import JudgeConfig
 from runner.evidence import Evidence, Trace, TraceStep
 from runner.judges.base import JudgeError, JudgeInput
 from runner.judges.registry import build_judge

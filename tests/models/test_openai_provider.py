@@ -20,7 +20,8 @@ import pytest
 from runner.models.base import GenerationRequest, ProviderError
 from runner.models.cache import ResponseCache
 from runner.models.openai_provider import OpenAIModel, OpenAIModelSettings
-from runner.models.registry import ConfigError, build_model
+from runner.errors import ConfigError
+from runner.models.registry import build_model
 
 MSGS = [{"role": "system", "content": "You build UIs."}, {"role": "user", "content": "A counter app."}]
 

@@ -10,7 +10,8 @@ import pytest
 from runner.models.base import GenerationRequest, ProviderError
 from runner.models.oracle import IdentityModel, NullModel, OracleModel
 from runner.models.parse import InvalidOutput, parse_model_output
-from runner.models.registry import ConfigError, build_model
+from runner.errors import ConfigError
+from runner.models.registry import build_model
 from runner.tasks import Task, TurnSpec
 
 APP1 = "export default function App() { return <h1>One</h1>; }\n"

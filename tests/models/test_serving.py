@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.config import validate_config
+from runner.validation import validate_config
 from runner.roles import roles_used, server_claims
 from tests.conftest import REPO_ROOT, cli_env
 

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import ConfigError, ModelConfig, validate_model_settings
+from runner.errors import ConfigError
+from runner.validation import validate_model_settings
+from runner.config import ModelConfig
 from runner.models.base import GenerationRequest, ProviderError
 from runner.models.registry import build_model
 from runner.models.serving import ServedRoles

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.config import ConfigError
+from runner.errors import ConfigError
 from runner.suites.base import SuiteSettings, parse_shard, select_tasks
 from runner.tasks import Task, TurnSpec
 from tests.test_lineage import compose_config

@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 from runner.judges.base import JudgeInput
-from runner.judges.llm import LLMJudgeSettings
+from runner.judges.llm_settings import LLMJudgeSettings
 from runner.judges.llm_bundle import build_bundle
 from runner.sandbox.base import BuildResult
 from runner.suites.base import EpisodeState

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from runner.config import ConfigError
+from runner.errors import ConfigError
 from runner.records import FailureBucket, TurnRecord, Verdict
 from runner.suites.base import CompactTurn, EpisodeState
 from runner.suites.evogenui.payload import SYSTEM_PROMPT

@@ -11,7 +11,8 @@ import pytest
 
 from runner.config import JudgeConfig
 from runner.judges.base import JudgeError
-from runner.judges.llm import LLMJudge, LLMJudgeSettings
+from runner.judges.llm import LLMJudge
+from runner.judges.llm_settings import LLMJudgeSettings
 from runner.judges.registry import build_judge
 from runner.models.base import GenerationRequest, ModelResponse
 from runner.suites.web2code import rubric, scoring

@@ -1,0 +1,88 @@
+"""The options of a `kind: llm` judge (`judge.options`), apart from the judge itself: the evidence bundle
+(runner/judges/llm_bundle.py) sizes its sections by them, and the judge builds on the bundle."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from runner.errors import ConfigError, format_validation_error
+from runner.judges.rubrics import RUBRICS, rubric_class
+from runner.models.openai_provider import OpenAIModelSettings
+
+
+class LLMJudgeSettings(BaseModel):
+    """`judge.options` of a `kind: llm` judge."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    # The endpoint: the keys of a model config (provider openai: OpenAIModelSettings; name defaults to `model`).
+    model: dict[str, Any]
+    rubric: str = "evogenui"
+    max_attempts: int = Field(3, ge=1, le=10)  # malformed verdicts are retried, then judge_error
+    structured_output: Literal["json_schema", "json_object", "none"] = "json_schema"
+    strict_schema: bool = False  # OpenAI strict mode; most local servers ignore it
+    judge_unevaluable: bool = False  # also ask the model when the artifact did not build or load
+    # What the bundle holds, and how much of each (characters).
+    include_screenshot: bool = True  # sent only when the model has vision (model.vision: true)
+    # None: the rubric's own default (evogenui: full page, EvoGenUI-Bench §5.2 "refreshed full-page screenshots").
+    screenshot: Literal["viewport", "full"] | None = None
+    screenshot_max_side: int = Field(2048, ge=0)  # pixels; 0 keeps the original size
+    max_step_screenshots: int = Field(0, ge=0)  # also the last N actor step screenshots
+    max_dom_chars: int = Field(20000, ge=0)
+    max_visible_text_chars: int = Field(6000, ge=0)
+    max_source_chars: int = Field(40000, ge=0)
+    max_trace_chars: int = Field(12000, ge=0)
+    max_tool_log_chars: int = Field(12000, ge=0)
+    max_state_chars: int = Field(6000, ge=0)
+    include_state_diffs: bool = False  # each tool call's state_after in the log section
+    max_build_log_chars: int = Field(3000, ge=0)
+    max_contract_chars: int = Field(8000, ge=0)
+    max_context_chars: int = Field(4000, ge=0)
+    max_assistant_chars: int = Field(6000, ge=0)
+    max_previous_chars: int = Field(600, ge=0)  # per field of each previous turn
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any], *, prefix: str = "judge.options") -> "LLMJudgeSettings":
+        try:
+            settings = cls.model_validate(options)
+        except ValidationError as error:
+            raise ConfigError(format_validation_error(error, options, prefix)) from None
+        if settings.rubric not in RUBRICS:
+            raise ConfigError(
+                f"invalid configuration:\n  {prefix}.rubric = {settings.rubric!r}: choose one of {sorted(RUBRICS)}"
+            )
+        settings.model = validate_endpoint(settings.model, prefix=f"{prefix}.model")
+        return settings
+
+    @property
+    def screenshot_kind(self) -> str:
+        """The screenshot sent: `screenshot` when set, else the rubric's default."""
+        if self.screenshot is not None:
+            return self.screenshot
+        return getattr(rubric_class(self.rubric), "default_screenshot", "viewport")
+
+    @property
+    def vision(self) -> bool:
+        return bool(self.model.get("vision", False))
+
+
+def validate_endpoint(model: dict[str, Any], *, prefix: str) -> dict[str, Any]:
+    """Check an endpoint dict like a model config; returns it with `name` defaulted to the served id."""
+    model = dict(model)
+    if "model" in model and "name" not in model:
+        model["name"] = str(model["model"])
+    provider = model.get("provider", "openai")
+    model["provider"] = provider
+    if provider == "openai":
+        try:
+            OpenAIModelSettings.model_validate(model)
+        except ValidationError as error:
+            raise ConfigError(format_validation_error(error, model, prefix)) from None
+    elif provider != "vllm":  # vllm settings are validated by its launcher
+        raise ConfigError(
+            f"invalid configuration:\n  {prefix}.provider = {provider!r}: a judge or actor needs an endpoint "
+            f"model (openai or vllm)"
+        )
+    return model

@@ -1,0 +1,50 @@
+"""Validation of a composed config, whole: the run's own keys and kinds (runner/config.py), then each section's
+options by its owner (model providers, suites). Every error names the dotted key, the bad value and, for
+choices, the allowed values; a typo fails here, before any work starts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from runner.config import ModelConfig, RunnerConfig, parse_config
+from runner.errors import ConfigError, format_validation_error
+from runner.models.openai_provider import OpenAIModelSettings
+from runner.models.vllm_provider import VLLMModelSettings
+from runner.suites.registry import validate_suite_options
+
+
+def validate_config(raw: dict[str, Any]) -> RunnerConfig:
+    """Validate the resolved config dict; raise ConfigError naming every bad key and value."""
+    config = parse_config(raw)
+    # Provider- and suite-specific sections are validated by their owners, with the same error style.
+    validate_model_settings(config.model, prefix="model")
+    for role, model in config.roles.items():
+        validate_model_settings(model, prefix=f"roles.{role}")
+    validate_suite_options(config.suite, prefix="suite")
+    return config
+
+
+def validate_model_settings(model: ModelConfig, *, prefix: str = "model") -> None:
+    """Endpoint providers validate their own keys; replay providers take none beyond name/provider."""
+    raw = model.model_dump()
+    if model.provider in ("openai", "vllm"):
+        if model.provider == "vllm":
+            try:
+                VLLMModelSettings.model_validate(raw)
+            except ValidationError as error:
+                raise ConfigError(format_validation_error(error, raw, prefix)) from None
+            return
+        try:
+            OpenAIModelSettings.model_validate(raw)
+        except ValidationError as error:
+            raise ConfigError(format_validation_error(error, raw, prefix)) from None
+        return
+    extra = sorted(set(raw) - {"name", "provider"})
+    if extra:
+        raise ConfigError(
+            f"invalid configuration:\n  {prefix}.{extra[0]}: unknown key for provider {model.provider!r} "
+            f"(it takes only name and provider)"
+        )

@@ -1,0 +1,97 @@
+"""The package's import graph has no cycle, counting every import: top level, inside functions, under
+TYPE_CHECKING. A cycle hidden by a late import still couples the modules both ways; the layering is
+errors (leaf) <- config <- owners of each section <- registries <- experiment <- entry points.
+
+Importing `runner.a.b` runs `runner/a/__init__.py` too, so each import also counts as one of its packages.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+PACKAGE = REPO_ROOT / "runner"
+
+
+def _module_files() -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _imported_names(module: str, path: Path) -> set[str]:
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: strip level-1 trailing parts off the package
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)  # `from pkg import module`
+    return names
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the runner modules (and their packages) it imports anywhere in its body."""
+    modules = _module_files()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for module, path in modules.items():
+        for name in _imported_names(module, path):
+            while name:
+                # Its own packages are initialised before it runs: not an edge of a cycle.
+                if name in modules and name != module and not module.startswith(name + "."):
+                    graph[module].add(name)
+                name = name.rpartition(".")[0]
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle as a path [a, b, ..., a], or None (iterative depth-first search)."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 finished
+    for root in sorted(graph):
+        if state.get(root):
+            continue
+        path = [root]
+        pending = [iter(sorted(graph[root]))]
+        state[root] = 1
+        while pending:
+            child = next(pending[-1], None)
+            if child is None:
+                state[path.pop()] = 2
+                pending.pop()
+            elif state.get(child) == 1:
+                return path[path.index(child):] + [child]
+            elif not state.get(child):
+                state[child] = 1
+                path.append(child)
+                pending.append(iter(sorted(graph[child])))
+    return None
+
+
+def test_the_runner_package_has_no_import_cycle() -> None:
+    graph = import_graph()
+    assert len(graph) > 100 and "runner.engine" in graph
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_check_sees_imports_inside_functions_and_relative_ones(tmp_path: Path) -> None:
+    # The analysis itself: a late import inside a function closes a cycle just like a top-level one.
+    graph = {"runner.a": {"runner.b"}, "runner.b": set()}
+    assert find_cycle(graph) is None
+    graph["runner.b"].add("runner.a")
+    assert find_cycle(graph) == ["runner.a", "runner.b", "runner.a"]
+    module = tmp_path / "late.py"
+    module.write_text("def f():\n    from runner.config import X\n    from . import sibling\n    from ..up import y\n")
+    names = _imported_names("runner.pkg.late", module)
+    assert {"runner.config", "runner.pkg.sibling", "runner.up", "runner.up.y"} <= names
