@@ -6,7 +6,7 @@ Runner pipeline: the shared read-only template node_modules, one warm browser, a
 artifact, bubblewrap build + sandboxed server. Naive pipeline: a fresh `npm install` per turn and a new
 browser per turn (no sandbox). Both build, serve, capture evidence and run the probe on the same reference
 artifacts; the model and the judge are excluded. Prints medians and the ratio measured in this one run.
-Target (issue #2): runner median <= 2 s per turn here, and >= 3x faster than naive.
+Target: runner median <= 2 s per turn here, and >= 3x faster than naive.
 """
 
 from __future__ import annotations
