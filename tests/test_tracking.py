@@ -181,12 +181,6 @@ def test_summary_metrics_and_files(job: dict[str, Any]) -> None:
     assert {f.path for f in client.list_artifacts(tracker.run_id)} == {"summary.json", "config.yaml"}
 
 
-def test_timing_is_small(job: dict[str, Any]) -> None:
-    # open includes creating the store (alembic migrations), the slowest part by far.
-    assert job["timing"]["log_10_turns"] < 10
-    assert job["timing"]["total"] < 20
-
-
 def test_resume_reattaches_without_duplicate_task_runs(job: dict[str, Any]) -> None:
     run_dir, client = job["run_dir"], job["client"]
     ref = load_run_ref(run_dir.path)
