@@ -13,7 +13,7 @@ from rich.console import Console
 
 from runner import preflight, progress
 from runner.actors.registry import build_actor
-from runner.browser.launch import BrowserPool
+from runner.browser.launch import BrowserPool, BrowserPools
 from runner.call_traces import attach_call_traces
 from runner.config import ConfigError, RunnerConfig
 from runner.engine import Engine, Services
@@ -27,7 +27,10 @@ from runner.capacity import resolve_concurrency
 from runner.placement import PhasePlan, detect_gpus, plan_phases
 from runner.records import RunDirectory, TurnRecord
 from runner.report.console import print_summary
-from runner.sandbox.registry import build_sandbox, sandbox_browser_settings, sandbox_tracking_tags
+from runner.models.base import Model
+from runner.sandbox.base import Sandbox
+from runner.sandbox.registry import build_sandbox, sandbox_tracking_tags
+from runner.suites.base import Suite, SuiteContext
 from runner.suites.registry import build_suite
 from runner import tracking
 
@@ -100,6 +103,13 @@ def write_run_viewer(run_dir: Path, tasks: list[Any], tracker: Any) -> Path | No
     return path
 
 
+async def open_browsers(config: RunnerConfig, sandbox: Sandbox, *, start: bool = True) -> BrowserPools:
+    """The run's `concurrency.browsers` browsers, each worker's own (docker: its own browser container).
+    `start=False`: each launches on its first use only (a re-judging run rarely needs one)."""
+    settings = [await sandbox.browser_settings(config.browser) for _ in range(config.concurrency.browsers)]
+    return await BrowserPools.start(settings) if start else BrowserPools([BrowserPool(item) for item in settings])
+
+
 def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], tasks: list[Any]) -> dict[str, Any]:
     """summary.json: the suite's metrics over the records in slot order, and what ran."""
     records = sorted(records, key=lambda record: (record.task_id, record.turn))
@@ -135,17 +145,30 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     project_root = Path(config.project_root)
     run_dir = RunDirectory(run_dir_path)
     suite = build_suite(config.suite, project_root=project_root)
-    configure = getattr(suite, "configure_run", None)  # optional: suites that need run-level settings
-    if configure is not None:
-        configure(config)
+    suite.configure_run(config)
     # Seconds of checks before minutes of preparation: every missing thing at once, each with its fix.
     if not preflight_done:
         for note in await preflight.run_preflight(config, suite, run_context):
             log.info("preflight: %s", note)
+    sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
+    async with AsyncExitStack() as shared:
+        # The sandbox and the browsers exist before the tasks load: a suite renders with the run's browsers.
+        sandbox = build_sandbox(config)
+        shared.push_async_callback(sandbox.aclose)
+        browsers = await open_browsers(config, sandbox)
+        shared.push_async_callback(browsers.aclose)
+        roles: dict[str, Model] = {}  # filled once the models are built, before the first turn
+        suite.bind(SuiteContext(browsers=browsers, sandbox=sandbox, roles=roles))
+        return await _run_bound(config, suite, run_dir, sandbox, browsers, roles, sandbox_tags, console=console)
+
+
+async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, sandbox: Sandbox,
+                     browsers: BrowserPools, roles_by_name: dict[str, Model], sandbox_tags: dict[str, str], *,
+                     console: Console) -> dict[str, Any]:
+    project_root = Path(config.project_root)
     tasks = await suite.load_tasks()
     if not tasks:
         raise ConfigError(f"suite {config.suite.name!r} selected no tasks")
-    sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
     lineage = lineage_mod.compute_lineage(config, tasks, suite=suite)
     resumed = prepare_run_dir(config, run_dir, lineage)
     plan, config, roles = plan_run(config, suite, tasks=len(tasks))
@@ -174,8 +197,6 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
             cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite")
             model = build_model(config.model, tasks=tasks, cache=cache)
             stack.push_async_callback(model.aclose)
-            sandbox = build_sandbox(config)
-            stack.push_async_callback(sandbox.aclose)
             role_settings = role_model_settings(config)
             actor_model = build_model(role_settings["actor"]) if "actor" in role_settings else None
             actor = build_actor(config.actor, model=actor_model)
@@ -187,15 +208,12 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
             # Served models (vLLM) start lazily, on the first call of their role; logs go to the run dir.
             served = ServedRoles.of(log_dir=run_dir.path / SERVER_LOG_DIR, generator=model, judge=judge_model,
                                     actor=actor_model)
+            roles_by_name.update({role: built for role, built in
+                                  (("generator", model), ("judge", judge_model), ("actor", actor_model))
+                                  if built is not None})
             generation_roles = [role for role in ("generator", "actor") if role in roles]
             if tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
                 model = attach_call_traces(tracker.log_model_call, model, ("judge", judge), ("actor", actor))
-            browsers = []
-            for _ in range(config.concurrency.browsers):  # each worker's own (docker: its own browser container)
-                pool = BrowserPool(await sandbox_browser_settings(sandbox, config.browser))
-                await pool.start()
-                stack.push_async_callback(pool.aclose)
-                browsers.append(pool)
             services = Services(model=model, sandbox=sandbox, actor=actor, judge=judge, browsers=browsers, tracker=tracker)
 
             requested = sum(len(task.turns) for task in tasks)

@@ -52,7 +52,7 @@ def roles_used(config: Any, suite: Any = None) -> list[str]:
 
         suite = build_suite(config.suite, project_root=Path(config.project_root))
     roles = ["generator"]
-    if getattr(suite, "uses_judge", True):
+    if suite.uses_judge:
         roles.append("judge")
     if config.actor.kind != "none":
         roles.append("actor")

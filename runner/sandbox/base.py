@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from runner.browser.launch import BrowserSettings
 
 
 @dataclass
@@ -45,5 +48,9 @@ class Sandbox(Protocol):
 
     # async ctx -> ServedArtifact. `network`: the browser's network namespace to listen in (local sandbox).
     def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None, network: str | None = None): ...
+
+    async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
+        """The settings of one worker's browser; a sandbox may confine it or point it at its own (docker)."""
+        return base
 
     async def aclose(self) -> None: ...
