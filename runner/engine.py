@@ -24,14 +24,15 @@ from typing import Any, Callable
 
 from runner.actors.base import Actor, ActorContext
 from runner.browser.evidence import capture_evidence, capture_final_state
-from runner.browser.launch import BrowserPool
+from runner.browser.launch import BrowserPools
 from runner.errors import ConfigError
 from runner.config import RunnerConfig
 from runner.evidence import Evidence, Trace
 from runner.evidence_folder import EvidenceFolder
+from runner.generation import Generation, GenerationStrategy, build_strategy
 from runner.judges.base import Judge, JudgeInput
 from runner.judging import JudgingPhase
-from runner.models.base import GenerationRequest, Model, ProviderError
+from runner.models.base import GenerationRequest, Model, ModelResponse, ProviderError
 from runner.models.parse import InvalidOutput, parse_model_output
 from runner.packets import EvidencePacket, has_packet, read_packet, write_packet
 from runner.records import FailureBucket, ModelCall, RunDirectory, TurnRecord
@@ -56,7 +57,7 @@ class Services:
     sandbox: Sandbox
     actor: Actor | None
     judge: Judge
-    browsers: list[BrowserPool]
+    browsers: BrowserPools  # the suite's context holds the same set
     tracker: Any  # runner.tracking.Tracker or NullTracker
 
 
@@ -66,7 +67,6 @@ class _Limits:
     model: asyncio.Semaphore
     builds: asyncio.Semaphore
     judge: asyncio.Semaphore
-    browsers: asyncio.Queue  # of BrowserPool: one browser per worker
 
 
 @dataclass
@@ -145,6 +145,7 @@ class Engine:
             ensure_judge=ensure_judge, on_record=on_record,
         )
         self._on_packet: Callable[[Path], None] | None = None
+        self.generation: GenerationStrategy = build_strategy(suite.settings.generation)
 
     def _frozen_unjudged(self, tasks: list[Task]) -> list[Path]:
         """Evidence folders whose packet is frozen but whose slot has no record yet, in slot order."""
@@ -195,15 +196,11 @@ class Engine:
         """The generation-and-execution phase: every slot without a record or a packet is executed."""
         done = {record.slot: record for record in self.run_dir.load_records()}
         concurrency = self.config.concurrency
-        browsers: asyncio.Queue = asyncio.Queue()
-        for pool in self.services.browsers:
-            browsers.put_nowait(pool)
         limits = _Limits(
             episodes=asyncio.Semaphore(concurrency.episodes),
             model=asyncio.Semaphore(concurrency.model_calls),
             builds=asyncio.Semaphore(concurrency.builds),
             judge=asyncio.Semaphore(concurrency.judge_calls),
-            browsers=browsers,
         )
         await asyncio.gather(*(self._run_episode(task, done, limits) for task in tasks))
 
@@ -316,16 +313,22 @@ class Engine:
             timings["total"] = time.perf_counter() - total_start
             return self._new_record(task, turn, status, timings=timings, **fields)
 
-        # 1. Generate (public payload only).
-        messages = self.suite.messages(task, turn, episode)
+        # 1. Generate (public payload only), by the suite's generation strategy (one or more rounds).
+        messages = await self.suite.messages(task, turn, episode)
         folder.write_request(messages)
-        start = time.perf_counter()
-        try:
+
+        async def call(round_messages: list[dict[str, Any]]) -> ModelResponse:
             async with limits.model:
-                response = await asyncio.wait_for(
-                    self.services.model.generate(GenerationRequest(task_id=task.id, turn=turn.index, messages=messages)),
+                answer = await asyncio.wait_for(
+                    self.services.model.generate(GenerationRequest(task_id=task.id, turn=turn.index,
+                                                                   messages=round_messages)),
                     timeout=self.config.model_timeout_s,
                 )
+            return answer
+
+        start = time.perf_counter()
+        try:
+            generation = await self.generation.generate(messages, call)
         except (ProviderError, TimeoutError) as error:
             timings["model"] = time.perf_counter() - start
             progress.call = ModelCall.NO_RESPONSE
@@ -333,8 +336,9 @@ class Engine:
                                               model_call=ModelCall.NO_RESPONSE), files=episode.files)
         timings["model"] = time.perf_counter() - start
         progress.call = ModelCall.ANSWERED
-        usage = {k: int(v) for k, v in response.usage.items()}
-        folder.write_raw_response(response.text or "")
+        response = generation.final
+        usage = generation.usage
+        _write_generation(folder, generation)
 
         # 2. Parse the output contract.
         try:
@@ -354,11 +358,10 @@ class Engine:
         # 3. Build in the sandbox.
         start = time.perf_counter()
         # A suite that names its own web template (EvoGenUI-Bench's scaffold) builds in it.
-        template = getattr(self.suite, "web_template", None)
         async with limits.builds:
             build = await self.services.sandbox.build(
-                parsed.files, folder.workspace, kind=getattr(self.suite, "artifact_kind", "vite"),
-                assets_dir=self._assets(task, turn), **({"template": template} if template else {}),
+                parsed.files, folder.workspace, kind=self.suite.artifact_kind,
+                assets_dir=self.suite.artifact_assets(task, turn), template=self.suite.web_template,
             )
         timings["build"] = time.perf_counter() - start
         folder.write_build_log(build.log)
@@ -380,8 +383,7 @@ class Engine:
 
         # 4. Serve, observe, act, judge: all inside one browser context on the served artifact.
         bridge = self.suite.tool_bridge(task, turn, episode, evidence_dir)
-        pool = await limits.browsers.get()
-        try:
+        async with self.services.browsers.checkout() as pool:
             async with AsyncExitStack() as stack:
                 start = time.perf_counter()
                 served = await stack.enter_async_context(self.services.sandbox.serve(
@@ -409,8 +411,6 @@ class Engine:
                 checks = await self._live_checks(task, turn, build, evidence, trace, parsed, folder, session,
                                                  limits, timings, runtime_state=carried_state)
                 page_errors = list(session.page_errors)
-        finally:
-            limits.browsers.put_nowait(pool)
 
         outcome.has_artifact = True
         outcome.ui_text = evidence.visible_text
@@ -424,8 +424,8 @@ class Engine:
         status = FailureBucket.RUNTIME_ERROR if runtime_failed else FailureBucket.OK
         error = evidence.load_error or ("blank page" if evidence.blank else "")
         outcome.record = record(status, scores=scores, error=error, **common)
-        prepare = getattr(self.suite, "prepare_judging", None)  # suite scoring material, frozen now (no browsing later)
-        suite_context = await prepare(task, turn, parsed.files, evidence_dir) if prepare is not None else {}
+        # The suite's scoring material, frozen now: judging never browses.
+        suite_context = await self.suite.prepare_judging(task, turn, parsed.files, evidence_dir)
         outcome.packet = self._packet(task, turn, outcome, parsed, build, episode, evidence=evidence, trace=trace,
                                       page_errors=page_errors, checks=checks, runtime_state=carried_state,
                                       suite_context=suite_context)
@@ -459,10 +459,6 @@ class Engine:
         finally:
             timings["checks"] = time.perf_counter() - start
 
-    def _assets(self, task: Task, turn: TurnSpec) -> Path | None:
-        assets = getattr(self.suite, "artifact_assets", None)
-        return assets(task, turn) if assets is not None else None
-
     @staticmethod
     def _read_runtime_state(bridge) -> Any:
         if bridge is None or not Path(bridge.state_out).exists():
@@ -471,3 +467,16 @@ class Engine:
             return json.loads(Path(bridge.state_out).read_text())
         except ValueError:
             return None
+
+
+def _write_generation(folder: EvidenceFolder, generation: Generation) -> None:
+    """The slot's model calls: the final answer as raw_response.txt, earlier rounds beside it, and
+    generation.json listing every round (strategy, purpose, seconds, usage, file)."""
+    rounds = []
+    for item in generation.rounds:
+        final = item is generation.rounds[-1]
+        path = folder.write_raw_response(item.response.text or "", round_index=None if final else item.index)
+        rounds.append({"round": item.index, "purpose": item.purpose, "seconds": item.seconds,
+                       "usage": {k: int(v) for k, v in item.response.usage.items()},
+                       "cached": item.response.cached, "raw_response": path.name})
+    folder.write_generation({"strategy": generation.strategy, "rounds": rounds})

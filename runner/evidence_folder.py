@@ -3,6 +3,7 @@
 Who writes what, and when (each file once; docs/ARCHITECTURE.md, "Evidence folder"):
 
     request.json, raw_response.txt      the engine: the payload before the model call, the answer as received
+    generation.json                     the engine: every round of the suite's generation strategy
     build.log, src/                     the engine: after the build (src/: the files the sandbox accepted)
     workspace/                          the sandbox: the build's scratch folder (not evidence)
     state_in.json, tool_log.jsonl,      the suite's tool bridge, before serving (the logs start empty);
@@ -53,6 +54,7 @@ class EvidenceFolder:
 
     REQUEST = "request.json"
     RAW_RESPONSE = "raw_response.txt"
+    GENERATION = "generation.json"
     BUILD_LOG = "build.log"
     SOURCES = "src"
     WORKSPACE = "workspace"
@@ -180,14 +182,22 @@ class EvidenceFolder:
     def write_request(self, messages: list[dict[str, Any]]) -> Path:
         return self.write_json(self.REQUEST, {"messages": messages})
 
-    def write_raw_response(self, text: str, *, limit: int = MAX_RAW_RESPONSE_BYTES) -> Path:
-        """The model's answer as received, capped; the note says how much was cut and the whole answer's hash."""
+    def write_raw_response(self, text: str, *, round_index: int | None = None,
+                           limit: int = MAX_RAW_RESPONSE_BYTES) -> Path:
+        """The model's answer as received, capped; the note says how much was cut and the whole answer's hash.
+        `round_index`: an earlier round of a multi-round generation strategy (raw_response.roundN.txt); the
+        final answer is raw_response.txt."""
         data = (text or "").encode("utf-8", "surrogatepass")
         if len(data) > limit:
             note = (f"\n... [answer cut: {len(data) - limit} of {len(data)} bytes dropped; "
                     f"sha256 of the whole answer {hashlib.sha256(data).hexdigest()}]\n").encode()
             data = data[:limit] + note
-        return self.write_bytes(self.RAW_RESPONSE, data)
+        name = self.RAW_RESPONSE if round_index is None else f"raw_response.round{round_index}.txt"
+        return self.write_bytes(name, data)
+
+    def write_generation(self, rounds: dict[str, Any]) -> Path:
+        """Every model call of the slot by the suite's generation strategy (runner/generation.py)."""
+        return self.write_json(self.GENERATION, rounds)
 
     def write_build_log(self, log: str) -> Path:
         return self.write_text(self.BUILD_LOG, log)

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from runner import preflight, progress
 from runner.actors.registry import build_actor
-from runner.browser.launch import BrowserPool
+from runner.browser.launch import BrowserPool, BrowserPools
 from runner.errors import ConfigError
 from runner.config import RunnerConfig
 from runner.engine import Engine, Services
@@ -27,7 +27,10 @@ from runner.capacity import resolve_concurrency
 from runner.placement import PhasePlan, detect_gpus, plan_phases
 from runner.records import RunDirectory, TurnRecord
 from runner.report.console import print_summary
-from runner.sandbox.registry import build_sandbox, sandbox_browser_settings, sandbox_tracking_tags
+from runner.models.base import Model
+from runner.sandbox.base import Sandbox
+from runner.sandbox.registry import build_sandbox, sandbox_tracking_tags
+from runner.suites.base import Suite, SuiteContext
 from runner.suites.registry import build_suite
 from runner import tracking
 
@@ -100,6 +103,13 @@ def write_run_viewer(run_dir: Path, tasks: list[Any], tracker: Any) -> Path | No
     return path
 
 
+async def open_browsers(config: RunnerConfig, sandbox: Sandbox, *, start: bool = True) -> BrowserPools:
+    """The run's `concurrency.browsers` browsers, each worker's own (docker: its own browser container).
+    `start=False`: each launches on its first use only (a re-judging run rarely needs one)."""
+    settings = [await sandbox.browser_settings(config.browser) for _ in range(config.concurrency.browsers)]
+    return await BrowserPools.start(settings) if start else BrowserPools([BrowserPool(item) for item in settings])
+
+
 def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], tasks: list[Any]) -> dict[str, Any]:
     """summary.json: the suite's metrics over the records in slot order, and what ran."""
     records = sorted(records, key=lambda record: (record.task_id, record.turn))
@@ -135,32 +145,39 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     project_root = Path(config.project_root)
     run_dir = RunDirectory(run_dir_path)
     suite = build_suite(config.suite, project_root=project_root)
-    configure = getattr(suite, "configure_run", None)  # optional: suites that need run-level settings
-    if configure is not None:
-        configure(config)
+    suite.configure_run(config)
     check_declared_roles(config, suite)  # also when the caller ran the preflight
     # Seconds of checks before minutes of preparation: every missing thing at once, each with its fix.
     if not preflight_done:
         for note in await preflight.run_preflight(config, suite, run_context):
             log.info("preflight: %s", note)
-    async with AsyncExitStack() as stack:
-        # Every role's model, built once with the response cache; a suite's own roles are bound before its
-        # tasks load (MT-Web2Code's captions are part of its tasks).
+    sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
+    async with AsyncExitStack() as shared:
+        # Every role's model, built once with the response cache (runner/roles.py).
         cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite")
         roles = RunRoles(config, cache=cache, log_dir=run_dir.path / SERVER_LOG_DIR, traced=config.tracking.enabled)
-        stack.push_async_callback(roles.aclose)
-        suite.bind_roles(roles.models(suite.required_roles))
+        shared.push_async_callback(roles.aclose)
+        # The sandbox and the browsers exist before the tasks load: a suite renders with the run's browsers.
+        sandbox = build_sandbox(config)
+        shared.push_async_callback(sandbox.aclose)
+        browsers = await open_browsers(config, sandbox)
+        shared.push_async_callback(browsers.aclose)
+        # A suite's own roles are in its context before its tasks load (MT-Web2Code's captions are part of its
+        # tasks); the generator, judge and actor join once they are built, before the first turn.
+        by_role: dict[str, Model] = dict(roles.models(suite.required_roles))
+        suite.bind(SuiteContext(browsers=browsers, sandbox=sandbox, roles=by_role))
         await roles.ensure(*suite.required_roles)  # outside every per-call timeout, like the generator's
-        return await _run_with_roles(config, suite, run_dir, roles, console=console)
+        return await _run_bound(config, suite, run_dir, roles, by_role, sandbox, browsers, sandbox_tags,
+                                console=console)
 
 
-async def _run_with_roles(config: RunnerConfig, suite: Any, run_dir: RunDirectory, roles: RunRoles, *,
-                          console: Console) -> dict[str, Any]:
+async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, roles: RunRoles,
+                     by_role: dict[str, Model], sandbox: Sandbox, browsers: BrowserPools,
+                     sandbox_tags: dict[str, str], *, console: Console) -> dict[str, Any]:
     project_root = Path(config.project_root)
     tasks = await suite.load_tasks()
     if not tasks:
         raise ConfigError(f"suite {config.suite.name!r} selected no tasks")
-    sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
     lineage = lineage_mod.compute_lineage(config, tasks, suite=suite)
     resumed = prepare_run_dir(config, run_dir, lineage)
     plan, config, used = plan_run(config, suite, tasks=len(tasks))
@@ -188,23 +205,19 @@ async def _run_with_roles(config: RunnerConfig, suite: Any, run_dir: RunDirector
         async with AsyncExitStack() as phase:
             phase.push_async_callback(roles.aclose)  # servers stop before their logs are uploaded
             model = roles.model("generator", tasks=tasks)
-            sandbox = build_sandbox(config)
-            phase.push_async_callback(sandbox.aclose)
-            actor = build_actor(config.actor, model=roles.model("actor") if roles.has("actor") else None)
+            actor_model = roles.model("actor") if roles.has("actor") else None
+            actor = build_actor(config.actor, model=actor_model)
             if actor is not None:
                 phase.push_async_callback(actor.aclose)
-            judge = build_judge(config.judge, model=roles.model("judge") if roles.has("judge") else None)
+            judge_model = roles.model("judge") if roles.has("judge") else None
+            judge = build_judge(config.judge, model=judge_model)
             phase.push_async_callback(judge.aclose)
+            by_role.update({role: built for role, built in
+                            (("generator", model), ("judge", judge_model), ("actor", actor_model)) if built is not None})
             if tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
                 roles.trace_to(tracker.log_model_call)
             # Served models (vLLM) start lazily, on the first call of their role; logs go to the run dir.
             generation_roles = [role for role in ("generator", "actor") if role in used]
-            browsers = []
-            for _ in range(config.concurrency.browsers):  # each worker's own (docker: its own browser container)
-                pool = BrowserPool(await sandbox_browser_settings(sandbox, config.browser))
-                await pool.start()
-                phase.push_async_callback(pool.aclose)
-                browsers.append(pool)
             services = Services(model=model, sandbox=sandbox, actor=actor, judge=judge, browsers=browsers, tracker=tracker)
 
             requested = sum(len(task.turns) for task in tasks)

@@ -91,12 +91,10 @@ class JudgingPhase:
 
     async def _verdict(self, packet: EvidencePacket, out_dir: Path) -> Verdict | JudgeError:
         judge_input = packet.judge_input(out_dir)
-        judge_turn = getattr(self.suite, "judge_turn", None)
         try:
             if self.ensure_judge is not None:  # outside the timeout: a checkpoint load is not a slow verdict
                 await self.ensure_judge()
-            call = judge_turn(self.judge, judge_input) if judge_turn is not None else self.judge.score(judge_input)
-            verdict = await asyncio.wait_for(call, timeout=self.timeout_s)
+            verdict = await asyncio.wait_for(self.suite.judge_turn(self.judge, judge_input), timeout=self.timeout_s)
         except JudgeError as error:
             return error
         except ServerStartError:  # the judge's server cannot start: stop the run with its log (resume re-judges)

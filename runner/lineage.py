@@ -118,12 +118,10 @@ def rubric_versions(config: Any = None, suite: Any = None) -> dict[str, str]:
         if name not in RUBRICS:
             raise LineageError(f"judge.options.rubric = {name!r}: unknown rubric, no version to record")
         versions[f"rubric:{name}"] = _declared(rubric_class(name), "version", f"rubric {name!r}")
-    owned = getattr(suite, "rubric_versions", None) if suite is not None else None
-    if callable(owned):
-        for name, version in owned().items():
-            if version is None or not str(version).strip():
-                raise LineageError(f"suite {getattr(suite, 'name', '?')!r}: rubric {name!r} declares no version")
-            versions[f"rubric:{name}"] = str(version)
+    for name, version in (suite.rubric_versions() if suite is not None else {}).items():
+        if version is None or not str(version).strip():
+            raise LineageError(f"suite {suite.name!r}: rubric {name!r} declares no version")
+        versions[f"rubric:{name}"] = str(version)
     return versions
 
 
@@ -134,8 +132,9 @@ def prompt_versions(suite: Any = None, config: Any = None) -> dict[str, str]:
     for name in PROMPT_VERSION_MODULES:
         versions[name] = _declared(importlib.import_module(name), "PROMPT_VERSION", f"module {name}")
     if suite is not None:
-        versions[f"suite:{getattr(suite, 'name', '?')}"] = _declared(
-            suite, "prompt_version", f"suite {getattr(suite, 'name', '?')!r}")
+        if not str(suite.prompt_version or "").strip():
+            raise LineageError(f"suite {suite.name!r} declares no prompt_version; lineage.json must record it")
+        versions[f"suite:{suite.name}"] = str(suite.prompt_version)
     versions.update(rubric_versions(config, suite))
     return versions
 

@@ -261,7 +261,7 @@ def check_sandbox(config: Any, suite: Any) -> list[Problem]:
         if shutil.which("bwrap") is None:
             problems.append(Problem("sandbox", "bubblewrap (bwrap) is not installed; sandbox=local runs builds and "
                                     "servers under it", "`apt-get install -y bubblewrap` (bash scripts/setup.sh does it)"))
-        if getattr(suite, "artifact_kind", "vite") != "static" and shutil.which("node") is None:
+        if suite.artifact_kind != "static" and shutil.which("node") is None:
             problems.append(Problem("sandbox", "node is not installed; artifacts are built with vite",
                                     "install node 20 (bash scripts/setup.sh)"))
         return problems
@@ -302,8 +302,11 @@ def check_browser(config: Any, suite: Any) -> list[Problem]:
     """The host's Chromium, where the host's browser is used (not when the docker sandbox runs its own)."""
     path = config.browser.executable_path
     in_container = config.sandbox.kind == "docker" and config.sandbox.options.get("browser_in_container", True)
-    host_browser_used = not in_container or getattr(suite, "artifact_kind", "vite") == "static"
-    if path is None or not host_browser_used:
+    if in_container and suite.artifact_kind == "static":
+        return [Problem("sandbox.options.browser_in_container", f"suite {config.suite.name!r} renders its pages "
+                        "in the run's browsers from this host, which a browser container cannot reach",
+                        "set sandbox.options.browser_in_container=false (or use sandbox=local)")]
+    if path is None or in_container:
         return []
     if not (Path(path).is_file() and os.access(path, os.X_OK)):
         return [Problem("browser.executable_path", f"{path} is not an executable browser",
@@ -317,9 +320,9 @@ async def check_tasks(config: Any, suite: Any) -> list[Problem]:
     from runner.suites.evogenui.backends import BackendError
     from runner.suites.native import TaskFormatError
 
-    cheap_check = getattr(suite, "check_task_sources", None)
-    if cheap_check is not None:
-        return [Problem("suite", message, "fix the suite's paths or task ids") for message in cheap_check()]
+    cheap = suite.check_task_sources()
+    if cheap is not None:
+        return [Problem("suite", message, "fix the suite's paths or task ids") for message in cheap]
     try:
         tasks = await suite.load_tasks()
     except (TaskFormatError, BackendError, ValueError, OSError) as error:
@@ -335,9 +338,7 @@ async def check_run(config: Any, context: RunContext | None = None) -> list[str]
     from runner.suites.registry import build_suite
 
     suite = build_suite(config.suite, project_root=Path(config.project_root))
-    configure = getattr(suite, "configure_run", None)
-    if configure is not None:
-        configure(config)
+    suite.configure_run(config)
     return await run_preflight(config, suite, context)
 
 

@@ -15,7 +15,7 @@ import logging
 import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import hydra
 import yaml
@@ -29,6 +29,9 @@ from runner.errors import ConfigError, format_validation_error
 from runner.validation import validate_config
 from runner.config import JudgeConfig, RunnerConfig
 from runner.records import RunDirectory
+
+if TYPE_CHECKING:
+    from runner.suites.base import Suite
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +65,30 @@ def _slot_dirs(run_dir: Path, tasks: list[Any]) -> list[tuple[str, int, Path]]:
 async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides: dict[str, Any],
                       project_root: Path, console: Console | None = None) -> dict[str, Any]:
     """Judge every packet of `source` with `judge` into `out`; returns the new summary."""
+    from runner.experiment import open_browsers
+    from runner.sandbox.registry import build_sandbox
+    from runner.suites.base import SuiteContext
+    from runner.suites.registry import build_suite
+
+    console = console or Console(stderr=True)
+    source, out = Path(source).resolve(), Path(out).resolve()
+    if source == out:
+        raise ConfigError(f"the re-judged run needs its own dir (hydra.run.dir), not the source {source}")
+    config = source_config(source, judge=judge, overrides=overrides, project_root=project_root)
+    suite = build_suite(config.suite, project_root=project_root)
+    suite.configure_run(config)
+    async with AsyncExitStack() as shared:
+        # The suite's context: a packet frozen by an older version may need a render (lazy browsers).
+        sandbox = build_sandbox(config)
+        shared.push_async_callback(sandbox.aclose)
+        browsers = await open_browsers(config, sandbox, start=False)
+        shared.push_async_callback(browsers.aclose)
+        suite.bind(SuiteContext(browsers=browsers, sandbox=sandbox))
+        return await _rejudge_bound(config, suite, source, out, project_root=project_root, console=console)
+
+
+async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: Path, *, project_root: Path,
+                         console: Console) -> dict[str, Any]:
     from runner import tracking
     from runner.capacity import resolve_concurrency
     from runner.experiment import summarize_run, write_run_viewer
@@ -73,17 +100,7 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
     from runner.placement import plan_phases
     from runner.report.console import print_summary
     from runner.roles import RunRoles, roles_used, server_claims
-    from runner.suites.registry import build_suite
 
-    console = console or Console(stderr=True)
-    source, out = Path(source).resolve(), Path(out).resolve()
-    if source == out:
-        raise ConfigError(f"the re-judged run needs its own dir (hydra.run.dir), not the source {source}")
-    config = source_config(source, judge=judge, overrides=overrides, project_root=project_root)
-    suite = build_suite(config.suite, project_root=project_root)
-    configure = getattr(suite, "configure_run", None)
-    if configure is not None:
-        configure(config)
     tasks = await suite.load_tasks()
     slots = _slot_dirs(source, tasks)
     missing = [f"{task_id} turn {turn}" for task_id, turn, directory in slots if not has_packet(directory)]

@@ -70,7 +70,7 @@ def test_every_suites_prompt_and_every_rubrics_version_is_recorded() -> None:
     from runner.suites.evogenui.rubric import EvoGenUIRubric
     from runner.suites.evogenui.payload import PROMPT_VERSION as EVOGENUI_PROMPT
     from runner.suites.web2code.observation import PROMPT_VERSION as WEB2CODE_PROMPT
-    from runner.suites.web2code.scoring import RUBRIC_VERSION as REGION_RUBRIC
+    from runner.suites.web2code.rubric import RegionRubric
 
     config = compose_config("suite=evogenui", "judge=gpt-4o")
     suite = build_suite(config.suite, project_root=REPO_ROOT)
@@ -78,7 +78,7 @@ def test_every_suites_prompt_and_every_rubrics_version_is_recorded() -> None:
         "suite:evogenui": EVOGENUI_PROMPT, "rubric:evogenui": EvoGenUIRubric.version}
     macro = compose_config("suite=macro")
     versions = lineage_mod.prompt_versions(build_suite(macro.suite, project_root=REPO_ROOT), macro)
-    assert versions["suite:macro"] == WEB2CODE_PROMPT and versions["rubric:web2code-region"] == REGION_RUBRIC
+    assert versions["suite:macro"] == WEB2CODE_PROMPT and versions["rubric:web2code-region"] == RegionRubric.version
     micro = compose_config("suite=micro")
     assert lineage_mod.prompt_versions(build_suite(micro.suite, project_root=REPO_ROOT), micro) == {
         "suite:micro": WEB2CODE_PROMPT}

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import ClassVar
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -84,12 +86,24 @@ class BrowserSettings(BaseModel):
         return [*self.launch_args, *self.extra_args]
 
 
+@dataclass(frozen=True)
+class Viewport:
+    """The coordinate system of one browser context."""
+
+    width: int
+    height: int
+    device_scale_factor: float = 1.0
+
+
 class BrowserPool:
     """Owns one browser; `session(url)` yields a PageSession in a fresh, isolated context.
 
     Safe for concurrent sessions within one event loop. A crashed or disconnected browser is
     relaunched on the next `session()` call, so one bad artifact cannot poison the rest of a worker.
     """
+
+    # Every launch (or connect) of any pool in this process: a run's count must equal concurrency.browsers.
+    launched_in_process: ClassVar[int] = 0
 
     def __init__(self, settings: BrowserSettings | None = None) -> None:
         self.settings = settings or BrowserSettings()
@@ -98,6 +112,10 @@ class BrowserPool:
         self._lock = asyncio.Lock()
         self.launches = 0  # how many times a browser was (re)launched; useful in logs and tests
         self.confinement: BrowserConfinement | None = None
+
+    def _count_launch(self) -> None:
+        self.launches += 1
+        BrowserPool.launched_in_process += 1
 
     @property
     def network_namespace(self) -> str | None:
@@ -158,7 +176,7 @@ class BrowserPool:
                 s.connect_url, timeout=s.launch_timeout_ms,
                 headers={"x-playwright-launch-options": json.dumps(options)},
             )
-            self.launches += 1
+            self._count_launch()
             return self._browser
         executable = s.executable_path
         if s.confine:
@@ -173,18 +191,19 @@ class BrowserPool:
             args=s.args(),
             timeout=s.launch_timeout_ms,
         )
-        self.launches += 1
+        self._count_launch()
         return self._browser
 
-    async def _new_context(self) -> BrowserContext:
+    async def _new_context(self, viewport: Viewport | None = None) -> BrowserContext:
         s = self.settings
+        viewport = viewport or Viewport(s.viewport_width, s.viewport_height, s.device_scale_factor)
         async with self._lock:
             for attempt in range(2):  # a browser can die between the liveness check and new_context
                 browser = await self._ensure_browser()
                 try:
                     return await browser.new_context(
-                        viewport={"width": s.viewport_width, "height": s.viewport_height},
-                        device_scale_factor=s.device_scale_factor,
+                        viewport={"width": viewport.width, "height": viewport.height},
+                        device_scale_factor=viewport.device_scale_factor,
                         reduced_motion="reduce",
                         locale="en-US",
                         timezone_id="UTC",
@@ -205,14 +224,15 @@ class BrowserPool:
 
     @asynccontextmanager
     async def session(
-        self, url: str, *, extra_origins: Sequence[str] = ()
+        self, url: str, *, extra_origins: Sequence[str] = (), viewport: Viewport | None = None
     ) -> AsyncIterator[PageSession]:
         """A PageSession on `url` in a fresh context; requests to other origins are blocked.
 
         `extra_origins` (e.g. "http://127.0.0.1:9000") are also allowed, for a tool server on another port.
+        `viewport`: this context's coordinate system instead of the pool's (a suite's fixed render size).
         The page is not loaded yet: call `await session.goto()`.
         """
-        context = await self._new_context()
+        context = await self._new_context(viewport)
         try:
             session = await PageSession.open(
                 context,
@@ -227,3 +247,53 @@ class BrowserPool:
                 await asyncio.wait_for(context.close(), timeout=10)
             except Exception:  # the browser may have crashed under us; the next session relaunches it
                 pass
+
+
+class BrowserPools:
+    """The run's browsers, `concurrency.browsers` of them: a worker checks one out, uses it, returns it.
+
+    The engine's workers and a suite's own rendering (MT-Web2Code) share this one set, so a run never
+    launches a browser outside it.
+    """
+
+    def __init__(self, pools: Sequence[BrowserPool]) -> None:
+        self._pools = list(pools)
+        self._free: asyncio.Queue[BrowserPool] = asyncio.Queue()
+        for pool in self._pools:
+            self._free.put_nowait(pool)
+
+    @classmethod
+    async def start(cls, settings: Sequence[BrowserSettings]) -> "BrowserPools":
+        """One started pool per settings (each worker's own; docker: each its own browser container)."""
+        pools = cls([BrowserPool(item) for item in settings])
+        try:
+            for pool in pools:
+                await pool.start()
+        except BaseException:
+            await pools.aclose()
+            raise
+        return pools
+
+    def __iter__(self) -> Iterator[BrowserPool]:
+        return iter(self._pools)
+
+    def __len__(self) -> int:
+        return len(self._pools)
+
+    @property
+    def launches(self) -> int:
+        """Browser launches of all pools together (relaunches included)."""
+        return sum(pool.launches for pool in self._pools)
+
+    @asynccontextmanager
+    async def checkout(self) -> AsyncIterator[BrowserPool]:
+        """A pool for this caller alone until the block ends; waits while all are checked out."""
+        pool = await self._free.get()
+        try:
+            yield pool
+        finally:
+            self._free.put_nowait(pool)
+
+    async def aclose(self) -> None:
+        for pool in self._pools:
+            await pool.aclose()

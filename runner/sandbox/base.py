@@ -48,7 +48,8 @@ class Sandbox(Protocol):
     # async ctx -> ServedArtifact. `network`: the browser's network namespace to listen in (local sandbox).
     def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None, network: str | None = None): ...
 
-    # The browser settings of one worker: confined (local), or a browser container of its own (docker).
-    async def browser_settings(self, base: BrowserSettings) -> BrowserSettings: ...
+    async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
+        """The settings of one worker's browser; a sandbox may confine it or point it at its own (docker)."""
+        return base
 
     async def aclose(self) -> None: ...

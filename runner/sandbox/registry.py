@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from runner.browser.launch import BrowserSettings
 from runner.errors import ConfigError
 from runner.config import RunnerConfig
 from runner.sandbox.base import Sandbox
@@ -49,8 +48,3 @@ async def sandbox_tracking_tags(config: RunnerConfig) -> dict[str, str]:
         raise ConfigError(f"sandbox=docker: {error}") from None
     finally:
         await sandbox.aclose()
-
-
-async def sandbox_browser_settings(sandbox: Sandbox, settings: BrowserSettings) -> BrowserSettings:
-    """The browser settings the workers use; a sandbox may point them at its own browser (docker)."""
-    return await sandbox.browser_settings(settings)

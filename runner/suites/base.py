@@ -1,17 +1,22 @@
-"""The Suite protocol and the per-episode state that carries over between turns."""
+"""The Suite protocol, its defaults (SuiteBase), the run services a suite gets (SuiteContext), and the
+per-episode state that carries over between turns."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from runner.browser.launch import BrowserPools
+from runner.generation import STRATEGIES
+from runner.judges.base import Judge, JudgeInput
 from runner.models.base import Model
-from runner.records import TurnRecord
-from runner.sandbox.base import ToolBridge
+from runner.records import TurnRecord, Verdict
+from runner.sandbox.base import Sandbox, ToolBridge
+from runner.sandbox.web_template import TEMPLATES
 from runner.tasks import Task, TurnSpec
 
 
@@ -26,6 +31,22 @@ class SuiteSettings(BaseModel):
     limit: int | None = Field(default=None, ge=1)  # the first N tasks
     turns: int | None = Field(default=None, ge=1)  # the first N turns of each task
     shard: str | None = None  # "I/N": only the I-th of N deterministic parts of the selection (0 <= I < N)
+    web_template: str | None = None  # the template artifacts build in (runner/sandbox/web_templates); None: default
+    generation: str = "single_pass"  # how a slot's answer is generated (runner/generation.py: STRATEGIES)
+
+    @field_validator("web_template")
+    @classmethod
+    def _known_template(cls, value: str | None) -> str | None:
+        if value is not None and value not in TEMPLATES:
+            raise ValueError(f"unknown web template {value!r}; choose from {sorted(TEMPLATES)}")
+        return value
+
+    @field_validator("generation")
+    @classmethod
+    def _known_generation(cls, value: str) -> str:
+        if value not in STRATEGIES:
+            raise ValueError(f"unknown generation strategy {value!r}; choose from {sorted(STRATEGIES)}")
+        return value
 
     @field_validator("shard")
     @classmethod
@@ -74,35 +95,142 @@ class EpisodeState:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class Suite(Protocol):
-    """A benchmark protocol. Optional hooks (looked up with getattr, defaults in the engine):
+ArtifactKind = Literal["vite", "static"]
 
-    - `artifact_kind`: "vite" (default; a React + Vite build) or "static" (HTML/CSS pages, no build)
-    - `artifact_assets(task, turn) -> Path | None`: read-only files served beside a static artifact
-    - `async judge_turn(judge, judge_input) -> Verdict`: suite-specific scoring (default: judge.score)
-    - `async prepare_judging(task, turn, files, out_dir) -> dict`: execution-phase material for judge_turn
-      (renders, located elements), frozen into the packet as `judge_input.suite_context`
-    - `record_state(task, turn, outcome_files) -> dict`: extra per-turn state persisted for resume
+
+@dataclass
+class SuiteContext:
+    """The run's shared services a suite may use; it never builds its own.
+
+    `browsers`: the run's browser pools (`concurrency.browsers` of them, the engine's own set): a suite that
+    renders checks one out (`async with context.browsers.checkout() as pool`) and never launches a browser.
+    `sandbox`: the run's sandbox. `roles`: the run's models by role name (runner/roles.py): the suite's own
+    `required_roles` (e.g. MT-Web2Code's caption model) before `load_tasks`, then "generator", "judge" and
+    "actor" once they are built, before the first turn.
+    """
+
+    browsers: BrowserPools
+    sandbox: Sandbox
+    roles: Mapping[str, Model] = field(default_factory=dict)
+
+
+class Suite(Protocol):
+    """A benchmark protocol: its tasks, the payload of each turn, its scoring and its summary.
+
+    A suite's configuration is its SuiteSettings (conf/suite/<name>.yaml); `bind(context)` hands it the
+    run's shared services before `load_tasks`. `SuiteBase` gives every member but the four core methods
+    a default.
     """
 
     name: str
     settings: SuiteSettings
-    actor_instructions: str | None  # the suite's actor prompt (ActorContext.instructions); None: the actor's own
-    uses_judge: bool  # the run's judge scores its turns (MT-Web2Code micro: False, scored on pixels)
-    # Model roles of its own the suite calls (runner/roles.py), given by the run's config under `roles.<name>`.
-    required_roles: tuple[str, ...]
 
-    def bind_roles(self, roles: Mapping[str, Model]) -> None:
-        """The run's models of `required_roles`, by role, before load_tasks (the suite never builds one)."""
+    @property
+    def artifact_kind(self) -> ArtifactKind:
+        """"vite" (a React + Vite build in `web_template`) or "static" (HTML/CSS pages, no build)."""
+
+    @property
+    def web_template(self) -> str | None:
+        """The web template artifacts build in (runner.sandbox.web_template.TEMPLATES); None: the default."""
+
+    @property
+    def prompt_version(self) -> str:
+        """The version of the suite's payload prompt, recorded in lineage.json."""
+
+    @property
+    def actor_instructions(self) -> str | None:
+        """The suite's actor prompt (ActorContext.instructions); None: the actor's own."""
+
+    @property
+    def uses_judge(self) -> bool:
+        """False for a suite that scores without the judge's model (it is then never started)."""
+
+    def configure_run(self, config: Any) -> None:
+        """Learn run-level settings (the RunnerConfig) before anything is loaded."""
+
+    def bind(self, context: SuiteContext) -> None:
+        """Receive the run's shared services (before load_tasks)."""
+
+    @property
+    def required_roles(self) -> tuple[str, ...]:
+        """Model roles of the suite's own it calls, composed by the config under `roles.<name>` and found in
+        `context.roles` (the suite never builds a model)."""
+
+    def rubric_versions(self) -> dict[str, str]:
+        """Rubric name -> version of every rubric the suite asks its judge (recorded in lineage.json)."""
+
+    def check_task_sources(self) -> list[str] | None:
+        """Preflight's cheap check of the task sources (problems found); None: load the tasks instead."""
 
     async def load_tasks(self) -> list[Task]: ...
 
-    def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
+    async def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
         """The public payload of one turn, in OpenAI chat format."""
 
-    def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None: ...
+    def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None:
+        """Tool backends the artifact reaches through `callTool`; None: a suite without tools."""
+
+    def artifact_assets(self, task: Task, turn: TurnSpec) -> Path | None:
+        """Read-only files served beside a static artifact (a golden page's images)."""
+
+    async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
+        """Execution-phase material for judge_turn (renders, located elements), frozen into the packet as
+        `judge_input.suite_context`, so judging never browses."""
+
+    async def judge_turn(self, judge: Judge, judge_input: JudgeInput) -> Verdict:
+        """The verdict of one slot; the default asks the configured judge."""
 
     def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]: ...
+
+
+class SuiteBase:
+    """The defaults of every optional member of `Suite`; each suite subclasses this."""
+
+    name: str
+    settings: SuiteSettings
+    prompt_version: str
+    artifact_kind: ArtifactKind = "vite"
+    actor_instructions: str | None = None  # the actor keeps its own prompt
+    uses_judge: bool = True
+    _context: SuiteContext | None = None
+
+    @property
+    def web_template(self) -> str | None:
+        return self.settings.web_template
+
+    def configure_run(self, config: Any) -> None:
+        return None
+
+    def bind(self, context: SuiteContext) -> None:
+        self._context = context
+
+    @property
+    def context(self) -> SuiteContext:
+        if self._context is None:
+            raise RuntimeError(f"suite {self.name!r} needs the run's services: call bind(SuiteContext(...)) first")
+        return self._context
+
+    @property
+    def required_roles(self) -> tuple[str, ...]:
+        return ()
+
+    def rubric_versions(self) -> dict[str, str]:
+        return {}
+
+    def check_task_sources(self) -> list[str] | None:
+        return None
+
+    def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None:
+        return None
+
+    def artifact_assets(self, task: Task, turn: TurnSpec) -> Path | None:
+        return None
+
+    async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
+        return {}
+
+    async def judge_turn(self, judge: Judge, judge_input: JudgeInput) -> Verdict:
+        return await judge.score(judge_input)
 
 
 def select_tasks(tasks: list[Task], settings: SuiteSettings) -> list[Task]:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from runner.metrics.basic import basic_summary
-from runner.models.base import Model
 from runner.records import TurnRecord
-from runner.sandbox.base import ToolBridge
-from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
+from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.native import load_native_tasks
 from runner.suites.payload import PROMPT_VERSION, build_webapp_messages
 from runner.tasks import Task, TurnSpec
@@ -22,30 +19,21 @@ class SmokeSuiteSettings(SuiteSettings):
     pass
 
 
-class SmokeSuite:
+class SmokeSuite(SuiteBase):
     name = "smoke"
     prompt_version = PROMPT_VERSION  # recorded in lineage.json
-    actor_instructions: str | None = None  # the actor keeps its own prompt
-    uses_judge = True  # every turn is scored by the run's judge
-    required_roles: tuple[str, ...] = ()  # no model roles of its own
 
     def __init__(self, settings: SmokeSuiteSettings, *, project_root: Path) -> None:
         self.settings = settings
         self.project_root = project_root
-
-    def bind_roles(self, roles: Mapping[str, Model]) -> None:
-        """No roles of its own to bind (required_roles is empty)."""
 
     async def load_tasks(self) -> list[Task]:
         spec = self.settings.tasks_path
         path = DEFAULT_TASKS if spec is None else (Path(spec) if Path(spec).is_absolute() else self.project_root / spec)
         return select_tasks(load_native_tasks(path, suite=self.name), self.settings)
 
-    def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
+    async def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
         return build_webapp_messages(task, turn, episode)
-
-    def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None:
-        return None
 
     def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
         from runner.metrics.reliability import summarize as reliability_summary

@@ -18,19 +18,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from runner.judges.llm_bundle import final_dom_path
 from runner.metrics.basic import basic_summary
 from runner.evidence_folder import EvidenceFolder
-from runner.models.base import Model
 from runner.records import TurnRecord, Verdict
 from runner.sandbox.base import ToolBridge
-from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
+from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.evogenui.backends import BackendError, public_tool_contract
 from runner.suites.evogenui.benchmark_prompts import BenchmarkPrompts, load_benchmark_prompts, use_benchmark_evaluator
 from runner.suites.evogenui.checkout import (
@@ -72,22 +70,14 @@ class EvoGenUISuiteSettings(SuiteSettings):
     ci_alpha: float = Field(default=0.05, gt=0, lt=1)  # 95% intervals
     benchmark_path: str | None = None  # a checkout of EvoGenUI-Bench: its tasks, backends, scaffold (and prompts)
     prompts: Literal["own", "benchmark"] = "own"  # benchmark: the checkout's generator/evaluator/actor prompts
-    template: str | None = None  # web template; None: `evogenui` with a checkout, else the default one
+    # web_template (inherited; `template` is its older name): None: `evogenui` with a checkout, else the default
+    web_template: str | None = Field(default=None, validation_alias=AliasChoices("web_template", "template"))
 
     @model_validator(mode="after")
     def _prompts_need_checkout(self) -> "EvoGenUISuiteSettings":
         if self.prompts == "benchmark" and self.benchmark_path is None:
             raise ValueError("prompts='benchmark' reads the prompts from the checkout: set suite.benchmark_path")
         return self
-
-    @field_validator("template")
-    @classmethod
-    def _known_template(cls, value: str | None) -> str | None:
-        from runner.sandbox.web_template import TEMPLATES
-
-        if value is not None and value not in TEMPLATES:
-            raise ValueError(f"unknown web template {value!r}; choose from {sorted(TEMPLATES)}")
-        return value
 
     @field_validator("sub_suites")
     @classmethod
@@ -98,11 +88,9 @@ class EvoGenUISuiteSettings(SuiteSettings):
         return value
 
 
-class EvoGenUISuite:
+class EvoGenUISuite(SuiteBase):
     name = "evogenui"
     prompt_version = PROMPT_VERSION  # the Appendix F.2 payload, recorded in lineage.json
-    uses_judge = True  # every turn is scored by the run's judge
-    required_roles: tuple[str, ...] = ()  # no model roles of its own
 
     def __init__(self, settings: EvoGenUISuiteSettings, *, project_root: Path) -> None:
         self.settings = settings
@@ -117,14 +105,11 @@ class EvoGenUISuite:
             load_benchmark_prompts(self.checkout) if self.checkout is not None and settings.prompts == "benchmark" else None
         )
 
-    def bind_roles(self, roles: Mapping[str, Model]) -> None:
-        """No roles of its own to bind (required_roles is empty)."""
-
     @property
     def web_template(self) -> str | None:
         """The template artifacts build in (the engine passes it to the sandbox); None: the default."""
-        if self.settings.template is not None:
-            return self.settings.template
+        if self.settings.web_template is not None:
+            return self.settings.web_template
         return "evogenui" if self.checkout is not None else None
 
     @property
@@ -261,7 +246,7 @@ class EvoGenUISuite:
                 self._contracts[task.id] = dict(task.public_contract)
         return self._contracts[task.id]
 
-    def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
+    async def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
         s = self.settings
         messages = build_turn_messages(
             task,

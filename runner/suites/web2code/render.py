@@ -2,12 +2,15 @@
 
 The paper needs "a deterministic rendering function under a fixed coordinate system" (§3.1) and three
 renders per micro-level turn "within a shared coordinate system" (§3.5). Here that is:
-- the project's BrowserPool (runner/browser/launch.py): system Chromium with the platform flags plus the
-  determinism flags (--font-render-hinting=none, --disable-lcd-text, --force-color-profile=srgb,
-  --hide-scrollbars, ...), a fresh context per page, viewport 1280x800, device scale factor 1,
-  reduced motion, and CSS animations/transitions frozen by PageSession's init script;
-- the page served by a tiny HTTP server on 127.0.0.1 (StaticSite), so a page given as an HTML string
-  can use the asset folder of its golden page without copying files anywhere;
+- one of the run's BrowserPools (runner/browser/launch.py; the suite checks it out of its context, it
+  never launches a browser): system Chromium with the platform flags plus the determinism flags
+  (--font-render-hinting=none, --disable-lcd-text, --force-color-profile=srgb, --hide-scrollbars, ...),
+  a fresh context per page with this module's fixed viewport 1280x800 at device scale factor 1 (set per
+  context, whatever the run's browser settings say), reduced motion, and CSS animations/transitions
+  frozen by PageSession's init script;
+- the page served by a tiny HTTP server on 127.0.0.1 (StaticSite) in the browser's network namespace
+  (a confined browser sees only its own loopback), so a page given as an HTML string can use the asset
+  folder of its golden page without copying files anywhere;
 - every request to another origin blocked and recorded (PageSession's route filter);
 - a full-page PNG taken after `load`, fonts ready and the pool's settle time.
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import mimetypes
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -28,13 +32,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from runner.browser.launch import BrowserPool, BrowserSettings
+from runner.browser.confine import socket_in_namespace
+from runner.browser.launch import BrowserPool, BrowserSettings, Viewport
 from runner.browser.session import PageSession
 
 # Fixed coordinate system of every render (the task brief; BrowserSettings' defaults).
 VIEWPORT_WIDTH = 1280
 VIEWPORT_HEIGHT = 800
 DEVICE_SCALE_FACTOR = 1.0
+RENDER_VIEWPORT = Viewport(VIEWPORT_WIDTH, VIEWPORT_HEIGHT, DEVICE_SCALE_FACTOR)
 
 _EXTRA_TYPES = {".svg": "image/svg+xml", ".css": "text/css", ".js": "text/javascript", ".webp": "image/webp"}
 
@@ -71,10 +77,12 @@ class StaticSite:
     """A tiny read-only HTTP server on 127.0.0.1 (random port) for one folder, in a daemon thread.
 
     `overrides` maps URL paths (e.g. "/index.html") to bodies served instead of files. Paths that
-    leave the folder, and methods other than GET/HEAD, are refused.
+    leave the folder, and methods other than GET/HEAD, are refused. `network`: the network namespace
+    (a /proc/PID/ns/net path, BrowserPool.network_namespace) whose loopback it listens on; None: the host's.
     """
 
-    def __init__(self, root: Path | str, overrides: Mapping[str, str | bytes] | None = None) -> None:
+    def __init__(self, root: Path | str, overrides: Mapping[str, str | bytes] | None = None, *,
+                 network: str | None = None) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise FileNotFoundError(f"asset folder not found: {self.root}")
@@ -82,6 +90,11 @@ class StaticSite:
             k if k.startswith("/") else "/" + k: v.encode("utf-8") if isinstance(v, str) else v
             for k, v in (overrides or {}).items()
         }
+        if network is not None and not network.startswith("/"):
+            raise RuntimeError(f"MT-Web2Code renders need a browser on this host; the run's browser is in "
+                               f"container {network[:12]} (with sandbox=docker set "
+                               "sandbox.options.browser_in_container=false)")
+        self.network = network
         self.requested: list[str] = []  # every path asked for, in order (for debugging missing assets)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -130,7 +143,14 @@ class StaticSite:
                 if body:
                     self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if self.network is None:
+            self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        else:  # the listening socket is made inside the browser's namespace, then served from here
+            self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
+            self._server.socket.close()
+            self._server.socket = socket_in_namespace(self.network, socket.AF_INET, socket.SOCK_STREAM)
+            self._server.server_bind()
+            self._server.server_activate()
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
                                         daemon=True, name="web2code-static-site")
@@ -176,10 +196,10 @@ class RenderResult:
 async def open_rendered_page(pool: BrowserPool, source: PageSource) -> AsyncIterator[PageSession]:
     """Serve `source` on 127.0.0.1, open it in a fresh context and wait until it is ready to shoot."""
     overrides = {source.entry: source.html} if source.html is not None else {}
-    site = StaticSite(source.root, overrides)
+    site = StaticSite(source.root, overrides, network=pool.network_namespace)
     await asyncio.to_thread(site.start)
     try:
-        async with pool.session(site.url(source.entry)) as session:
+        async with pool.session(site.url(source.entry), viewport=RENDER_VIEWPORT) as session:
             await session.goto()
             # Fonts and images of a static page: `load` covers images; fonts may settle after it.
             await session.page.evaluate("() => document.fonts ? document.fonts.ready.then(() => true) : true")
@@ -218,14 +238,3 @@ async def render_page(pool: BrowserPool, source: PageSource, out: Path | None = 
         out.write_bytes(png)
     width, height = _png_size(png)
     return RenderResult(png, width, height, time.monotonic() - started, blocked, missing, errors)
-
-
-def render_page_sync(source: PageSource, out: Path | None = None,
-                     settings: BrowserSettings | None = None) -> RenderResult:
-    """One-off render with its own browser (scripts, debugging). Reuse a pool for many pages."""
-
-    async def _run() -> RenderResult:
-        async with BrowserPool(settings or render_settings()) as pool:
-            return await render_page(pool, source, out)
-
-    return asyncio.run(_run())

@@ -18,8 +18,6 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,15 +25,14 @@ import numpy as np
 from pydantic import Field
 
 from runner import progress
-from runner.browser.launch import BrowserPool, BrowserSettings
+from runner.browser.launch import BrowserPool
 from runner.metrics.basic import basic_summary
 from runner.metrics.image import RUBRIC_DIMENSIONS, final_score, load_rgb
-from runner.models.base import GenerationRequest, Model
+from runner.models.base import GenerationRequest
 from runner.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
-from runner.sandbox.base import ToolBridge
-from runner.suites.base import EpisodeState, SuiteSettings, select_tasks
+from runner.judges.base import Judge, JudgeInput
+from runner.suites.base import ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.web2code import observation, rubric, scoring
-from runner.suites.web2code.render import render_settings
 from runner.suites.web2code.trajectory import (
     Trajectory,
     TrajectoryParams,
@@ -78,16 +75,11 @@ class Web2CodeSuiteSettings(SuiteSettings):
     generation_workers: int = Field(2, ge=1, le=8)  # pages generated at once
 
 
-def _run_blocking(factory) -> Any:
-    """Run a coroutine to completion from sync code that may itself run inside an event loop."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(factory())).result(timeout=300)
+class Web2CodeSuite(SuiteBase):
+    """Renders (trajectories, observations, scoring material) use the browsers of the suite's context."""
 
-
-class Web2CodeSuite:
-    artifact_kind = "static"
+    artifact_kind: ArtifactKind = "static"
     prompt_version = observation.PROMPT_VERSION  # recorded in lineage.json
-    actor_instructions: str | None = None  # the actor keeps its own prompt
 
     def __init__(self, settings: Web2CodeSuiteSettings, *, project_root: Path, track: str) -> None:
         self.settings = settings
@@ -95,23 +87,18 @@ class Web2CodeSuite:
         self.track = track
         self.name = track
         self.vision = True
-        self.browser = render_settings()
         self.skipped: list[dict[str, str]] = []
         self._trajectories: dict[str, Trajectory] = {}
         self._inputs: dict[tuple[str, int], Path] = {}  # (task, turn) -> render of the page the turn started from
-        self._roles: dict[str, Model] = {}  # the run's models of required_roles (bind_roles)
 
     # -- configuration ------------------------------------------------------------------------------
 
     def configure_run(self, config: Any) -> None:
-        """Optional hook (runner/experiment.py): learn the model's vision and the browser executable."""
+        """Learn the model's vision (text-only payloads for a model without it)."""
         vision = getattr(config.model, "vision", None)
         if vision is None and getattr(config.model, "model_extra", None):
             vision = config.model.model_extra.get("vision")
         self.vision = True if vision is None else bool(vision)
-        browser: BrowserSettings = config.browser
-        self.browser = render_settings(executable_path=browser.executable_path, launch_args=browser.launch_args,
-                                       extra_args=browser.extra_args, nav_timeout_ms=browser.nav_timeout_ms)
 
     @property
     def uses_judge(self) -> bool:
@@ -122,9 +109,6 @@ class Web2CodeSuite:
     def required_roles(self) -> tuple[str, ...]:
         """The §5.1 caption ablation calls a model role of its own, `roles.caption` (runner/roles.py)."""
         return ("caption",) if self.track == "macro" and self.settings.caption else ()
-
-    def bind_roles(self, roles: Mapping[str, Model]) -> None:
-        self._roles = dict(roles)
 
     def check_task_sources(self) -> list[str]:
         """Preflight: the page folders exist and the selected ids name pages, without generating trajectories."""
@@ -189,7 +173,7 @@ class Web2CodeSuite:
                 shown.advance(detail=page_dir.name)
                 return trajectory
 
-            async with BrowserPool(self.browser) as pool:
+            async with self.context.browsers.checkout() as pool:
                 trajectories = await asyncio.gather(*(one(pool, d) for d in dirs))
         tasks: list[Task] = []
         modes = ["chain", "independent"] if self.settings.mode == "both" else [self.settings.mode]
@@ -237,9 +221,9 @@ class Web2CodeSuite:
     async def _captions(self, traj: Trajectory) -> None:
         """§5.1 ablation: one caption per golden crop, by the run's caption role, cached beside the trajectory
         (keyed by the model's name and the crop: conf/model names one configuration each)."""
-        model = self._roles.get("caption")
+        model = self.context.roles.get("caption")
         if model is None:
-            raise ValueError("suite.caption=true: the run bound no `caption` model role (roles.caption)")
+            raise ValueError("suite.caption=true: the run's context holds no `caption` model role (roles.caption)")
         for step in traj.steps:
             t = step["t"]
             png = traj.crop_path(t).read_bytes()
@@ -261,9 +245,6 @@ class Web2CodeSuite:
     def artifact_assets(self, task: Task, turn: TurnSpec) -> Path | None:
         return self.trajectory(task).assets_dir
 
-    def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None:
-        return None
-
     # -- observation --------------------------------------------------------------------------------
 
     def _targets(self, traj: Trajectory, t: int) -> list[dict[str, Any]]:
@@ -279,17 +260,15 @@ class Web2CodeSuite:
     def _loc_key(loc: dict[str, Any]) -> str:
         return json.dumps(loc, sort_keys=True)
 
-    async def _observe(self, traj: Trajectory, files: dict[str, str], locators: list[dict[str, Any]],
-                       pool: BrowserPool | None = None) -> tuple[Path, list[dict[str, Any]]]:
-        """Render `files`, locate `locators` on the page (fresh eq. 3 ids); both cached by content."""
+    async def _observe(self, traj: Trajectory, files: dict[str, str],
+                       locators: list[dict[str, Any]]) -> tuple[Path, list[dict[str, Any]]]:
+        """Render `files`, locate `locators` on the page (fresh eq. 3 ids); both cached by content, and
+        only a cache miss checks out one of the run's browsers."""
         png_path, meta_path = self._render_cache(traj, files)
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"located": {}}
         missing = [loc for loc in locators if self._loc_key(loc) not in meta["located"]]
         if not png_path.exists() or missing:
-            if pool is None:
-                async with BrowserPool(self.browser) as own:
-                    png, results = await locate_on_files(own, files, traj.assets_dir, locators)
-            else:
+            async with self.context.browsers.checkout() as pool:
                 png, results = await locate_on_files(pool, files, traj.assets_dir, locators)
             png_path.parent.mkdir(parents=True, exist_ok=True)
             png_path.write_bytes(png)
@@ -298,7 +277,7 @@ class Web2CodeSuite:
             write_json_atomic(meta_path, meta)
         return png_path, [meta["located"][self._loc_key(loc)] for loc in locators]
 
-    def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
+    async def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
         traj = self.trajectory(task)
         t = turn.extra["step"]
         targets = self._targets(traj, t)
@@ -306,7 +285,7 @@ class Web2CodeSuite:
         if chained:
             files = dict(episode.files)
             locators = [target["locator_after"] for target in targets]
-            png_path, found = _run_blocking(lambda: self._observe(traj, files, locators))
+            png_path, found = await self._observe(traj, files, locators)
             # A target the model's page no longer has keeps its golden position.
             boxes = [f["box"] or target["box_after"] for f, target in zip(found, targets)]
         else:
@@ -336,15 +315,14 @@ class Web2CodeSuite:
             locators.append(self._targets(traj, t)[0]["locator_between"])
         if task.extra["mode"] == "chain" and t - 1 >= 1:  # warm the next turn's observation
             locators += [target["locator_after"] for target in self._targets(traj, t - 1)]
-        async with BrowserPool(self.browser) as pool:
-            png_path, located = await self._observe(traj, dict(files), locators, pool)
+        png_path, located = await self._observe(traj, dict(files), locators)
         out = Path(out_dir)
         (out / FROZEN_RENDER).write_bytes(png_path.read_bytes())
         input_path = self._inputs.get((task.id, turn.index), traj.render_path(t))
         (out / FROZEN_INPUT).write_bytes(input_path.read_bytes())
         return {"render": FROZEN_RENDER, "input_render": FROZEN_INPUT, "located": located}
 
-    async def judge_turn(self, judge: Any, judge_input: Any) -> Verdict:
+    async def judge_turn(self, judge: Judge, judge_input: JudgeInput) -> Verdict:
         task, turn = judge_input.task, judge_input.turn
         traj = self.trajectory(task)
         t = turn.extra["step"]
@@ -354,7 +332,7 @@ class Web2CodeSuite:
                            summary=f"not renderable ({judge_input.build.status}): scored 0")
         targets = self._targets(traj, t)
         out = Path(judge_input.out_dir)
-        frozen = getattr(judge_input, "suite_context", None) or await self.prepare_judging(
+        frozen = judge_input.suite_context or await self.prepare_judging(
             task, turn, dict(judge_input.files), out)
         located = frozen["located"]
         png_path = out / frozen["render"]

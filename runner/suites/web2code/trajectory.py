@@ -57,7 +57,7 @@ from runner.suites.web2code.fingerprint import (
 )
 from runner.suites.web2code.freeze import FreezeError, freeze_page
 from runner.suites.web2code.operators import OPERATORS, STRUCTURAL_OPERATORS, install_helpers
-from runner.suites.web2code.render import StaticSite, screenshot_png
+from runner.suites.web2code.render import RENDER_VIEWPORT, StaticSite, screenshot_png
 
 log = logging.getLogger(__name__)
 
@@ -184,10 +184,10 @@ async def open_files_page(pool: BrowserPool, files: Mapping[str, str], assets_di
     The one rendering path for golden states and model outputs alike, so the oracle's pixels match exactly
     (same waits as render.open_rendered_page).
     """
-    site = StaticSite(assets_dir, dict(files))
+    site = StaticSite(assets_dir, dict(files), network=pool.network_namespace)
     await asyncio.to_thread(site.start)
     try:
-        async with pool.session(site.url(ENTRY)) as session:
+        async with pool.session(site.url(ENTRY), viewport=RENDER_VIEWPORT) as session:
             await session.goto()
             await session.page.evaluate("() => document.fonts ? document.fonts.ready.then(() => true) : true")
             yield session

@@ -38,6 +38,11 @@ def _suite(**settings: Any) -> EvoGenUISuite:
                          project_root=REPO_ROOT)
 
 
+def _messages(suite: EvoGenUISuite, *args: Any) -> list[dict[str, Any]]:
+    """The turn payload (Suite.messages is async)."""
+    return asyncio.run(suite.messages(*args))
+
+
 def _load(suite: EvoGenUISuite):
     return asyncio.run(suite.load_tasks())
 
@@ -76,7 +81,7 @@ def test_public_tool_list_is_the_benchmarks_api_doc_byte_for_byte() -> None:
     contract = suite.public_contract(task)
     assert json.dumps(contract["tools"]) == json.dumps(expected)
     turn = task.turns[0]
-    payload = json.loads(suite.messages(task, turn, EpisodeState())[1]["content"])
+    payload = json.loads(_messages(suite, task, turn, EpisodeState())[1]["content"])
     assert json.dumps(payload["task"]["tools"]) == json.dumps(expected)
 
 
@@ -106,7 +111,7 @@ def test_benchmark_prompts_come_from_the_checkout_and_are_hashed() -> None:
         EvoGenUISuiteSettings(name="evogenui", prompts="benchmark")
     suite = _suite(prompts="benchmark", task_ids=[TOOL_TASK])
     (task,) = _load(suite)
-    messages = suite.messages(task, task.turns[0], EpisodeState())
+    messages = _messages(suite, task, task.turns[0], EpisodeState())
     assert messages[0] == {"role": "system", "content": STAND_IN_GENERATOR}
     prompts = suite.benchmark_prompts
     assert prompts is not None and prompts.hashes()["generator"] == sha256_text(STAND_IN_GENERATOR)

@@ -43,6 +43,11 @@ def _suite(**settings: Any) -> EvoGenUISuite:
     return EvoGenUISuite(EvoGenUISuiteSettings(name="evogenui", **settings), project_root=REPO_ROOT)
 
 
+def _messages(suite: EvoGenUISuite, *args: Any) -> list[dict[str, Any]]:
+    """The turn payload (Suite.messages is async)."""
+    return asyncio.run(suite.messages(*args))
+
+
 def _load(suite: EvoGenUISuite) -> list[Task]:
     return asyncio.run(suite.load_tasks())
 
@@ -174,7 +179,7 @@ def test_payload_has_f2_shape_and_no_private_material(tmp_path: Path) -> None:
         assert private, "the test must have private material to look for"
         for turn in task.turns:
             episode = _episode_for(task, turn)
-            messages = suite.messages(task, turn, episode)
+            messages = _messages(suite, task, turn, episode)
             assert [m["role"] for m in messages] == ["system", "user"]
             payload = json.loads(messages[1]["content"])
             assert payload["current_user_request"] == turn.prompt
@@ -205,20 +210,20 @@ def test_previous_turn_source_names_the_turn_that_wrote_the_files(tmp_path: Path
     (task,) = _load(suite)
     task = task.model_copy(update={"turns": [task.turn(1), task.turn(2), task.turn(2).model_copy(update={"index": 3})]})
     episode = EpisodeState()
-    suite.messages(task, task.turn(1), episode)
+    _messages(suite, task, task.turn(1), episode)
     episode.files = {"src/App.jsx": "turn one"}
     episode.history.append(CompactTurn(1, "r1", "a1", "u1"))
-    payload = json.loads(suite.messages(task, task.turn(2), episode)[1]["content"])
+    payload = json.loads(_messages(suite, task, task.turn(2), episode)[1]["content"])
     assert payload["previous_turn_source"]["turn"] == 1
     episode.history.append(CompactTurn(2, "r2", "invalid answer", ""))  # turn 2 returned no files
-    payload = json.loads(suite.messages(task, task.turn(3), episode)[1]["content"])
+    payload = json.loads(_messages(suite, task, task.turn(3), episode)[1]["content"])
     assert payload["previous_turn_source"]["turn"] == 1
 
 
 def test_history_turns_limits_the_compact_history(tmp_path: Path) -> None:
     suite = _suite(tasks_path=str(tiny_task.write_tiny_task(tmp_path / "tasks")), history_turns=0)
     (task,) = _load(suite)
-    payload = json.loads(suite.messages(task, task.turn(2), _episode_for(task, task.turn(2)))[1]["content"])
+    payload = json.loads(_messages(suite, task, task.turn(2), _episode_for(task, task.turn(2)))[1]["content"])
     assert payload["previous_turns"] == [] and payload["task"]["conversation_history"] == []
     assert payload["previous_turn_source"]["files"], "the latest source is always shown"
 

@@ -1,0 +1,75 @@
+"""The typed suite seam: every suite subclasses SuiteBase, the shared settings are validated, and the
+engine's browser set hands each pool to one holder at a time."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from runner.browser.launch import BrowserPool, BrowserPools
+from runner.errors import ConfigError
+from runner.records import Verdict
+from runner.suites.base import SuiteBase, SuiteContext
+from runner.suites.registry import SUITES, build_suite
+from tests.conftest import REPO_ROOT
+
+
+@pytest.mark.parametrize("name", sorted(SUITES))
+def test_every_suite_subclasses_the_base_and_declares_its_prompt_version(name: str) -> None:
+    suite = build_suite({"name": name}, project_root=REPO_ROOT)
+    assert isinstance(suite, SuiteBase)
+    assert suite.prompt_version and suite.artifact_kind in ("vite", "static")
+    assert suite.settings.generation == "single_pass"
+
+
+def test_web_templates_come_from_the_suite_config() -> None:
+    assert build_suite({"name": "smoke", "web_template": "default"}, project_root=REPO_ROOT).web_template == "default"
+    assert build_suite({"name": "smoke"}, project_root=REPO_ROOT).web_template is None
+    with pytest.raises(ConfigError, match=r"suite.web_template = 'nope'.*unknown web template 'nope'; choose from"):
+        build_suite({"name": "smoke", "web_template": "nope"}, project_root=REPO_ROOT)
+
+
+def test_an_unknown_generation_strategy_names_the_choices() -> None:
+    with pytest.raises(ConfigError, match=r"suite.generation = 'self_repair'.*choose from \['single_pass'\]"):
+        build_suite({"name": "micro", "generation": "self_repair"}, project_root=REPO_ROOT)
+
+
+def test_defaults_of_the_base() -> None:
+    class Minimal(SuiteBase):
+        name = "minimal"
+        prompt_version = "v1"
+
+    suite = Minimal()
+    with pytest.raises(RuntimeError, match="bind"):
+        suite.context
+    pools = BrowserPools([])
+    suite.bind(SuiteContext(browsers=pools, sandbox=object()))  # type: ignore[arg-type]
+    assert suite.context.browsers is pools and dict(suite.context.roles) == {}
+    assert suite.artifact_assets(None, None) is None  # type: ignore[arg-type]
+    assert asyncio.run(suite.prepare_judging(None, None, {}, Path("."))) == {}  # type: ignore[arg-type]
+
+    class Judge:
+        async def score(self, judge_input: object) -> Verdict:
+            return Verdict(judge="j", passed=True)
+
+    assert asyncio.run(suite.judge_turn(Judge(), None)).passed is True  # type: ignore[arg-type]
+
+
+def test_a_checked_out_pool_is_held_by_one_caller_until_returned() -> None:
+    async def scenario() -> list[str]:
+        pools = BrowserPools([BrowserPool()])  # never launched: nothing opens a session here
+        events: list[str] = []
+
+        async def hold(label: str) -> None:
+            async with pools.checkout() as pool:
+                events.append(f"{label} got {id(pool) == id(next(iter(pools)))}")
+                await asyncio.sleep(0.05)
+                events.append(f"{label} done")
+
+        await asyncio.gather(hold("a"), hold("b"))
+        assert pools.launches == 0
+        return events
+
+    assert asyncio.run(scenario()) == ["a got True", "a done", "b got True", "b done"]

@@ -1,0 +1,30 @@
+"""Generation strategies: single_pass makes one call and records it as one round."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from runner.generation import STRATEGIES, SinglePass, build_strategy
+from runner.models.base import ModelResponse
+
+
+def test_single_pass_is_one_round_of_the_payload() -> None:
+    seen: list[list[dict]] = []
+
+    async def call(messages: list[dict]) -> ModelResponse:
+        seen.append(messages)
+        return ModelResponse(text="answer", usage={"prompt_tokens": 3, "completion_tokens": 2})
+
+    payload = [{"role": "user", "content": "build it"}]
+    generation = asyncio.run(SinglePass().generate(payload, call))
+    assert seen == [payload]
+    assert generation.strategy == "single_pass" and [r.index for r in generation.rounds] == [1]
+    assert generation.final.text == "answer" and generation.usage == {"prompt_tokens": 3, "completion_tokens": 2}
+
+
+def test_unknown_strategy_lists_the_choices() -> None:
+    assert sorted(STRATEGIES) == ["single_pass"]
+    with pytest.raises(ValueError, match=r"unknown generation strategy 'nope'; choose from \['single_pass'\]"):
+        build_strategy("nope")
