@@ -232,3 +232,30 @@ def test_suite_scoring_uses_the_same_eqs_9_to_12():
         metric = im.micro_turn_score(golden, broken, model, outbox_mask=mask)
         assert (suite["s_inbox"], suite["s_outbox"], suite["score"]) == (
             metric["s_inbox"], metric["s_outbox"], metric["score"])
+
+
+def _whole_image_map(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    _, full = structural_similarity(a, b, channel_axis=-1, data_range=255, full=True)
+    return full.astype(np.float64).mean(axis=2)
+
+
+@pytest.mark.parametrize("box", [(40, 60, 50, 90), (0, 5, 0, 4), (195, 200, 290, 300), (0, 200, 120, 121)])
+def test_ssim_map_over_the_differing_box_equals_the_whole_image_map(box):
+    # Only the differing pixels' surroundings are computed; the map must be skimage's, edges included.
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 256, size=(200, 300, 3), dtype=np.uint8)
+    b = a.copy()
+    top, bottom, left, right = box
+    b[top:bottom, left:right] = rng.integers(0, 256, size=(bottom - top, right - left, 3), dtype=np.uint8)
+    assert (a != b).any()
+    np.testing.assert_allclose(im.ssim_map(a, b), _whole_image_map(a, b), rtol=0, atol=1e-12)
+
+
+def test_ssim_map_of_scattered_differences_equals_the_whole_image_map():
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 256, size=(64, 80, 3), dtype=np.uint8)
+    b = a.copy()
+    b[3, 70] = 255 - b[3, 70]
+    b[60, 2, 1] = 255 - b[60, 2, 1]
+    np.testing.assert_allclose(im.ssim_map(a, b), _whole_image_map(a, b), rtol=0, atol=1e-12)
+    assert np.array_equal(im.ssim_map(a, a), np.ones((64, 80)))
