@@ -113,9 +113,12 @@ def _pad_mask(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
 
 
 def pixel_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per-pixel distance used by eq. 9 (OURS): max over RGB of ``|a - b|``, int in 0..255."""
+    """Per-pixel distance used by eq. 9 (OURS): max over RGB of ``|a - b|``, uint8 in 0..255."""
     a, b = pad_to_common(a, b)
-    return np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2)
+    # |a - b| in uint8 as max - min (no widening copy), then the max over the three channel planes: several
+    # times faster on a full page than a reduction along the short last axis.
+    diff = np.maximum(a, b) - np.minimum(a, b)
+    return np.maximum(np.maximum(diff[..., 0], diff[..., 1]), diff[..., 2])
 
 
 def ssim_map(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -259,3 +259,12 @@ def test_ssim_map_of_scattered_differences_equals_the_whole_image_map():
     b[60, 2, 1] = 255 - b[60, 2, 1]
     np.testing.assert_allclose(im.ssim_map(a, b), _whole_image_map(a, b), rtol=0, atol=1e-12)
     assert np.array_equal(im.ssim_map(a, a), np.ones((64, 80)))
+
+
+def test_pixel_distance_is_the_channel_max_of_the_absolute_difference():
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 256, size=(30, 40, 3), dtype=np.uint8)
+    b = rng.integers(0, 256, size=(30, 40, 3), dtype=np.uint8)
+    expected = np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2)
+    assert np.array_equal(im.pixel_distance(a, b), expected)
+    assert im.pixel_distance(a, b).dtype == np.uint8 and im.pixel_distance(a, a).max() == 0
