@@ -1,7 +1,7 @@
 """`python -m runner.prepare`: one-time preparation and a self-check of the offline default.
 
 Installs every web template's node_modules into the cache (shared read-only by every build; the
-default one and the EvoGenUI-Bench scaffold, each under its lockfile's content hash) and checks
+default one, the EvoGenUI-Bench scaffold and FlowEval's, each under its lockfile's content hash) and checks
 that Chromium and bubblewrap are usable, so a broken machine fails here with a clear message rather
 than halfway through an experiment.
 """

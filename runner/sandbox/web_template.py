@@ -2,7 +2,8 @@
 
 A template belongs to a suite (DESIGN.md "Templates"): `default` is the minimal React 19 + Vite 8 one
 (smoke and the project's own tasks), `evogenui` the EvoGenUI-Bench scaffold (React 18 + TypeScript +
-Vite 7, `src/App.tsx`, clients under `src/genui/`). Each is content-hashed by its lockfile.
+Vite 7, `src/App.tsx`, clients under `src/genui/`), `floweval` FlowEval's (React 18 + Vite 7, `src/App.jsx`,
+TailwindCSS 3 via PostCSS, FontAwesome). Each is content-hashed by its lockfile.
 """
 
 from __future__ import annotations
@@ -71,6 +72,17 @@ TEMPLATES: dict[str, WebTemplate] = {
         frozenset({"index.html", "package.json", "package-lock.json", "vite.config.js", "vite.config.ts", "tsconfig.json",
                    "workspace-guard.js", "src/main.tsx", "public/__genui_runtime.js"}),
         reserved_prefixes=("src/genui/",),
+    ),
+    # FlowEval's harness (Appendix A): React JSX with src/App.jsx as the main view, TailwindCSS for styling and
+    # the three FontAwesome packages "you can assume ... are installed"; the entry, Tailwind's layers and the
+    # configs stay the template's ("you must not change or edit any other files").
+    "floweval": WebTemplate(
+        "floweval",
+        Path(__file__).resolve().parent / "web_templates" / "floweval",
+        frozenset({"index.html", "package.json", "package-lock.json", "vite.config.js", "tailwind.config.js",
+                   "workspace-guard.js", "src/main.jsx", "src/index.css"}),
+        allowed_packages=("react", "react-dom", "@fortawesome/fontawesome-svg-core",
+                          "@fortawesome/free-solid-svg-icons", "@fortawesome/react-fontawesome"),
     ),
 }
 

@@ -161,6 +161,23 @@ def test_a_suite_template_builds_from_its_modules_volume(tmp_path: Path, label: 
     assert COMPLETE_MARKER in listing and "vite" in listing and "react" in listing, listing
 
 
+def test_floweval_template_builds_tailwind_and_fontawesome_in_the_container(tmp_path: Path, label: str) -> None:
+    """FlowEval's template (React + TailwindCSS + FontAwesome) from its own modules volume: Tailwind finds its
+    config and the sources under /app, and the icon package resolves from /node_modules."""
+    from tests.support import floweval_app
+
+    async def scenario():
+        sandbox = _sandbox(label, browser_in_container=False)
+        try:
+            return await sandbox.build(floweval_app.FILES, tmp_path / "ws", template="floweval")
+        finally:
+            await sandbox.aclose()
+
+    result = asyncio.run(scenario())
+    assert result.status == "ok", result.log
+    floweval_app.assert_tailwind_and_icon_built(result.dist_dir)
+
+
 PORT_PROBE = (
     "import socket,sys\n"
     "for port in sys.argv[1:]:\n"

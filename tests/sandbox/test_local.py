@@ -276,3 +276,40 @@ def test_concurrent_builds_in_one_loop(tmp_path):
     first, second = asyncio.run(scenario())
     assert first.status == "ok" and second.status == "ok", first.log + second.log
     assert first.dist_dir != second.dist_dir
+
+
+# --- FlowEval's template (Appendix A: React JSX + TailwindCSS + FontAwesome) ------------------------
+
+def _build_in(template: str, files, workspace: Path):
+    return asyncio.run(LocalSandbox(LocalSandboxSettings()).build(files, workspace, template=template))
+
+
+@pytest.mark.build
+def test_floweval_app_builds_with_tailwind_and_fontawesome(tmp_path):
+    from tests.support import floweval_app
+
+    result = _build_in("floweval", floweval_app.FILES, tmp_path / "ws")
+    assert result.status == "ok", result.log
+    floweval_app.assert_tailwind_and_icon_built(result.dist_dir)
+
+
+@pytest.mark.parametrize("reserved", ["tailwind.config.js", "vite.config.js", "index.html", "src/main.jsx",
+                                      "src/index.css"])
+def test_floweval_reserved_files_cannot_be_overwritten(tmp_path, reserved):
+    from tests.support import floweval_app
+
+    files = {**floweval_app.FILES, reserved: "export default { content: ['/**/*'] };\n"}
+    result = _build_in("floweval", files, tmp_path / "ws")
+    assert result.status == "rejected"
+    assert any(reserved in reason and "reserved" in reason for reason in result.rejected), result.rejected
+    assert not (tmp_path / "ws").exists()
+
+
+@pytest.mark.build
+def test_floweval_workspace_guard_still_applies(tmp_path, monkeypatch):
+    # With the static check out of the way, the template's vite config still loads the build-time guard.
+    monkeypatch.setattr(pipeline, "rejection", lambda *args, **kwargs: None)
+    files = {"src/App.jsx": "import e from '../../usr/lib/os-release?raw';\nexport default () => e;\n"}
+    result = _build_in("floweval", files, tmp_path / "ws")
+    assert result.status == "build_failed", result.log
+    assert "genui-workspace-guard" in result.log and "outside the workspace" in result.log

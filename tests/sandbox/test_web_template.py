@@ -202,6 +202,40 @@ def test_evogenui_template_has_the_scaffold_files_and_its_own_rules():
         web_template.get_template("nope")
 
 
+# --- FlowEval's environment (suite template `floweval`, FlowEval Appendix A) --------------------------
+
+FLOWEVAL_PACKAGES = ("@fortawesome/fontawesome-svg-core", "@fortawesome/free-solid-svg-icons",
+                     "@fortawesome/react-fontawesome")
+
+
+def test_floweval_template_has_the_promised_environment_and_its_own_rules():
+    spec = web_template.get_template("floweval")
+    for name in ("src/App.jsx", "src/main.jsx", "src/index.css", "tailwind.config.js", "vite.config.js",
+                 "index.html", "package-lock.json"):
+        assert (spec.directory / name).is_file(), name
+    package = json.loads((spec.directory / "package.json").read_text())
+    pins = {**package["dependencies"], **package["devDependencies"]}
+    assert set(FLOWEVAL_PACKAGES) <= set(pins) and pins["react"] == "18.3.1" and pins["tailwindcss"].startswith("3.4.")
+    assert all(version[0].isdigit() for version in pins.values()), "exact pins only"
+    lock = json.loads((spec.directory / "package-lock.json").read_text())["packages"]
+    assert all(lock[f"node_modules/{name}"]["version"] == version for name, version in pins.items())
+    assert "@tailwind utilities;" in (spec.directory / "src" / "index.css").read_text()
+    assert '"./src/**/*.{js,jsx}"' in (spec.directory / "tailwind.config.js").read_text()
+    assert "workspaceGuard()" in (spec.directory / "vite.config.js").read_text()
+    assert web_template.template_hash("floweval") not in {web_template.template_hash(),
+                                                           web_template.template_hash("evogenui")}
+    app = "".join(f"import * as m{i} from '{name}'\n" for i, name in enumerate(FLOWEVAL_PACKAGES))
+    files = {"src/App.jsx": app + "export function App() { return <p className='p-4'>x</p> }\n",
+             "src/data.js": "export const rows = []\n", "src/theme.css": ".x { @apply p-4; }\n"}
+    assert validate_files(files, template="floweval") == []
+    reasons = validate_files({**files, "src/index.css": "body {}\n",
+                              "src/Chart.jsx": "import { LineChart } from 'recharts'\n"}, template="floweval")
+    assert any("src/index.css" in r and "reserved" in r for r in reasons), reasons
+    assert any("'recharts'" in r and "does not provide" in r for r in reasons), reasons
+    # the other templates provide no FontAwesome
+    assert validate_files({"src/App.jsx": app}) != []
+
+
 def test_name_checks_end_on_absolute_and_escaping_paths():
     from runner.sandbox.web_template import name_problems
 
