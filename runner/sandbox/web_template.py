@@ -153,11 +153,20 @@ def _install(cache_root: Path, target_dir: Path, modules: Path, template: str | 
         for name in ("package.json", "package-lock.json"):
             shutil.copy2(get_template(template).directory / name, scratch / name)
         started = time.monotonic()
-        cmd = ["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline", "--cache", str(cache_root / "npm")]
+        cmd = ["npm", "ci", "--no-audit", "--no-fund", "--cache", str(cache_root / "npm")]
         with progress.step("installing the web template's node_modules (npm ci, once per lockfile)", key="web-template-install"):
-            proc = subprocess.run(cmd, cwd=scratch, capture_output=True, text=True, timeout=NPM_CI_TIMEOUT_S)
-        if proc.returncode != 0:
-            raise RuntimeError(f"npm ci failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+            proc = subprocess.run([*cmd, "--prefer-offline"], cwd=scratch, capture_output=True, text=True,
+                                  timeout=NPM_CI_TIMEOUT_S)
+            if proc.returncode != 0:
+                # A package index cached before a pinned version was published makes --prefer-offline fail
+                # ("No matching version found"); asking the registry once refreshes it.
+                offline = proc
+                shutil.rmtree(scratch / "node_modules", ignore_errors=True)
+                proc = subprocess.run([*cmd, "--prefer-online"], cwd=scratch, capture_output=True, text=True,
+                                      timeout=NPM_CI_TIMEOUT_S)
+                if proc.returncode != 0:
+                    raise RuntimeError(f"npm ci failed ({proc.returncode}), from the cache first:\n{offline.stderr}\n"
+                                       f"then asking the registry:\n{proc.stdout}\n{proc.stderr}")
         (scratch / "node_modules" / ".genui-complete").write_text(template_hash(template))
         if modules.exists():  # a stale, incomplete folder from a crashed install
             shutil.rmtree(modules)

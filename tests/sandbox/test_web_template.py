@@ -241,3 +241,34 @@ def test_name_checks_end_on_absolute_and_escaping_paths():
 
     assert name_problems(["/etc/evil", "../../etc/evil", "src/../../x"]) == []  # other checks refuse these
     assert name_problems(["/etc", "/etc/evil"]) == ["'/etc': is a file and also the folder of '/etc/evil'"]
+
+
+def test_a_stale_npm_cache_index_falls_back_to_asking_the_registry(tmp_path, monkeypatch):
+    # Fault injection: an npm whose cached package index predates a pinned version fails --prefer-offline
+    # ("No matching version found"); the install asks the registry once instead of failing the run.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls.txt"
+    fake = bin_dir / "npm"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> "{calls}"\n'
+        'case "$*" in *--prefer-offline*) echo "npm error notarget No matching version found" >&2; exit 1;; esac\n'
+        "mkdir -p node_modules/vite && echo ok > node_modules/vite/marker\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    modules = ensure_template_modules(tmp_path / "cache")
+    assert (modules / "vite" / "marker").is_file()
+    tried = calls.read_text().splitlines()
+    assert len(tried) == 2 and "--prefer-offline" in tried[0] and "--prefer-online" in tried[1]
+
+
+def test_an_install_that_fails_both_ways_says_so(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npm").write_text("#!/bin/sh\necho 'npm error network down' >&2\nexit 1\n")
+    (bin_dir / "npm").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    with pytest.raises(RuntimeError, match="(?s)from the cache first.*network down.*then asking the registry"):
+        ensure_template_modules(tmp_path / "cache")
