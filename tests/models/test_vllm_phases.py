@@ -63,14 +63,24 @@ def _stamps(log: Path) -> dict[str, datetime]:
     return found
 
 
-def _run(conf: Path, run_dir: Path, phases: str) -> subprocess.CompletedProcess[str]:
+def _start(conf: Path, run_dir: Path, phases: str) -> subprocess.Popen[str]:
     overrides = [
         f"hydra.searchpath=[file://{conf}]", "model=tiny-gen", "judge=tiny-judge", "suite=smoke",
         "suite.task_ids=[smoke-counter]", "suite.turns=2", f"run.phases={phases}", f"hydra.run.dir={run_dir}",
         "tracking=off", "concurrency.episodes=1", "concurrency.judge_calls=1", "concurrency.browsers=1",
     ]
-    return subprocess.run([sys.executable, "-m", "runner", *overrides], cwd=REPO_ROOT, env=cli_env(),
-                          capture_output=True, text=True, timeout=2 * READY_TIMEOUT_S + 600)
+    return subprocess.Popen([sys.executable, "-m", "runner", *overrides], cwd=REPO_ROOT, env=cli_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(process: subprocess.Popen[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate()
+        raise AssertionError(f"the run did not finish in {timeout} s:\n{stderr[-4000:]}") from None
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 def _server_times(run_dir: Path) -> tuple[dict[str, datetime], dict[str, datetime]]:
@@ -79,12 +89,17 @@ def _server_times(run_dir: Path) -> tuple[dict[str, datetime], dict[str, datetim
     return _stamps(generator), _stamps(judge)
 
 
-@pytest.mark.timeout(4 * READY_TIMEOUT_S + 1200)  # four server starts, one after another
+@pytest.mark.timeout(4 * READY_TIMEOUT_S + 1200)  # four server starts, two runs at once
 def test_staged_phases_never_hold_both_servers_and_match_together(tiny_model_dir: Path, tmp_path: Path) -> None:  # noqa: F811
     conf = tmp_path / "conf"
     _write_configs(conf, tiny_model_dir)
     staged, together = tmp_path / "staged", tmp_path / "together"
-    result = _run(conf, staged, "staged")
+    # The two runs go at once (each has its own servers on free ports and its own logs): the staged run's
+    # order is read from its own servers' lifecycle lines, so the other run cannot blur it.
+    runs = {"staged": _start(conf, staged, "staged"), "together": _start(conf, together, "together")}
+    timeout = 4 * READY_TIMEOUT_S + 900
+    finished = {name: _finish(process, timeout) for name, process in runs.items()}
+    result = finished["staged"]
     assert result.returncode == 0, result.stderr[-4000:]
     assert "run.phases=staged -> staged" in result.stderr
     generator, judge = _server_times(staged)
@@ -104,7 +119,7 @@ def test_staged_phases_never_hold_both_servers_and_match_together(tiny_model_dir
     [judge_log] = list((staged / "servers").glob("tiny-judge-*.log"))
     assert judge_log.read_text().count('"POST /v1/chat/completions HTTP/1.1" 200') == 2
 
-    result = _run(conf, together, "together")
+    result = finished["together"]
     assert result.returncode == 0, result.stderr[-4000:]
     generator, judge = _server_times(together)
     assert judge["launch"] < generator["stopped"]  # together: both resident at once
