@@ -55,6 +55,16 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
     _fail_missing_component_in_ci(outcome.get_result())
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # The runner image's cold build is mostly downloads: start it now, beside the other tests.
+    if session.config.option.collectonly:
+        return
+    if any(item.nodeid.startswith("tests/test_runner_image.py") for item in session.items):
+        from tests.support.runner_image import start_runner_image_build
+
+        start_runner_image_build()
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Every skipped test with its reason, one line each (`-rs` groups equal reasons into one line)."""
     skipped = terminalreporter.stats.get("skipped", [])

@@ -1,8 +1,9 @@
 """The runner's own image (top-level Dockerfile), built and run for real: `docker run` of it runs the offline
 default (sandbox=local, so bubblewrap inside the container) and prints a finished run dir.
 
-Marker `docker` and `slow`: the first build takes minutes (PyPI through the machine's proxy); later builds are
-cached layers. Needs the base and build images (scripts/build-images.sh).
+Marker `docker` and `slow`: the first build takes minutes (PyPI through the machine's proxy), so it runs in the
+background from the end of collection; later builds are cached layers. Needs the base and build images
+(scripts/build-images.sh).
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.support.components import skip_missing
+from tests.support.runner_image import runner_image_build
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(2400)]  # a cold build runs past the default 600 s
 
-TAG = "genui-runner:test"
 # What bubblewrap needs inside a container (README, docs/docker.md): CAP_SYS_ADMIN for its namespaces and
 # mounts, no seccomp/AppArmor profile that forbids them, an unmasked /proc, and a writable cgroup tree for limits.
 RUN_FLAGS = ["--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
@@ -31,19 +32,12 @@ def _docker(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def runner_image() -> str:
-    if _docker("info", timeout=30).returncode != 0:
-        skip_missing("docker", "no Docker engine reachable; start one with scripts/start-dockerd.sh")
-    build_tag = subprocess.run([str(REPO_ROOT / ".venv" / "bin" / "python"), "-m", "runner.sandbox.images", "--tag",
-                                "build"], capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)
-    assert build_tag.returncode == 0, build_tag.stderr[-2000:]
-    # scripts/build-images.sh points genui-build:current at the resolved build image; the README's command
-    # (`docker build -t genui-runner .`) builds on it.
-    current = _docker("image", "inspect", "--format", "{{.Id}}", "genui-build:current", timeout=60)
-    resolved = _docker("image", "inspect", "--format", "{{.Id}}", build_tag.stdout.strip(), timeout=60)
-    assert current.returncode == 0 and current.stdout == resolved.stdout, "run scripts/build-images.sh first"
-    built = _docker("build", "-t", TAG, ".", timeout=1800)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    return TAG
+    # Built in the background since collection (tests/support/runner_image.py, tests/conftest.py).
+    build = runner_image_build()
+    if build.no_engine:
+        skip_missing("docker", build.problem)
+    assert not build.problem, build.problem
+    return build.tag
 
 
 def test_docker_run_of_the_runner_image_finishes_the_offline_default(runner_image: str, tmp_path: Path) -> None:
