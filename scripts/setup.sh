@@ -26,7 +26,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev,cluster]'
+.venv/bin/python -m pip install -q -e '.[dev,cluster,embeddings]'
 
 # The web template's node_modules, installed once and shared read-only by every build; then a self-check.
 .venv/bin/python -m runner.prepare
