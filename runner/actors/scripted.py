@@ -1,5 +1,8 @@
 """The scripted actor: replay each requirement's check steps (not its assertions) and record a trace.
 
+A turn whose `extra[FLOW_STEPS_KEY]` holds a declarative flow (FlowEval's scripted reference flows) is
+replayed as one flow instead, in the flow-trace convention (`_act_flow`).
+
 It exercises the artifact exactly as the checks will, from a fresh page load per requirement, so the
 trace shows what a user following the task's own scripts would have seen (one screenshot per step).
 It decides nothing: whether the page then satisfies the requirement is the judge's call.
@@ -11,17 +14,23 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from runner.actors.base import ActorContext
 from runner.browser.page_diff import describe_change, read_page_state
 from runner.evidence import Trace, TraceStep
 from runner.evidence_folder import EvidenceFolder
 from runner.judges.check_runner import StepFailed, perform_step, step_summary
+from runner.judges.checks import Step
 
 if TYPE_CHECKING:
     from runner.browser.session import PageSession
 
+
+# TurnSpec.extra key of a declarative flow (a list of check steps) to replay as one flow trace.
+FLOW_STEPS_KEY = "flow"
+FINAL_SCREENSHOT = "final.png"
+_FLOW_STEPS = TypeAdapter(list[Step])
 
 
 def _first_line(error: BaseException) -> str:
@@ -53,6 +62,8 @@ class ScriptedActor:
         return None
 
     async def act(self, session: "PageSession", context: ActorContext) -> Trace:
+        if FLOW_STEPS_KEY in context.turn.extra:
+            return await self._act_flow(session, context)
         s = self.settings
         trace = Trace(actor=self.name)
         skipped: list[str] = []
@@ -161,3 +172,44 @@ class ScriptedActor:
             )
         )
         return ok
+
+    async def _act_flow(self, session: "PageSession", context: ActorContext) -> Trace:
+        """One flow on the page as loaded, in the flow-trace convention (FlowEval §3.2): per step the
+        screenshot at that step (`screenshot_before`), the visible text then (`observation`) and the action;
+        after the last action `summary["final_screenshot"]` and `summary["final_text"]`. Deterministic:
+        one run gives every run's trace. A step that fails ends the flow (later steps depend on it)."""
+        steps = _FLOW_STEPS.validate_python(context.turn.extra[FLOW_STEPS_KEY])
+        trace = Trace(actor=self.name)
+        context.out_dir.mkdir(parents=True, exist_ok=True)
+        for step in steps[: self.settings.max_steps]:
+            index = len(trace.steps)
+            started = time.monotonic()
+            shot = f"step_{index:02d}.png"
+            await session.screenshot(context.out_dir / shot)
+            observation = await session.visible_text()
+            ok, error = True, ""
+            try:
+                await asyncio.wait_for(perform_step(session.page, step, timeout_s=self.settings.step_timeout_s),
+                                       timeout=self._step_budget_s(step))
+            except StepFailed as failure:
+                ok, error = False, str(failure)
+            except asyncio.TimeoutError:
+                ok, error = False, f"page did not respond within {self._step_budget_s(step):g} s"
+            await session.settle()
+            fields = step_summary(step)
+            trace.steps.append(TraceStep(index=index, action={"kind": fields.pop("action"), **fields}, ok=ok,
+                                         error=error, observation=observation, screenshot_before=shot,
+                                         duration_s=round(time.monotonic() - started, 3)))
+            if not ok:
+                break
+        await session.screenshot(context.out_dir / FINAL_SCREENSHOT)
+        trace.summary = {
+            "final_screenshot": FINAL_SCREENSHOT,
+            "final_text": await session.visible_text(),
+            "steps": len(trace.steps),
+            "failed_steps": sum(not step.ok for step in trace.steps),
+            "completed": len(trace.steps) == len(steps) and all(step.ok for step in trace.steps),
+        }
+        trace.finished = trace.summary["completed"]
+        trace.save(context.out_dir / EvidenceFolder.TRACE)
+        return trace

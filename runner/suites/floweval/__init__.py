@@ -1,0 +1,1 @@
+SUITES = {"floweval": "runner.suites.floweval.suite:SUITE_ENTRY"}

@@ -1,0 +1,79 @@
+"""FlowEval flows: a task's goal text plus, optionally, a declarative reference flow for actor=scripted.
+
+A flow run is one actor episode on a freshly loaded page; its trace follows the convention every flow actor
+shares (FlowEval §3.2 "traces"): `TraceStep.screenshot_before` is the screenshot at that step,
+`TraceStep.observation` the page's visible text at that moment, `TraceStep.action` the action taken, and
+`Trace.summary["final_screenshot"]` / `["final_text"]` the page after the last action.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runner.actors.base import Actor, ActorContext
+from runner.actors.scripted import FLOW_STEPS_KEY
+from runner.browser.launch import BrowserPools
+from runner.evidence import Evidence, Trace
+from runner.judges.checks import Step
+from runner.tasks import Task, TurnSpec
+
+FLOW_KEY = FLOW_STEPS_KEY  # the TurnSpec.extra key the scripted actor replays
+FLOW_TRACES_DIR = "flows"
+
+
+class FlowSpec(BaseModel):
+    """One flow task of a site: its goal (what a CUA is asked) and its scripted reference steps."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    goal: str = Field(min_length=1)
+    steps: list[Step] = Field(default_factory=list)  # empty: no scripted reference (a CUA only)
+
+
+def flow_turn(turn: TurnSpec, flow: FlowSpec) -> TurnSpec:
+    """The turn an actor sees for one flow: the goal as its prompt, the scripted steps in `extra`."""
+    return turn.model_copy(update={
+        "prompt": flow.goal,
+        "requirements": [],
+        "extra": {**turn.extra, FLOW_KEY: [step.model_dump(mode="json", exclude_none=True) for step in flow.steps]},
+    })
+
+
+def flow_run_dir(root: Path, flow_id: str, run: int) -> Path:
+    return root / FLOW_TRACES_DIR / flow_id / f"run_{run}"
+
+
+async def record_flow_traces(actor: Actor, browsers: BrowserPools, url: str, *, task: Task, turn: TurnSpec,
+                             flows: list[FlowSpec], runs: int, out_dir: Path) -> dict[str, list[str]]:
+    """Run every flow `runs` times on the page served at `url`, each from a fresh browser context.
+
+    Returns flow id -> the trace.json paths (relative to `out_dir`), one per run, in run order.
+    """
+    paths: dict[str, list[str]] = {}
+    async with browsers.checkout() as pool:
+        for flow in flows:
+            paths[flow.id] = []
+            for run in range(1, runs + 1):
+                run_dir = flow_run_dir(out_dir, flow.id, run)
+                run_dir.mkdir(parents=True, exist_ok=True)
+                async with pool.session(url) as session:
+                    await session.goto()
+                    context = ActorContext(task=task, turn=flow_turn(turn, flow), evidence=Evidence(url=url),
+                                           out_dir=run_dir, extra={"flow": flow.id, "run": run})
+                    await actor.act(session, context)  # the actor writes run_dir/trace.json
+                paths[flow.id].append(str((run_dir / "trace.json").relative_to(out_dir)))
+    return paths
+
+
+def load_trace(path: Path) -> dict[str, Any]:
+    """A flow trace as saved (Trace.to_json)."""
+    import json
+
+    return json.loads(Path(path).read_text())
+
+
+__all__ = ["FLOW_KEY", "FlowSpec", "Trace", "flow_turn", "load_trace", "record_flow_traces"]
