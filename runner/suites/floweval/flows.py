@@ -17,7 +17,9 @@ from runner.actors.base import Actor, ActorContext
 from runner.actors.scripted import FLOW_STEPS_KEY
 from runner.browser.launch import BrowserPools
 from runner.evidence import Evidence, Trace
+from runner.evidence_folder import EvidenceFolder
 from runner.judges.checks import Step
+from runner.sandbox.base import Sandbox
 from runner.tasks import Task, TurnSpec
 
 FLOW_KEY = FLOW_STEPS_KEY  # the TurnSpec.extra key the scripted actor replays
@@ -47,25 +49,27 @@ def flow_run_dir(root: Path, flow_id: str, run: int) -> Path:
     return root / FLOW_TRACES_DIR / flow_id / f"run_{run}"
 
 
-async def record_flow_traces(actor: Actor, browsers: BrowserPools, url: str, *, task: Task, turn: TurnSpec,
-                             flows: list[FlowSpec], runs: int, out_dir: Path) -> dict[str, list[str]]:
-    """Run every flow `runs` times on the page served at `url`, each from a fresh browser context.
+async def record_flow_traces(actor: Actor, browsers: BrowserPools, sandbox: Sandbox, site_dir: Path, *, task: Task,
+                             turn: TurnSpec, flows: list[FlowSpec], runs: int, out_dir: Path) -> dict[str, list[str]]:
+    """Serve the built site in `site_dir` and run every flow `runs` times on it, each from a freshly loaded
+    page in a fresh browser context (FlowEval §3.2: a new browser per trace capture).
 
-    Returns flow id -> the trace.json paths (relative to `out_dir`), one per run, in run order.
+    Returns flow id -> the trace.json paths, one per run, in run order.
     """
     paths: dict[str, list[str]] = {}
     async with browsers.checkout() as pool:
-        for flow in flows:
-            paths[flow.id] = []
-            for run in range(1, runs + 1):
-                run_dir = flow_run_dir(out_dir, flow.id, run)
-                run_dir.mkdir(parents=True, exist_ok=True)
-                async with pool.session(url) as session:
-                    await session.goto()
-                    context = ActorContext(task=task, turn=flow_turn(turn, flow), evidence=Evidence(url=url),
-                                           out_dir=run_dir, extra={"flow": flow.id, "run": run})
-                    await actor.act(session, context)  # the actor writes run_dir/trace.json
-                paths[flow.id].append(str((run_dir / "trace.json").relative_to(out_dir)))
+        async with sandbox.serve(site_dir, network=pool.network_namespace) as served:
+            for flow in flows:
+                paths[flow.id] = []
+                for run in range(1, runs + 1):
+                    run_dir = flow_run_dir(out_dir, flow.id, run)
+                    run_dir.mkdir(parents=True, exist_ok=True)
+                    async with pool.session(served.url) as session:
+                        await session.goto()
+                        context = ActorContext(task=task, turn=flow_turn(turn, flow), evidence=Evidence(url=served.url),
+                                               out_dir=run_dir, extra={"flow": flow.id, "run": run})
+                        await actor.act(session, context)  # the actor writes run_dir/trace.json
+                    paths[flow.id].append(str(run_dir / EvidenceFolder.TRACE))
     return paths
 
 

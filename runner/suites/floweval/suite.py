@@ -1,0 +1,238 @@
+"""suite=floweval (FlowEval: reference-based evaluation of generated UIs).
+
+One task per reference site; its turns are `suite.repeats` independent generations of the same prompt
+(§3.1: five outputs per prompt). Each slot's built site is kept at evidence/<task>/<turn>/site/, then the
+run's actor performs every flow task on it and on the reference site (`runs` times each, §3.2), and the
+judging phase scores the traces (scoring.py, §3.3). The reference site's traces are made once per task,
+under <run dir>/reference/<task>/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from statistics import mean, median
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from runner.actors.base import Actor
+from runner.actors.registry import build_actor
+from runner.config import ActorConfig
+from runner.errors import ConfigError
+from runner.evidence_folder import EvidenceFolder
+from runner.judges.base import Judge, JudgeInput
+from runner.metrics.basic import basic_summary
+from runner.records import TurnRecord, Verdict
+from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_tasks
+from runner.suites.floweval.flows import FlowSpec, record_flow_traces
+from runner.suites.floweval.loaders import ExternalSite, LiveSiteRefused, load_real_v2, load_webvoyager, resolve_snapshot
+from runner.suites.floweval.prompt import PROMPT_VERSION, generation_messages
+from runner.suites.floweval.scoring import METRICS, score_flows
+from runner.suites.floweval.sites import SITES_DIR, load_sites
+from runner.tasks import Task, TurnSpec
+
+REFERENCE_DIR = "reference"
+# FlowEval §3.2/§3.3: three CUA runs per site and task; a deterministic actor repeats itself exactly.
+STOCHASTIC_RUNS = 3
+DETERMINISTIC_ACTORS = frozenset({"scripted"})
+
+
+class FlowEvalSuiteSettings(SuiteSettings):
+    web_template: str | None = "floweval"  # FlowEval App. A: React + TailwindCSS + FontAwesome
+    sites_path: str | None = None  # None: tasks/floweval/sites
+    source: str = "own"  # own | real-v2 | webvoyager
+    tasks_file: str | None = None  # the REAL v2 folder/glob or the WebVoyager JSONL (source real-v2 / webvoyager)
+    snapshots: dict[str, str] = Field(default_factory=dict)  # site id -> local snapshot folder (index.html)
+    repeats: int = Field(5, ge=1)  # FlowEval §3.1: "5 outputs for the same prompt"
+    runs: int | None = Field(None, ge=1)  # None: 3 (§3.3), 1 for the deterministic scripted actor
+    featurizer: str = "minilm_text"  # offline default; the paper's UI-CLIP is `uiclip`
+    flows: list[str] = Field(default_factory=list)  # trace only these flow ids (empty: all of each site's)
+
+    @field_validator("source")
+    @classmethod
+    def _known_source(cls, value: str) -> str:
+        if value not in ("own", "real-v2", "webvoyager"):
+            raise ValueError(f"unknown source {value!r}; choose own, real-v2 or webvoyager")
+        return value
+
+
+class FlowEvalSuite(SuiteBase):
+    name = "floweval"
+    prompt_version = PROMPT_VERSION
+    uses_judge = False  # scored from traces (§3.3), no judge model
+
+    def __init__(self, settings: FlowEvalSuiteSettings, *, project_root: Path) -> None:
+        self.settings = settings
+        self.project_root = project_root
+        self._actor_config: ActorConfig | None = None
+        self._actor: Actor | None = None
+        self._references: dict[str, asyncio.Task[dict[str, list[str]]]] = {}
+
+    # -- configuration -------------------------------------------------------------------------------
+
+    def configure_run(self, config: Any) -> None:
+        if config.actor.kind == "none":
+            raise ConfigError("invalid configuration:\n  actor = none: suite=floweval traces flows with an actor; "
+                              "choose actor=scripted or actor=ui-tars")
+        self._actor_config = config.actor
+
+    @property
+    def runs(self) -> int:
+        if self.settings.runs is not None:
+            return self.settings.runs
+        kind = self._actor_config.kind if self._actor_config is not None else "scripted"
+        return 1 if kind in DETERMINISTIC_ACTORS else STOCHASTIC_RUNS
+
+    def _path(self, spec: str) -> Path:
+        return Path(spec) if Path(spec).is_absolute() else self.project_root / spec
+
+    # -- tasks ---------------------------------------------------------------------------------------
+
+    async def load_tasks(self) -> list[Task]:
+        s = self.settings
+        tasks = self._own_tasks() if s.source == "own" else self._benchmark_tasks()
+        chosen = [self._only_chosen_flows(task) for task in select_tasks(tasks, s)]
+        if self._actor_config is not None and self._actor_config.kind in DETERMINISTIC_ACTORS:
+            for task in chosen:
+                unscripted = [f["id"] for f in task.extra["flows"] if not f["steps"]]
+                if unscripted:
+                    raise ConfigError(f"invalid configuration:\n  actor = scripted: task {task.id!r} has flows "
+                                      f"without scripted steps {unscripted}; use a computer-use actor (actor=ui-tars)")
+        return chosen
+
+    def _only_chosen_flows(self, task: Task) -> Task:
+        if not self.settings.flows:
+            return task
+        known = [flow["id"] for flow in task.extra["flows"]]
+        missing = [flow_id for flow_id in self.settings.flows if flow_id not in known]
+        if len(missing) == len(self.settings.flows):
+            raise ConfigError(f"invalid configuration:\n  suite.flows = {self.settings.flows}: task {task.id!r} "
+                              f"has none of them; its flows: {known}")
+        flows = [flow for flow in task.extra["flows"] if flow["id"] in self.settings.flows]
+        return task.model_copy(update={"extra": {**task.extra, "flows": flows}})
+
+    def _task(self, site_id: str, name: str, description: str, flows: list[FlowSpec], *,
+              files: dict[str, str] | None, reference: dict[str, Any]) -> Task:
+        turn_extra = {"site_name": name, "description": description, "goals": [flow.goal for flow in flows]}
+        turns = [TurnSpec(index=r, prompt=f"{name}: {description}", reference_files=files,
+                          requires_previous_artifact=False, extra=turn_extra)
+                 for r in range(1, self.settings.repeats + 1)]
+        return Task(id=site_id, suite=self.name, title=name, context=description, turns=turns,
+                    extra={"flows": [flow.model_dump(mode="json", exclude_none=True) for flow in flows],
+                           "reference": reference})
+
+    def _own_tasks(self) -> list[Task]:
+        root = SITES_DIR if self.settings.sites_path is None else self._path(self.settings.sites_path)
+        return [self._task(site.id, site.spec.name, site.spec.description, site.spec.flows, files=site.files,
+                           reference={"kind": "sources", "folder": str(site.folder)})
+                for site in load_sites(root)]
+
+    def _benchmark_tasks(self) -> list[Task]:
+        s = self.settings
+        if s.tasks_file is None:
+            raise ConfigError(f"invalid configuration:\n  suite.tasks_file = null: source {s.source} needs its task file")
+        sites: list[ExternalSite] = (load_real_v2 if s.source == "real-v2" else load_webvoyager)(self._path(s.tasks_file))
+        if s.task_ids:
+            sites = [site for site in sites if site.id in s.task_ids]
+        tasks = []
+        for site in sites:
+            try:
+                folder = resolve_snapshot(site, s.snapshots, root=self.project_root)
+            except LiveSiteRefused as refused:
+                raise ConfigError(f"invalid configuration:\n  {refused}") from None
+            tasks.append(self._task(site.id, site.name, site.description, site.flows, files=None,
+                                    reference={"kind": "snapshot", "folder": str(folder), "url": site.url}))
+        return tasks
+
+    async def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
+        return generation_messages(turn.extra["site_name"], turn.extra["description"], turn.extra["goals"])
+
+    # -- traces (execution phase) --------------------------------------------------------------------
+
+    def _flow_actor(self) -> Actor:
+        if self._actor is None:
+            if self._actor_config is None:
+                raise RuntimeError("suite floweval: configure_run(config) names the actor before tracing")
+            actor = build_actor(self._actor_config, model=self.context.roles.get("actor"))
+            if actor is None:
+                raise ConfigError("suite=floweval needs an actor")
+            self._actor = actor
+        return self._actor
+
+    async def _traces(self, task: Task, turn: TurnSpec, site_dir: Path, out_dir: Path) -> dict[str, list[str]]:
+        flows = [FlowSpec.model_validate(flow) for flow in task.extra["flows"]]
+        return await record_flow_traces(self._flow_actor(), self.context.browsers, self.context.sandbox, site_dir,
+                                        task=task, turn=turn, flows=flows, runs=self.runs, out_dir=out_dir)
+
+    async def _reference_traces(self, task: Task, turn: TurnSpec, run_dir: Path) -> dict[str, list[str]]:
+        """The reference site's traces, made once per task (every repeat compares against the same runs)."""
+        if task.id not in self._references:
+            self._references[task.id] = asyncio.ensure_future(self._make_reference(task, turn, run_dir / REFERENCE_DIR / task.id))
+        return await self._references[task.id]
+
+    async def _make_reference(self, task: Task, turn: TurnSpec, out_dir: Path) -> dict[str, list[str]]:
+        reference = task.extra["reference"]
+        if reference["kind"] == "snapshot":
+            return await self._traces(task, turn, Path(reference["folder"]), out_dir)
+        return await self.source_traces(task, turn, turn.reference_files or {}, out_dir)
+
+    async def source_traces(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, list[str]]:
+        """Build site sources in the suite's template (out_dir/site/) and trace the task's flows on them."""
+        build = await self.context.sandbox.build(files, out_dir / EvidenceFolder.WORKSPACE, kind="vite",
+                                                 template=self.web_template)
+        if not build.ok or build.dist_dir is None:
+            raise RuntimeError(f"site of {task.id!r} did not build ({build.status}): {build.log[-1000:]}")
+        site_dir = out_dir / EvidenceFolder.SITE
+        shutil.copytree(build.dist_dir, site_dir)
+        return await self._traces(task, turn, site_dir, out_dir)
+
+    async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
+        folder = EvidenceFolder(out_dir)
+        site_dir = out_dir / EvidenceFolder.SITE  # kept for the arena page
+        shutil.copytree(folder.workspace / "dist", site_dir)
+        run_dir = out_dir.parents[2]  # evidence/<task>/<turn>/
+        generated = await self._traces(task, turn, site_dir, out_dir)
+        reference = await self._reference_traces(task, turn, run_dir)
+        flows = {flow_id: {"reference": [str(Path(p).relative_to(run_dir)) for p in reference[flow_id]],
+                           "generated": [str(Path(p).relative_to(run_dir)) for p in generated[flow_id]]}
+                 for flow_id in generated}
+        return {"floweval": {"flows": flows, "featurizer": self.settings.featurizer, "runs": self.runs}}
+
+    # -- scoring (judging phase) ---------------------------------------------------------------------
+
+    async def judge_turn(self, judge: Judge, judge_input: JudgeInput) -> Verdict:
+        material = judge_input.suite_context.get("floweval")
+        if not material:  # nothing was built or served: no traces, so no similarity was measured
+            return Verdict(judge="floweval", passed=None, summary="unassessed: no built site, no flow traces")
+        run_dir = judge_input.out_dir.parents[2]
+        flows = {flow_id: {side: [str(run_dir / p) for p in paths] for side, paths in sides.items()}
+                 for flow_id, sides in material["flows"].items()}
+        embed = embedder(material["featurizer"])
+        result = await asyncio.to_thread(score_flows, flows, embed)
+        scores = {name: float(value) for name, value in result["means"].items()}
+        for flow_id, values in result["flows"].items():
+            scores.update({f"{name}/{flow_id}": float(v) for name, v in values.items()})
+        return Verdict(judge="floweval", passed=None, scores=scores, raw=result,
+                       summary="FlowEval §3.3: mean over flows of the best of the run pairings")
+
+    def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
+        summary = basic_summary(records, requested_slots=sum(len(task.turns) for task in tasks))
+        metrics: dict[str, Any] = {}
+        for name in METRICS:
+            values = [r.verdict.scores[name] for r in records if r.verdict is not None and name in r.verdict.scores]
+            if values:  # Appendix D: the raw metric values aggregated by the median
+                metrics[name] = {"mean": mean(values), "median": median(values), "slots": len(values)}
+        summary["floweval"] = metrics
+        return summary
+
+
+def embedder(name: str):
+    """The featurizer of that name as (screenshots, texts) -> (states, dim)."""
+    from runner.suites.floweval.featurizers import featurize
+
+    return lambda screenshots, texts: featurize(name, screenshots, texts)
+
+
+SUITE_ENTRY = (FlowEvalSuiteSettings, FlowEvalSuite)
