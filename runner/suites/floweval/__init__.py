@@ -1,3 +1,4 @@
-"""suite=floweval: FlowEval, reference-based evaluation of generated UIs. What the package adds (runner/plugins.py)."""
+"""FlowEval: reference-based evaluation of generated UIs by interaction flows. What the package adds
+(runner/plugins.py)."""
 
 SUITES = {"floweval": "runner.suites.floweval.suite:SUITE_ENTRY"}
