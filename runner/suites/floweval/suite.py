@@ -29,7 +29,8 @@ from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_ta
 from runner.suites.floweval.flows import FlowSpec, record_flow_traces
 from runner.suites.floweval.loaders import ExternalSite, LiveSiteRefused, load_real_v2, load_webvoyager, resolve_snapshot
 from runner.suites.floweval.prompt import PROMPT_VERSION, generation_messages
-from runner.suites.floweval.scoring import METRICS, score_flows
+from runner.suites.floweval.featurizers import FEATURIZERS, get_featurizer
+from runner.suites.floweval.scoring import METRICS, Embed, score_flows
 from runner.suites.floweval.sites import SITES_DIR, load_sites
 from runner.tasks import Task, TurnSpec
 
@@ -49,6 +50,13 @@ class FlowEvalSuiteSettings(SuiteSettings):
     runs: int | None = Field(None, ge=1)  # None: 3 (§3.3), 1 for the deterministic scripted actor
     featurizer: str = "minilm_text"  # offline default; the paper's UI-CLIP is `uiclip`
     flows: list[str] = Field(default_factory=list)  # trace only these flow ids (empty: all of each site's)
+
+    @field_validator("featurizer")
+    @classmethod
+    def _known_featurizer(cls, value: str) -> str:
+        if value not in FEATURIZERS:
+            raise ValueError(f"unknown featurizer {value!r}; choose from {sorted(FEATURIZERS)}")
+        return value
 
     @field_validator("source")
     @classmethod
@@ -228,11 +236,9 @@ class FlowEvalSuite(SuiteBase):
         return summary
 
 
-def embedder(name: str):
+def embedder(name: str) -> Embed:
     """The featurizer of that name as (screenshots, texts) -> (states, dim)."""
-    from runner.suites.floweval.featurizers import featurize
-
-    return lambda screenshots, texts: featurize(name, screenshots, texts)
+    return get_featurizer(name).featurize
 
 
 SUITE_ENTRY = (FlowEvalSuiteSettings, FlowEvalSuite)
