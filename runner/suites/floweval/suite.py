@@ -26,7 +26,7 @@ from runner.judges.base import Judge, JudgeInput
 from runner.metrics.basic import basic_summary
 from runner.records import TurnRecord, Verdict
 from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_tasks
-from runner.suites.floweval.flows import FlowSpec, record_flow_traces
+from runner.suites.floweval.flows import FLOW_TRACES_DIR, FlowSpec, flow_run_dir, record_flow_traces
 from runner.suites.floweval.loaders import ExternalSite, LiveSiteRefused, load_real_v2, load_webvoyager, resolve_snapshot
 from runner.suites.floweval.prompt import PROMPT_VERSION, generation_messages
 from runner.suites.floweval.featurizers import FEATURIZERS, get_featurizer
@@ -181,6 +181,13 @@ class FlowEvalSuite(SuiteBase):
         return await self._references[task.id]
 
     async def _make_reference(self, task: Task, turn: TurnSpec, out_dir: Path) -> dict[str, list[str]]:
+        """Traces of every flow and run, reused when an earlier process of this run made all of them (resume)."""
+        flows = [flow["id"] for flow in task.extra["flows"]]
+        done = {flow_id: [str(flow_run_dir(out_dir, flow_id, run) / EvidenceFolder.TRACE) for run in range(1, self.runs + 1)]
+                for flow_id in flows}
+        if all(Path(path).is_file() for paths in done.values() for path in paths):
+            return done
+        shutil.rmtree(out_dir, ignore_errors=True)  # a killed attempt's part: made again whole
         reference = task.extra["reference"]
         if reference["kind"] == "snapshot":
             return await self._traces(task, turn, Path(reference["folder"]), out_dir)
@@ -199,6 +206,8 @@ class FlowEvalSuite(SuiteBase):
     async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
         folder = EvidenceFolder(out_dir)
         site_dir = out_dir / EvidenceFolder.SITE  # kept for the arena page
+        for leftover in (site_dir, out_dir / FLOW_TRACES_DIR):  # a killed attempt of this slot
+            shutil.rmtree(leftover, ignore_errors=True)
         shutil.copytree(folder.workspace / "dist", site_dir)
         run_dir = out_dir.parents[2]  # evidence/<task>/<turn>/
         generated = await self._traces(task, turn, site_dir, out_dir)
