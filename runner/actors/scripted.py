@@ -184,28 +184,36 @@ class ScriptedActor:
         for step in steps[: self.settings.max_steps]:
             index = len(trace.steps)
             started = time.monotonic()
-            shot = f"step_{index:02d}.png"
-            await session.screenshot(context.out_dir / shot)
-            observation = await session.visible_text()
-            ok, error = True, ""
+            shot, observation, ok, error = f"step_{index:02d}.png", "", True, ""
             try:
+                await session.screenshot(context.out_dir / shot)
+                observation = await session.visible_text()
                 await asyncio.wait_for(perform_step(session.page, step, timeout_s=self.settings.step_timeout_s),
                                        timeout=self._step_budget_s(step))
+                await session.settle()
             except StepFailed as failure:
                 ok, error = False, str(failure)
             except asyncio.TimeoutError:
                 ok, error = False, f"page did not respond within {self._step_budget_s(step):g} s"
-            await session.settle()
+            except Exception as failure:  # a crashed or hung generated page: the flow ends here, the trace stands
+                ok, error = False, f"page failed: {_first_line(failure)}"
+            if not (context.out_dir / shot).is_file():
+                shot = ""
             fields = step_summary(step)
             trace.steps.append(TraceStep(index=index, action={"kind": fields.pop("action"), **fields}, ok=ok,
                                          error=error, observation=observation, screenshot_before=shot,
                                          duration_s=round(time.monotonic() - started, 3)))
             if not ok:
                 break
-        await session.screenshot(context.out_dir / FINAL_SCREENSHOT)
+        final_screenshot, final_text = FINAL_SCREENSHOT, ""
+        try:
+            await session.screenshot(context.out_dir / FINAL_SCREENSHOT)
+            final_text = await session.visible_text()
+        except Exception:  # a page that cannot be shot any more: the trace ends with its last step
+            final_screenshot = ""
         trace.summary = {
-            "final_screenshot": FINAL_SCREENSHOT,
-            "final_text": await session.visible_text(),
+            "final_screenshot": final_screenshot,
+            "final_text": final_text,
             "steps": len(trace.steps),
             "failed_steps": sum(not step.ok for step in trace.steps),
             "completed": len(trace.steps) == len(steps) and all(step.ok for step in trace.steps),

@@ -34,11 +34,17 @@ class TraceStates:
 
 
 def trace_states(path: Path) -> TraceStates:
-    """The states of one saved flow trace, screenshots resolved beside its trace.json."""
+    """The states of one saved flow trace, screenshots resolved beside its trace.json. A step the actor could
+    not shoot (its page had crashed) ends the states: nothing after it was seen."""
     data = load_trace(path)
     folder = Path(path).parent
-    screenshots = [folder / step["screenshot_before"] for step in data["steps"]]
-    texts = [step["observation"] for step in data["steps"]]
+    screenshots: list[Path] = []
+    texts: list[str] = []
+    for step in data["steps"]:
+        if not step.get("screenshot_before"):
+            return TraceStates(screenshots, texts)
+        screenshots.append(folder / step["screenshot_before"])
+        texts.append(step.get("observation", ""))
     summary = data.get("summary", {})
     if summary.get("final_screenshot"):
         screenshots.append(folder / summary["final_screenshot"])

@@ -4,7 +4,8 @@ One task per reference site; its turns are `suite.repeats` independent generatio
 (§3.1: five outputs per prompt). Each slot's built site is kept at evidence/<task>/<turn>/site/, then the
 run's actor performs every flow task on it and on the reference site (`runs` times each, §3.2), and the
 judging phase scores the traces (scoring.py, §3.3). The reference site's traces are made once per task,
-under <run dir>/reference/<task>/.
+under <run dir>/reference/<task>/, and copied into each slot's evidence/<task>/<turn>/reference/ so that a
+slot's packet folder holds everything its scoring reads (a re-judged copy too).
 """
 
 from __future__ import annotations
@@ -174,10 +175,10 @@ class FlowEvalSuite(SuiteBase):
         return await record_flow_traces(self._flow_actor(), self.context.browsers, self.context.sandbox, site_dir,
                                         task=task, turn=turn, flows=flows, runs=self.runs, out_dir=out_dir)
 
-    async def _reference_traces(self, task: Task, turn: TurnSpec, run_dir: Path) -> dict[str, list[str]]:
+    async def _reference_traces(self, task: Task, turn: TurnSpec, out_dir: Path) -> dict[str, list[str]]:
         """The reference site's traces, made once per task (every repeat compares against the same runs)."""
         if task.id not in self._references:
-            self._references[task.id] = asyncio.ensure_future(self._make_reference(task, turn, run_dir / REFERENCE_DIR / task.id))
+            self._references[task.id] = asyncio.ensure_future(self._make_reference(task, turn, out_dir))
         return await self._references[task.id]
 
     async def _make_reference(self, task: Task, turn: TurnSpec, out_dir: Path) -> dict[str, list[str]]:
@@ -206,15 +207,19 @@ class FlowEvalSuite(SuiteBase):
     async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
         folder = EvidenceFolder(out_dir)
         site_dir = out_dir / EvidenceFolder.SITE  # kept for the arena page
-        for leftover in (site_dir, out_dir / FLOW_TRACES_DIR):  # a killed attempt of this slot
+        reference_dir = out_dir / REFERENCE_DIR
+        for leftover in (site_dir, out_dir / FLOW_TRACES_DIR, reference_dir):  # a killed attempt of this slot
             shutil.rmtree(leftover, ignore_errors=True)
         shutil.copytree(folder.workspace / "dist", site_dir)
-        run_dir = out_dir.parents[2]  # evidence/<task>/<turn>/
         generated = await self._traces(task, turn, site_dir, out_dir)
-        reference = await self._reference_traces(task, turn, run_dir)
-        flows = {flow_id: {"reference": [str(Path(p).relative_to(run_dir)) for p in reference[flow_id]],
-                           "generated": [str(Path(p).relative_to(run_dir)) for p in generated[flow_id]]}
-                 for flow_id in generated}
+        reference_root = out_dir.parents[2] / REFERENCE_DIR / task.id  # run dir, from evidence/<task>/<turn>/
+        await self._reference_traces(task, turn, reference_root)
+        # The packet holds its reference traces too: judging (and a re-judged copy) reads only the slot folder.
+        shutil.copytree(reference_root / FLOW_TRACES_DIR, reference_dir / FLOW_TRACES_DIR)
+        flows = {flow_id: {"reference": [str((flow_run_dir(reference_dir, flow_id, run) / EvidenceFolder.TRACE)
+                                             .relative_to(out_dir)) for run in range(1, len(paths) + 1)],
+                           "generated": [str(Path(p).relative_to(out_dir)) for p in paths]}
+                 for flow_id, paths in generated.items()}
         return {"floweval": {"flows": flows, "featurizer": self.settings.featurizer, "runs": self.runs}}
 
     # -- scoring (judging phase) ---------------------------------------------------------------------
@@ -223,8 +228,7 @@ class FlowEvalSuite(SuiteBase):
         material = judge_input.suite_context.get("floweval")
         if not material:  # nothing was built or served: no traces, so no similarity was measured
             return Verdict(judge="floweval", passed=None, summary="unassessed: no built site, no flow traces")
-        run_dir = judge_input.out_dir.parents[2]
-        flows = {flow_id: {side: [str(run_dir / p) for p in paths] for side, paths in sides.items()}
+        flows = {flow_id: {side: [str(judge_input.out_dir / p) for p in paths] for side, paths in sides.items()}
                  for flow_id, sides in material["flows"].items()}
         embed = embedder(material["featurizer"])
         result = await asyncio.to_thread(score_flows, flows, embed)

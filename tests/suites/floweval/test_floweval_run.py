@@ -53,6 +53,7 @@ def test_oracle_run_scores_the_reference_against_itself_best(oracle_run: Path) -
     assert scores["wmd"] == pytest.approx(0.0, abs=1e-4)  # ot.dist: sqrt of a rounding-level square
     evidence = oracle_run / record["evidence_dir"]
     assert (evidence / "site" / "index.html").is_file()  # the built site, kept for the arena page
+    assert (evidence / "reference" / "flows" / "checkout" / "run_1" / "final.png").is_file()  # self-contained
     trace = json.loads((evidence / "flows" / "checkout" / "run_1" / "trace.json").read_text())
     assert [step["action"]["kind"] for step in trace["steps"]] == ["click"] * 4 + ["fill"] * 3 + ["click"]
     assert all(step["ok"] and step["screenshot_before"] and step["observation"] for step in trace["steps"])

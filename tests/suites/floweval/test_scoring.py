@@ -27,6 +27,11 @@ def test_states_are_every_step_then_the_final_page(tmp_path: Path) -> None:
     assert states.texts == ["home", "cart", "done"]
     assert states.screenshots == [tmp_path / "t" / "step_00.png", tmp_path / "t" / "step_01.png", tmp_path / "t" / "final.png"]
     assert trace_states(_trace(tmp_path / "u", ["home"], None)).texts == ["home"]
+    crashed = _trace(tmp_path / "v", ["home", "cart"], "done")
+    data = json.loads(crashed.read_text())
+    data["steps"][1]["screenshot_before"] = ""  # the page could not be shot any more
+    crashed.write_text(json.dumps(data))
+    assert trace_states(crashed).texts == ["home"]
 
 
 def test_best_of_pairings_takes_each_metrics_own_best() -> None:
