@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from runner.actors.base import Actor
-from runner.errors import ConfigError
+from runner.errors import ConfigError, section_settings
 from runner.config import ActorConfig
 from runner.models.base import Model
 
@@ -13,9 +13,9 @@ def build_actor(config: ActorConfig, *, model: Model | None = None) -> Actor | N
     if config.kind == "none":
         return None
     if config.kind == "probe":
-        from runner.actors.probe import ProbeActor
+        from runner.actors.probe import ProbeActor, ProbeSettings
 
-        return ProbeActor(config.probe)
+        return ProbeActor(section_settings(ProbeSettings, config.probe, "actor.probe"))
     if config.kind == "scripted":
         from runner.actors.scripted import ScriptedActor
 
