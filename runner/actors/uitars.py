@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -144,19 +145,19 @@ def instruction_for(context: ActorContext) -> str:
     return "\n".join(lines)
 
 
-def build_messages(prompt: str, answers: list[str], screenshots: list[str], *, history_images: int,
+def build_messages(prompt: str, answers: list[str], screenshots: list[str], *,
                    max_history_answers: int) -> list[dict[str, Any]]:
-    """UI-TARS's multi-turn layout: the prompt, then per previous step its screenshot (the latest
-    `history_images - 1` only) and its answer, then the current screenshot. `screenshots` are data URLs, one
-    more than `answers` (the last is the current one)."""
-    assert len(screenshots) == len(answers) + 1
+    """UI-TARS's multi-turn layout: the prompt, then each previous answer, the latest ones preceded by their
+    screenshots, then the current screenshot. `screenshots` are data URLs of the latest steps, the current one
+    last (at most one more than `answers`); older steps keep their answer only."""
+    assert 1 <= len(screenshots) <= len(answers) + 1
     messages: list[dict[str, Any]] = [{"role": "system", "content": _SYSTEM},
                                       {"role": "user", "content": prompt}]
     first = max(0, len(answers) - max_history_answers)
-    with_image = max(0, len(answers) - (history_images - 1))
+    with_image = len(answers) - (len(screenshots) - 1)  # the first previous step still shown
     for index in range(first, len(answers)):
         if index >= with_image:
-            messages.append(_image_turn(screenshots[index]))
+            messages.append(_image_turn(screenshots[index - with_image]))
         messages.append({"role": "assistant", "content": answers[index]})
     messages.append(_image_turn(screenshots[-1]))
     return messages
@@ -202,7 +203,7 @@ class UITarsActor:
         trace = Trace(actor=self.name, finished=False)
         prompt = computer_use_prompt(instruction_for(context), language=s.language)
         answers: list[str] = []
-        screenshots: list[str] = []  # data URLs, as sent
+        screenshots: deque[str] = deque(maxlen=s.history_images)  # data URLs of the latest steps, as sent
         usage: dict[str, int] = {}
         stop_reason = f"step budget of {s.max_steps} exhausted"
         deadline = time.monotonic() + s.max_total_s
@@ -224,8 +225,7 @@ class UITarsActor:
             screen = Screen(width, height, viewport["width"], viewport["height"], s.min_pixels, s.max_pixels)
             screenshots.append(image_data_url(out_dir / shot, max_side=0))  # full size: the model's own resize
             visible_text = await _visible_text(session, s.max_visible_text_chars)
-            messages = build_messages(prompt, answers, screenshots, history_images=s.history_images,
-                                      max_history_answers=s.max_history_answers)
+            messages = build_messages(prompt, answers, list(screenshots), max_history_answers=s.max_history_answers)
             try:
                 answer, thought, actions, rejected = await asyncio.wait_for(
                     self._ask(messages, screen, context, usage), timeout=max(1.0, deadline - time.monotonic()))

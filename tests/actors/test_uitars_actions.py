@@ -111,7 +111,7 @@ def test_hotkeys_become_playwright_chords() -> None:
 def test_history_keeps_the_latest_screenshots_and_every_answer() -> None:
     shots = [f"data:image/png;base64,{i}" for i in range(5)]
     answers = [f"Action: wait() #{i}" for i in range(4)]
-    messages = build_messages("PROMPT", answers, shots, history_images=3, max_history_answers=50)
+    messages = build_messages("PROMPT", answers, shots[2:], max_history_answers=50)  # history_images=3
     layout = [(m["role"], m["content"] if isinstance(m["content"], str) else m["content"][0]["image_url"]["url"])
               for m in messages]
     assert layout == [
@@ -120,8 +120,10 @@ def test_history_keeps_the_latest_screenshots_and_every_answer() -> None:
         ("user", shots[2]), ("assistant", answers[2]), ("user", shots[3]), ("assistant", answers[3]),
         ("user", shots[4]),  # the current screenshot
     ]
-    first = build_messages("PROMPT", [], shots[:1], history_images=5, max_history_answers=50)
+    first = build_messages("PROMPT", [], shots[:1], max_history_answers=50)
     assert [m["role"] for m in first] == ["system", "user", "user"]
+    bounded = build_messages("PROMPT", answers, shots[3:], max_history_answers=2)
+    assert [m["content"] for m in bounded if m["role"] == "assistant"] == answers[2:]
 
 
 def test_prompt_states_the_native_action_space_and_the_instruction() -> None:
