@@ -199,7 +199,9 @@ class UITarsActor:
 
     async def _run(self, session: "PageSession", context: ActorContext, out_dir: Path) -> Trace:
         s = self.settings
-        viewport = session.page.viewport_size or {"width": 0, "height": 0}
+        # The coordinate system of mouse input; a context made without a fixed viewport reports the window's.
+        viewport = session.page.viewport_size or await session.evaluate(
+            "() => ({width: window.innerWidth, height: window.innerHeight})")
         trace = Trace(actor=self.name, finished=False)
         prompt = computer_use_prompt(instruction_for(context), language=s.language)
         answers: list[str] = []
