@@ -9,7 +9,7 @@ from runner.models.base import Model
 
 
 def build_actor(config: ActorConfig, *, model: Model | None = None) -> Actor | None:
-    """`model`: the LLM actor's endpoint model when the run built it (served models known by role)."""
+    """`model`: the LLM or UI-TARS actor's endpoint model when the run built it (served models known by role)."""
     if config.kind == "none":
         return None
     if config.kind == "probe":
@@ -24,6 +24,10 @@ def build_actor(config: ActorConfig, *, model: Model | None = None) -> Actor | N
         from runner.actors.llm import LLMActor, LLMActorSettings
 
         return LLMActor(LLMActorSettings.from_options(config.options, prefix="actor.options"), model=model)
+    if config.kind == "uitars":
+        from runner.actors.uitars import UITarsActor, UITarsSettings
+
+        return UITarsActor(UITarsSettings.from_options(config.options, prefix="actor.options"), model=model)
     raise ConfigError(
-        f"actor.kind = {config.kind!r}: not available in this version; choose probe, scripted, llm or none"
+        f"actor.kind = {config.kind!r}: not available in this version; choose probe, scripted, llm, uitars or none"
     )
