@@ -122,7 +122,7 @@ def build_page(annotation: Annotation, *, port: int = 0) -> LocalPage:
     return LocalPage({("GET", "/"): static("index.html", "text/html; charset=utf-8"),
                       ("GET", "/annotate.js"): static("annotate.js", "text/javascript; charset=utf-8"),
                       ("GET", "/api/next"): next_item, ("POST", "/api/label"): save,
-                      ("GET", "/images/"): image}, port=port)
+                      ("GET", "/images/*"): image}, port=port)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,8 @@
 """A small local web page server (stdlib only): routes to handlers, bound to 127.0.0.1, one thread per request.
 
 For the project's local tools that a person uses in a browser (the annotation page). Routes are
-(method, path) pairs; a path ending in "/" matches every path under it and its handler gets the rest.
+(method, path) pairs; a path ending in "/*" matches every path under it and its handler gets the rest;
+any other path matches only itself.
 Every response carries a Content-Security-Policy: the pages show untrusted text (model answers, page
 content), so nothing but the page's own scripts, styles and images may load.
 """
@@ -24,7 +25,7 @@ MAX_BODY = 1024 * 1024
 
 @dataclass
 class Request:
-    rest: str  # the path after a prefix route ("" for an exact route)
+    rest: str  # the path after a prefix route's "/" ("" for an exact route), not normalised: check it
     query: dict[str, str]
     body: bytes = b""
 
@@ -48,7 +49,7 @@ Handler = Callable[[Request], Response]
 
 
 class LocalPage:
-    """`routes`: {("GET", "/"): handler, ("GET", "/files/"): handler, ("POST", "/api/x"): handler}."""
+    """`routes`: {("GET", "/"): handler, ("GET", "/files/*"): handler, ("POST", "/api/x"): handler}."""
 
     def __init__(self, routes: dict[tuple[str, str], Handler], *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.routes = routes
@@ -64,11 +65,11 @@ class LocalPage:
     def _route(self, method: str, path: str) -> tuple[Handler, str] | None:
         if (method, path) in self.routes:
             return self.routes[(method, path)], ""
-        prefixes = [p for (m, p) in self.routes if m == method and p.endswith("/") and path.startswith(p)]
+        prefixes = [p for (m, p) in self.routes if m == method and p.endswith("/*") and path.startswith(p[:-1])]
         if not prefixes:
             return None
         prefix = max(prefixes, key=len)
-        return self.routes[(method, prefix)], path[len(prefix):]
+        return self.routes[(method, prefix)], path[len(prefix) - 1:]
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         page = self
