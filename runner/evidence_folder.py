@@ -57,6 +57,7 @@ class EvidenceFolder:
     GENERATION = "generation.json"
     BUILD_LOG = "build.log"
     SOURCES = "src"
+    SITE = "site"
     WORKSPACE = "workspace"
     STATE_IN = "state_in.json"
     TOOL_LOG = "tool_log.jsonl"

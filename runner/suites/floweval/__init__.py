@@ -1,0 +1,1 @@
+"""FlowEval: reference-based evaluation of generated UIs by interaction flows."""
