@@ -1,0 +1,1 @@
+"""suite=iwebgen: I-WebGenBench, interactive scientific web apps generated from paper-derived specifications."""
