@@ -135,6 +135,7 @@ class IWebGenSuite(SuiteBase):
 
     def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
         summary = basic_summary(records, requested_slots=len(tasks))
+        summary["turn_pass"] = None  # I-WebGenBench defines no pass/fail: BSR, IR and the score carry the result
         summary.update(iwebgen_summary(records, tasks))
         return summary
 
