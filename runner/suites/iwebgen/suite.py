@@ -108,7 +108,7 @@ class IWebGenSuite(SuiteBase):
             scores["ir_responsive"] = float(trace.summary["elements_responsive"])
         raw: dict[str, Any] = {"rubric": self.rubric.name, "stability_penalties": rule.penalties}
         summary = f"rule & stability {rule.points:g}/5"
-        if isinstance(judge, LLMJudge):
+        if isinstance(judge, LLMJudge) and judge.settings.vision:
             messages, shown = judge_messages(
                 loader.spec_of(judge_input.task), Path(judge_input.out_dir), trace,
                 evidence.screenshot_viewport if evidence is not None else "", max_steps=self.settings.judge_max_steps)
@@ -127,8 +127,9 @@ class IWebGenSuite(SuiteBase):
                 f"{c} {scores[f'score_{c.lower()}']:g}" for c in DIMENSION_OF_COLUMN)
             if outcome.summary:
                 summary += f"; {outcome.summary}"
-        else:  # the judged points need a (vision) LLM judge: unassessed, never 0 or full marks
-            why = f"not assessed: judge {judge.name!r} is not an LLM judge (I-WebGenBench B.1 asks a VLM)"
+        else:  # the judged points need a vision LLM judge (B.1: a VLM): unassessed, never 0 or full marks
+            kind = "has no vision (judge.options.model.vision)" if isinstance(judge, LLMJudge) else "is not an LLM judge"
+            why = f"not assessed: judge {judge.name!r} {kind}; I-WebGenBench B.1 asks a VLM"
             dimensions.update({name: DimensionScore(score=None, reason=why) for name in JUDGED_POINTS})
             summary += f"; judged dimensions {why}"
         return Verdict(judge=judge.name, passed=None, dimensions=dimensions, scores=scores, summary=summary, raw=raw)

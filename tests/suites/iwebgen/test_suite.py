@@ -68,7 +68,7 @@ def test_rules_judge_leaves_the_judged_points_unassessed(tmp_path: Path) -> None
 def test_llm_judge_sees_spec_and_before_after_screenshots_and_scores_100_points(tmp_path: Path) -> None:
     model = _ScriptedModel(["no json here", json.dumps(ANSWER)])  # the first answer is malformed: retried
     settings = LLMJudgeSettings.from_options({"model": {"provider": "openai", "model": "fake-vlm",
-                                                        "base_url": "http://127.0.0.1:9/v1"}, "rubric": "iwebgen"})
+                                                        "base_url": "http://127.0.0.1:9/v1", "vision": True}, "rubric": "iwebgen"})
     verdict = asyncio.run(_suite().judge_turn(LLMJudge(settings, name="vlm", model=model), _input(tmp_path)))
     assert verdict.scores["score"] == 14 + 22 + 33 + 7 + 5
     assert (verdict.scores["score_v"], verdict.scores["score_i"], verdict.scores["score_t"],
@@ -98,3 +98,12 @@ def test_oracle_runs_only_specifications_with_a_reference() -> None:
     assert len(asyncio.run(suite.load_tasks())) == 15
     only = IWebGenSuite(IWebGenSuiteSettings(name="iwebgen", domains=["HCI"]), project_root=REPO_ROOT)
     assert {task.domain for task in asyncio.run(only.load_tasks())} == {"HCI"}
+
+
+def test_a_judge_without_vision_leaves_the_judged_points_unassessed(tmp_path: Path) -> None:
+    model = _ScriptedModel([])
+    settings = LLMJudgeSettings.from_options({"model": {"provider": "openai", "model": "text-only",
+                                                        "base_url": "http://127.0.0.1:9/v1", "vision": False}})
+    verdict = asyncio.run(_suite().judge_turn(LLMJudge(settings, name="text", model=model), _input(tmp_path)))
+    assert verdict.dimensions["interaction"].score is None and "no vision" in verdict.dimensions["visual"].reason
+    assert verdict.dimensions["rule"].score == 5.0 and "score" not in verdict.scores and not model.requests
