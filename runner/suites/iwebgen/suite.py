@@ -20,6 +20,7 @@ from pydantic import Field
 from runner.judges.base import Judge, JudgeError, JudgeInput
 from runner.judges.llm import LLMJudge
 from runner.metrics.basic import basic_summary
+from runner.models.base import ProviderError
 from runner.models.structured import StructuredOutputError
 from runner.records import DimensionScore, TurnRecord, Verdict
 from runner.suites.base import ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
@@ -117,6 +118,8 @@ class IWebGenSuite(SuiteBase):
                                          turn=judge_input.turn.index)
             except StructuredOutputError as error:
                 raise JudgeError(f"{judge.name}: malformed iwebgen verdict: {error}") from error
+            except ProviderError as error:  # no answer after the endpoint's own retries: the judge failed
+                raise JudgeError(f"{judge.name}: judge model failed: {error}") from error
             outcome = result.value
             dimensions.update(outcome.dimensions)
             for column, name in DIMENSION_OF_COLUMN.items():
