@@ -9,6 +9,7 @@ answers are frozen into the packet; `judge_turn` turns them into the verdict wit
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ from runner.suites.payload import PROMPT_VERSION, build_webapp_messages
 from runner.suites.webgen.format import load_webgen_tasks
 from runner.suites.webgen.outcome import SCORES, TESTER_INSTRUCTIONS, accuracy_summary, answer_of
 from runner.tasks import Task, TurnSpec
+
+log = logging.getLogger(__name__)
 
 TESTER_ROLE = "tester"
 TESTER_VERSION = "webgen-tester-v1"
@@ -54,6 +57,7 @@ class WebGenSuite(SuiteBase):
         self.settings = settings
         self.project_root = project_root
         self._tester_model: dict[str, Any] = {}
+        self._turn_timeout_s: float | None = None
         self._tester: LLMActor | None = None
 
     @property
@@ -66,6 +70,7 @@ class WebGenSuite(SuiteBase):
     def configure_run(self, config: Any) -> None:
         role = config.roles.get(TESTER_ROLE)
         self._tester_model = role.model_dump() if role is not None else {}
+        self._turn_timeout_s = float(config.turn_timeout_s)
 
     def _tasks_file(self) -> Path:
         spec = self.settings.tasks_path
@@ -83,7 +88,15 @@ class WebGenSuite(SuiteBase):
         return None if path.is_file() else [f"suite.tasks_path = {self.settings.tasks_path!r}: no such file ({path})"]
 
     async def load_tasks(self) -> list[Task]:
-        return select_tasks(load_webgen_tasks(self._tasks_file()), self.settings)
+        tasks = select_tasks(load_webgen_tasks(self._tasks_file()), self.settings)
+        # Every test case runs inside its slot's turn_timeout_s, and a slot over it is a miss.
+        budget = LLMActorSettings.model_validate({**self.settings.tester, "model": {}}).max_total_s
+        most = max((len(turn.extra["test_cases"]) for task in tasks for turn in task.turns), default=0)
+        if self._turn_timeout_s is not None and most * budget >= self._turn_timeout_s:
+            log.warning("webgen: a task has %d test cases of up to %g s each (suite.tester.max_total_s) but "
+                        "turn_timeout_s is %g s; raise turn_timeout_s so slow testers do not make a slot a miss",
+                        most, budget, self._turn_timeout_s)
+        return tasks
 
     async def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
         return build_webapp_messages(task, turn, episode)
