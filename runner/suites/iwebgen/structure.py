@@ -11,10 +11,11 @@ Definitions on the tree (I-WebGenBench §5 describes them in words; these make t
 - sidebar layout: a JSX `<aside>`, a JSX component whose name contains "sidebar" / "sidenav", or a JSX
   `className` / `id` string with such a class token ("sidebar", "side-bar", "sidenav", "side-nav");
 - explicit view switching (§5: "a dedicated state variable controls the active panel and each navigation item
-  triggers a transition"): a `[view, setView] = useState(...)` pair whose value selects what is rendered
-  (compared in the condition of a `?:` or `&&` that yields JSX, the subject of a `switch` that returns JSX, or
-  the key of a lookup inside JSX) and whose setter is reached from a JSX event attribute (`on*={...}`: a
-  navigation item calls it or receives it as its callback);
+  triggers a transition"): a `[view, setView] = useState(...)` pair whose value selects among at least two
+  rendered alternatives (the condition of a `?:` with JSX on both sides; JSX guarded by `&&` or a one-sided
+  `?:` for two or more compared values; a `switch` with two or more cases returning JSX; the key of a lookup inside JSX) and whose
+  setter is reached from a JSX event attribute (`on*={...}`: a navigation item calls it or receives it as its
+  callback). A state that only shows or hides one element is not a view;
 - click handler: a JSX `onClick` attribute, an `addEventListener("click", ...)` call, or an `.onclick =`
   assignment.
 """
@@ -149,6 +150,7 @@ class _FileFacts:
     click_handlers: int = 0
     state_pairs: dict[str, str] = field(default_factory=dict)  # value variable -> its setter
     selecting: set[str] = field(default_factory=set)  # identifiers that select what is rendered
+    guarded: dict[str, set[str]] = field(default_factory=dict)  # identifier -> values guarding JSX with `&&`
     event_reached: set[str] = field(default_factory=set)  # identifiers used inside a JSX on* attribute
 
 
@@ -201,14 +203,24 @@ def _file_facts(root: tree_sitter.Node) -> _FileFacts:
             if tag == "aside" or any(marker in tag for marker in SIDEBAR_NAMES):
                 facts.sidebar = True
         elif kind == "ternary_expression":
-            if _contains_jsx(node.child_by_field_name("consequence")) or _contains_jsx(
-                    node.child_by_field_name("alternative")):
-                facts.selecting |= _compared(node.child_by_field_name("condition"))
+            # Two rendered alternatives (`view === "a" ? <A /> : <B />`) select between views; one (`: null`)
+            # guards a single element, like `&&`.
+            compared = _compared(node.child_by_field_name("condition"))
+            sides = [_contains_jsx(node.child_by_field_name(name)) for name in ("consequence", "alternative")]
+            if all(sides):
+                facts.selecting |= {name for name, _ in compared}
+            elif any(sides):
+                for name, value in compared:
+                    facts.guarded.setdefault(name, set()).add(value)
         elif kind == "binary_expression" and _text(node.child_by_field_name("operator")) == "&&":
+            # One guarded element each: a view needs at least two values of its state shown this way.
             if _contains_jsx(node.child_by_field_name("right")):
-                facts.selecting |= _compared(node.child_by_field_name("left"))
+                for name, value in _compared(node.child_by_field_name("left")):
+                    facts.guarded.setdefault(name, set()).add(value)
         elif kind == "switch_statement":
-            if _contains_jsx(node.child_by_field_name("body")):
+            body = node.child_by_field_name("body")
+            cases = [c for c in (body.named_children if body is not None else []) if _contains_jsx(c)]
+            if len(cases) >= 2:
                 facts.selecting |= _identifiers(node.child_by_field_name("value"))
         elif kind == "subscript_expression":
             if any(parent.type == "jsx_expression" for parent in _ancestors(node)):
@@ -223,16 +235,17 @@ def _ancestors(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
         parent = parent.parent
 
 
-def _compared(condition: tree_sitter.Node | None) -> set[str]:
-    """Identifiers compared for (in)equality in a condition (`view === "plot"`, `tab !== 2`)."""
-    found: set[str] = set()
+def _compared(condition: tree_sitter.Node | None) -> set[tuple[str, str]]:
+    """(identifier, the value it is compared with) for each (in)equality in a condition (`view === "plot"`)."""
+    found: set[tuple[str, str]] = set()
     if condition is None:
         return found
     for node in _walk(condition):
         if node.type == "binary_expression" and _text(node.child_by_field_name("operator")) in ("===", "==", "!==", "!="):
-            for side in (node.child_by_field_name("left"), node.child_by_field_name("right")):
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            for side, other in ((left, right), (right, left)):
                 if side is not None and side.type == "identifier":
-                    found.add(_text(side))
+                    found.add((_text(side), _text(other)))
     return found
 
 
@@ -241,6 +254,7 @@ def analyze_app(files: Mapping[str, str]) -> AppStructure:
     structure = AppStructure()
     selecting: set[str] = set()
     reached: set[str] = set()
+    guarded: dict[str, set[str]] = {}
     pairs: dict[str, str] = {}
     for path in sorted(files):
         grammar = grammar_for(path)
@@ -255,8 +269,11 @@ def analyze_app(files: Mapping[str, str]) -> AppStructure:
         structure.click_handlers += facts.click_handlers
         structure.has_sidebar |= facts.sidebar
         selecting |= facts.selecting
+        for name, values in facts.guarded.items():
+            guarded.setdefault(name, set()).update(values)
         reached |= facts.event_reached
         pairs.update(facts.state_pairs)
+    selecting |= {name for name, values in guarded.items() if len(values) >= 2}
     structure.view_state = sorted(value for value, setter in pairs.items() if value in selecting and setter in reached)
     structure.view_switching = bool(structure.view_state)
     return structure

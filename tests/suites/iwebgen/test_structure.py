@@ -149,3 +149,18 @@ def test_tables_4_and_5() -> None:
     assert m1 == {"model": "m1", "apps": 3, "light_share": pytest.approx(2 / 3), "dark_share": pytest.approx(1 / 3),
                   "mean_score_light": 22.5, "mean_score_dark": 22.0}
     assert m2["apps"] == 0 and m2["light_share"] is None
+
+
+def test_a_state_that_only_shows_or_hides_one_element_is_not_a_view() -> None:
+    app = {"src/App.jsx": """
+export default function App() {
+  const [overlay, setOverlay] = useState("none");
+  const [view, setView] = useState("direct");
+  return <div><select onChange={(e) => setOverlay(e.target.value)} />
+    <button onClick={() => setView("lb")}>{view === "direct" ? "Show LB" : "Show direct"}</button>
+    {overlay !== "none" && <polyline />}{view === "direct" && <g />}</div>;
+}
+"""}
+    assert analyze_app(app).view_state == []  # one guarded element each; the ternary yields text, not JSX
+    both = app["src/App.jsx"].replace('{view === "direct" && <g />}', '{view === "direct" && <g />}{view === "lb" && <h />}')
+    assert analyze_app({"src/App.jsx": both}).view_state == ["view"]
