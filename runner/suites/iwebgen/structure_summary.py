@@ -14,10 +14,9 @@ from runner.records import TurnRecord
 from runner.suites.iwebgen.structure import (
     AppRow, AppStructure, table4_sidebar, table4_state_bins, table5_themes,
 )
-from runner.tasks import Task
 
 
-def structure_rows(records: list[TurnRecord], tasks: list[Task], app_rows: list[dict[str, Any]]) -> list[AppRow]:
+def structure_rows(records: list[TurnRecord], app_rows: list[dict[str, Any]]) -> list[AppRow]:
     """AppRows of the apps whose source was analysed (an app with no answer has no structure)."""
     by_task = {record.task_id: record for record in records}
     rows: list[AppRow] = []
@@ -32,8 +31,9 @@ def structure_rows(records: list[TurnRecord], tasks: list[Task], app_rows: list[
     return rows
 
 
-def structure_summary(records: list[TurnRecord], tasks: list[Task], app_rows: list[dict[str, Any]]) -> dict[str, Any]:
-    rows = structure_rows(records, tasks, app_rows)
+def structure_summary(records: list[TurnRecord], app_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """`app_rows`: the suite's per-app rows (metrics.app_row: score, ir, V) of every requested app."""
+    rows = structure_rows(records, app_rows)
     return {
         "apps": [{"task_id": row.app_id, "theme": row.theme, **row.structure.to_json()} for row in rows],
         "table4_state": table4_state_bins(rows),

@@ -165,7 +165,7 @@ class IWebGenSuite(SuiteBase):
         summary = basic_summary(records, requested_slots=len(tasks))
         summary["turn_pass"] = None  # I-WebGenBench defines no pass/fail: BSR, IR and the score carry the result
         summary.update(iwebgen_summary(records, tasks))
-        summary["structure"] = structure_summary(records, tasks, summary["apps_table"])  # §5, Tables 4 and 5
+        summary["structure"] = structure_summary(records, summary["apps_table"])  # §5, Tables 4 and 5
         return summary
 
 

@@ -29,7 +29,7 @@ def test_summary_rows_come_from_the_verdicts_structure_and_theme() -> None:
     app_rows = [{"task_id": "a", "score": 60.0, "ir": 0.5, "V": 24.0},
                 {"task_id": "b", "score": None, "ir": 0.25, "V": None},
                 {"task_id": "c", "score": 0.0, "ir": None, "V": 0.0}]
-    summary = structure_summary(records, [], app_rows)
+    summary = structure_summary(records, app_rows)
     assert [app["task_id"] for app in summary["apps"]] == ["a", "b"]
     with_sidebar, without = summary["table4_sidebar"]
     assert with_sidebar["apps"] == 1 and with_sidebar["mean_score"] == 60.0 and with_sidebar["view_switching_share"] == 1.0
