@@ -81,8 +81,15 @@ class EvidenceFolder:
     VERDICT = "verdict.json"
     # The runtime state as a judge reads it: the bridge's live state, else the snapshot carried to the next turn.
     RUNTIME_STATES = (STATE, STATE_CARRIED)
-    # Written by judges (MT-Web2Code's renders and crops too); never carried into a re-judged run.
-    JUDGE_OUTPUTS = frozenset({VERDICT, "render.png", "crop_golden.png", "crop_model.png"})
+    # MT-Web2Code's scoring images: rendered in the execution phase and frozen into the packet (the model's page,
+    # and the page the turn started from), then the judge's own copies it scores (render and region crops).
+    RENDER_MODEL = "render_model.png"
+    RENDER_INPUT = "render_input.png"
+    SCORED_RENDER = "render.png"
+    CROP_GOLDEN = "crop_golden.png"
+    CROP_MODEL = "crop_model.png"
+    # Written by judges; never carried into a re-judged run.
+    JUDGE_OUTPUTS = frozenset({VERDICT, SCORED_RENDER, CROP_GOLDEN, CROP_MODEL})
     NOT_EVIDENCE = frozenset({WORKSPACE})
 
     def __init__(self, path: Path) -> None:
@@ -232,6 +239,12 @@ class EvidenceFolder:
         # Replaced on purpose: the judge writes its verdict, the judging phase the final one (a suite may add
         # its diagnosis), and a resumed judging of an uncommitted slot writes it again.
         return self.write_json(self.VERDICT, verdict_json, replace=True)
+
+    def write_judge_image(self, name: str, png: bytes) -> Path:
+        """A judge's scoring image (JUDGE_OUTPUTS), replaced like the verdict when the slot is judged again."""
+        if name not in self.JUDGE_OUTPUTS:
+            raise ValueError(f"{name!r} is not a judge output of the evidence folder ({sorted(self.JUDGE_OUTPUTS)})")
+        return self.write_bytes(name, png, replace=True)
 
     def clear_unfinished(self) -> None:
         """Remove what a killed execution of this slot left (no packet): the slot is executed anew."""
