@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import Field
 
+from runner.evidence_folder import EvidenceFolder
 from runner.judges.base import Judge, JudgeError, JudgeInput
 from runner.judges.llm import LLMJudge
 from runner.metrics.basic import basic_summary
@@ -25,11 +26,14 @@ from runner.models.structured import StructuredOutputError
 from runner.records import DimensionScore, TurnRecord, Verdict
 from runner.suites.base import ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.iwebgen import loader
+from runner.suites.iwebgen.background import capture_background
 from runner.suites.iwebgen.metrics import DIMENSION_OF_COLUMN, iwebgen_summary
 from runner.suites.iwebgen.prompts import PROMPT_VERSION, generation_messages
 from runner.suites.iwebgen.rubric import JUDGED_POINTS, IWebGenRubric, judge_messages
 from runner.suites.iwebgen.spec import Domain
 from runner.suites.iwebgen.stability import StabilityPenalties, stability
+from runner.suites.iwebgen.structure import analyze_app, classify_theme, parse_css_rgb
+from runner.suites.iwebgen.structure_summary import structure_summary
 from runner.tasks import Task, TurnSpec
 
 __all__ = ["SUITE_ENTRY", "IWebGenSuite", "IWebGenSuiteSettings"]
@@ -92,13 +96,36 @@ class IWebGenSuite(SuiteBase):
 
     # ---- scoring ---------------------------------------------------------------------------------------------
 
+    async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
+        """§5 theme: the built app's computed page background, on the slot's own build served once more."""
+        dist = EvidenceFolder(out_dir).workspace / "dist"
+        async with self.context.browsers.checkout() as pool:
+            async with self.context.sandbox.serve(dist, network=pool.network_namespace) as served:
+                async with pool.session(served.url) as session:
+                    try:
+                        background = await capture_background(session)
+                    except Exception as error:  # a crashed page: the theme stays unknown, never guessed
+                        log.warning("iwebgen: background of %s not captured: %s", task.id, error)
+                        background = None
+        return {"background": background}
+
+    @staticmethod
+    def _structure(judge_input: JudgeInput) -> dict[str, Any]:
+        """§5 structure of the app's source, and its theme from the captured background (None: not captured)."""
+        background = judge_input.suite_context.get("background")
+        try:
+            theme = classify_theme(parse_css_rgb(background)) if background else None
+        except ValueError:  # a colour syntax the parser does not read (e.g. oklch()): unknown
+            theme = None
+        return {"structure": analyze_app(judge_input.files).to_json(), "background": background, "theme": theme}
+
     async def judge_turn(self, judge: Judge, judge_input: JudgeInput) -> Verdict:
         if not judge_input.build.ok:  # C.3: "it receives a score of 0 across all evaluation dimensions"
             reason = f"the app did not build ({judge_input.build.status}): 0 (I-WebGenBench C.3)"
             dimensions = {name: DimensionScore(score=0.0, reason=reason) for name in DIMENSION_OF_COLUMN.values()}
             return Verdict(judge=judge.name, passed=None, dimensions=dimensions,
                            scores={"score": 0.0, **{f"score_{c.lower()}": 0.0 for c in DIMENSION_OF_COLUMN}},
-                           summary=reason)
+                           summary=reason, raw=self._structure(judge_input))
         trace, evidence = judge_input.trace, judge_input.evidence
         rule = stability(built=True, evidence=evidence, trace=trace, page_errors=judge_input.page_errors,
                          penalties=self.settings.stability)
@@ -107,7 +134,8 @@ class IWebGenSuite(SuiteBase):
         if trace is not None and "elements_exercised" in trace.summary:
             scores["ir_actions"] = float(trace.summary["elements_exercised"])
             scores["ir_responsive"] = float(trace.summary["elements_responsive"])
-        raw: dict[str, Any] = {"rubric": self.rubric.name, "stability_penalties": rule.penalties}
+        raw: dict[str, Any] = {"rubric": self.rubric.name, "stability_penalties": rule.penalties,
+                               **self._structure(judge_input)}
         summary = f"rule & stability {rule.points:g}/5"
         if isinstance(judge, LLMJudge) and judge.settings.vision:
             messages, shown = judge_messages(
@@ -141,6 +169,7 @@ class IWebGenSuite(SuiteBase):
         summary = basic_summary(records, requested_slots=len(tasks))
         summary["turn_pass"] = None  # I-WebGenBench defines no pass/fail: BSR, IR and the score carry the result
         summary.update(iwebgen_summary(records, tasks))
+        summary["structure"] = structure_summary(records, summary["apps_table"])  # §5, Tables 4 and 5
         return summary
 
 

@@ -44,6 +44,11 @@ def test_oracle_builds_and_interacts_and_leaves_judged_points_unassessed(oracle_
         trace = json.loads((oracle_run / record["evidence_dir"] / "trace.json").read_text())
         assert trace["summary"]["observer"] == ["childList", "subtree", "attributes"]  # I-WebGenBench B.1
         assert all(step["screenshot_before"] and step["screenshot_after"] for step in trace["steps"])
+    # §5: the structure of each app's source and the theme of its rendered background (the reference apps are light).
+    apps = summary["structure"]["apps"]
+    assert len(apps) == 2 and all(app["state_declarations"] >= 3 and app["click_handlers"] >= 1 for app in apps)
+    assert [app["theme"] for app in apps] == ["light", "light"]
+    assert sum(row["apps"] for row in summary["structure"]["table4_state"]) == 2
 
 
 def test_llm_judge_scores_the_frozen_probe_screenshots(oracle_run: Path, tmp_path: Path) -> None:
