@@ -6,8 +6,18 @@ import asyncio
 
 import pytest
 
-from runner.generation import STRATEGIES, SinglePass, build_strategy
+from runner.generation import STRATEGIES, BuildCheck, SinglePass, build_strategy
 from runner.models.base import ModelResponse
+
+
+class NoBuilds:
+    """GenerationTools for a strategy that must not build."""
+
+    task_id = "t"
+    turn = 1
+
+    async def build(self, text: str) -> BuildCheck:
+        raise AssertionError("single_pass builds nothing itself")
 
 
 def test_single_pass_is_one_round_of_the_payload() -> None:
@@ -18,10 +28,11 @@ def test_single_pass_is_one_round_of_the_payload() -> None:
         return ModelResponse(text="answer", usage={"prompt_tokens": 3, "completion_tokens": 2})
 
     payload = [{"role": "user", "content": "build it"}]
-    generation = asyncio.run(SinglePass().generate(payload, call))
+    generation = asyncio.run(SinglePass().generate(payload, call, NoBuilds()))
     assert seen == [payload]
     assert generation.strategy == "single_pass" and [r.index for r in generation.rounds] == [1]
     assert generation.final.text == "answer" and generation.usage == {"prompt_tokens": 3, "completion_tokens": 2}
+    assert generation.builds == []
 
 
 def test_unknown_strategy_lists_the_choices() -> None:
