@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from runner.models.base import ModelResponse
 from runner.models.parse import ParsedOutput
+from runner.plugins import declared, load
 from runner.sandbox.base import BuildResult
 
 Messages = list[dict[str, Any]]
@@ -112,12 +113,16 @@ class SinglePass:
         return Generation(self.name, [await timed_round(1, "answer", messages, call)])
 
 
-STRATEGIES: dict[str, Callable[[], GenerationStrategy]] = {
+# name -> constructor: single_pass, and what suite packages declare (GENERATION_STRATEGIES in their
+# `__init__.py`, runner/plugins.py), imported when built.
+STRATEGIES: dict[str, Callable[[], GenerationStrategy] | str] = {
     SinglePass.name: SinglePass,
+    **declared("GENERATION_STRATEGIES"),
 }
 
 
 def build_strategy(name: str) -> GenerationStrategy:
     if name not in STRATEGIES:
         raise ValueError(f"unknown generation strategy {name!r}; choose from {sorted(STRATEGIES)}")
-    return STRATEGIES[name]()
+    constructor = STRATEGIES[name]
+    return (load(constructor) if isinstance(constructor, str) else constructor)()

@@ -20,7 +20,7 @@ from runner.config import RunnerConfig
 from runner.experiment import prepare_run_dir
 from runner.records import RunDirectory
 from runner.suites.registry import build_suite
-from runner.suites.smoke import SmokeSuite
+from runner.suites.smoke.suite import SmokeSuite
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 
 

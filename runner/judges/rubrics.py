@@ -3,17 +3,18 @@
 A rubric lives with its benchmark: `evogenui` (EvoGenUI-Bench §4.2, Appendix C.1) in runner/suites/evogenui/
 rubric.py, beside its pass rule and taxonomy. Another rubric implements the same protocol to be hosted by the
 same judge, e.g. I-WebGenBench's 100-point VLM score or MT-Web2Code's five-band macro rubric (MT-Web2Code §3.5
-eq. 8): each needs only its own dimensions, schema, parser and decision. The registry names each rubric by
-"module:attribute", imported when it is looked up, so this package never imports a suite.
+eq. 8): each needs only its own dimensions, schema, parser and decision. A suite package declares its rubrics
+(RUBRICS in its `__init__.py`, runner/plugins.py) as "module:attribute", imported when looked up, so this
+package never imports suite code.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from runner.records import DimensionScore, RequirementResult
+from runner.plugins import declared, load
 
 __all__ = ["RUBRICS", "Rubric", "RubricOutcome", "get_rubric", "rubric_class"]
 
@@ -51,18 +52,14 @@ class Rubric(Protocol):
 
 
 # `judge.options.rubric` -> the rubric class, as "module:attribute" (conf/judge/*.yaml name these).
-RUBRICS: dict[str, str] = {
-    "evogenui": "runner.suites.evogenui.rubric:EvoGenUIRubric",
-}
+RUBRICS: dict[str, str] = declared("RUBRICS")
 
 
 def rubric_class(name: str) -> type:
     """The class of a registered rubric (its module is imported now)."""
-    try:
-        module, attribute = RUBRICS[name].split(":")
-    except KeyError:
-        raise ValueError(f"unknown rubric {name!r}; choose one of {sorted(RUBRICS)}") from None
-    return getattr(importlib.import_module(module), attribute)
+    if name not in RUBRICS:
+        raise ValueError(f"unknown rubric {name!r}; choose one of {sorted(RUBRICS)}")
+    return load(RUBRICS[name])
 
 
 def get_rubric(name: str) -> Rubric:

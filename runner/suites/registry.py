@@ -1,4 +1,5 @@
-"""Suite registry: name -> (settings model, constructor). Registries only register."""
+"""Suite registry: name -> (settings model, constructor), over what the suite packages declare
+(runner/plugins.py). Registries only register."""
 
 from __future__ import annotations
 
@@ -8,16 +9,11 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from runner.suites.base import Suite, SuiteSettings
-from runner.suites.evogenui.suite import EvoGenUISuite, EvoGenUISuiteSettings
-from runner.suites.smoke import SmokeSuite, SmokeSuiteSettings
-from runner.suites.web2code.suite import Web2CodeSuiteSettings, macro_suite, micro_suite
+from runner.plugins import declared, load
 
-SUITES: dict[str, tuple[type[SuiteSettings], Callable[..., Suite]]] = {
-    "smoke": (SmokeSuiteSettings, SmokeSuite),
-    "macro": (Web2CodeSuiteSettings, macro_suite),
-    "micro": (Web2CodeSuiteSettings, micro_suite),
-    "evogenui": (EvoGenUISuiteSettings, EvoGenUISuite),
-}
+SuiteEntry = tuple[type[SuiteSettings], Callable[..., Suite]]
+
+SUITES: dict[str, SuiteEntry] = {name: load(reference) for name, reference in declared("SUITES").items()}
 
 
 def validate_suite_options(suite_config: Any, *, prefix: str = "suite") -> SuiteSettings:

@@ -1,0 +1,4 @@
+"""suite=evogenui: EvoGenUI-Bench. What the package adds (runner/plugins.py)."""
+
+SUITES = {"evogenui": "runner.suites.evogenui.suite:SUITE_ENTRY"}
+RUBRICS = {"evogenui": "runner.suites.evogenui.rubric:EvoGenUIRubric"}

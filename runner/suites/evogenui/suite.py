@@ -359,3 +359,6 @@ class EvoGenUISuite(SuiteBase):
         summary["table2"] = table2(chosen, n_turns, **options)
         return summary
 
+
+
+SUITE_ENTRY = (EvoGenUISuiteSettings, EvoGenUISuite)

@@ -1,0 +1,6 @@
+"""suite=macro and suite=micro: MT-Web2Code's two tracks. What the package adds (runner/plugins.py)."""
+
+SUITES = {
+    "macro": "runner.suites.web2code.suite:MACRO_ENTRY",
+    "micro": "runner.suites.web2code.suite:MICRO_ENTRY",
+}

@@ -482,3 +482,7 @@ def macro_suite(settings: Web2CodeSuiteSettings, *, project_root: Path) -> Web2C
 
 def micro_suite(settings: Web2CodeSuiteSettings, *, project_root: Path) -> Web2CodeSuite:
     return Web2CodeSuite(settings, project_root=project_root, track="micro")
+
+
+MACRO_ENTRY = (Web2CodeSuiteSettings, macro_suite)
+MICRO_ENTRY = (Web2CodeSuiteSettings, micro_suite)

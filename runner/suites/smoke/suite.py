@@ -12,7 +12,7 @@ from runner.suites.native import load_native_tasks
 from runner.suites.payload import PROMPT_VERSION, build_webapp_messages
 from runner.tasks import Task, TurnSpec
 
-DEFAULT_TASKS = Path(__file__).resolve().parents[2] / "tasks" / "smoke"
+DEFAULT_TASKS = Path(__file__).resolve().parents[3] / "tasks" / "smoke"
 
 
 class SmokeSuiteSettings(SuiteSettings):
@@ -45,3 +45,6 @@ class SmokeSuite(SuiteBase):
             summary["reliability"] = reliability_summary(
                 records, turns_per_task=lengths.pop(), requested_tasks={task.id: task.sub_suite for task in tasks})
         return summary
+
+
+SUITE_ENTRY = (SmokeSuiteSettings, SmokeSuite)
