@@ -36,6 +36,11 @@ def test_single_pass_is_one_round_of_the_payload() -> None:
 
 
 def test_unknown_strategy_lists_the_choices() -> None:
-    assert sorted(STRATEGIES) == ["single_pass"]
-    with pytest.raises(ValueError, match=r"unknown generation strategy 'nope'; choose from \['single_pass'\]"):
+    assert sorted(STRATEGIES) == ["self_repair", "single_pass"]  # self_repair: declared by runner.suites.iwebgen
+    with pytest.raises(ValueError, match=r"unknown generation strategy 'nope'; choose from \['self_repair', 'single_pass'\]"):
         build_strategy("nope")
+
+
+def test_a_declared_strategy_is_built_by_name() -> None:
+    strategy = build_strategy("self_repair")
+    assert strategy.name == "self_repair" and strategy.rounds == 5  # type: ignore[attr-defined]
