@@ -23,14 +23,18 @@ def pipeline_roles(pipeline: Pipeline) -> tuple[str, ...]:
     return BLOCK_ROLES if pipeline == "blocks" else ()
 
 
-def iwebgen_strategy(pipeline: Pipeline, *, repair_rounds: int, roles: Mapping[str, Model]) -> GenerationStrategy:
-    """The first pass `pipeline`, then up to `repair_rounds` self-repair rounds by the generator (C.3: K = 5)."""
+def iwebgen_strategy(pipeline: Pipeline, *, repair_rounds: int | None, roles: Mapping[str, Model]) -> GenerationStrategy:
+    """The first pass `pipeline`, then up to `repair_rounds` self-repair rounds by the generator (C.3: K = 5);
+    `repair_rounds=None`: the first pass alone."""
     if pipeline not in PIPELINES:
         raise ValueError(f"suite.pipeline = {pipeline!r}: choose one of {', '.join(PIPELINES)}")
+    first: GenerationStrategy
     if pipeline == "single":
-        return SelfRepair(SinglePass(), rounds=repair_rounds)
-    missing = [role for role in BLOCK_ROLES if role not in roles]
-    if missing:
-        raise ValueError(f"suite.pipeline=blocks needs the model role(s) {missing} in the run "
-                         f"(compose them with +model@roles.<role>=<name>)")
-    return SelfRepair(BlockPipeline(roles["splitter"], roles["merger"]), rounds=repair_rounds)
+        first = SinglePass()
+    else:
+        missing = [role for role in BLOCK_ROLES if role not in roles]
+        if missing:
+            raise ValueError(f"suite.pipeline=blocks needs the model role(s) {missing} in the run "
+                             f"(compose them with +model@roles.<role>=<name>)")
+        first = BlockPipeline(roles["splitter"], roles["merger"])
+    return first if repair_rounds is None else SelfRepair(first, rounds=repair_rounds)

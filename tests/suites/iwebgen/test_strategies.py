@@ -166,7 +166,31 @@ def test_a_splitter_without_a_usable_plan_fails_the_slot_with_its_reasons() -> N
 def test_pipeline_roles_and_choices() -> None:
     assert pipeline_roles("blocks") == ("splitter", "merger") and pipeline_roles("single") == ()
     assert iwebgen_strategy("single", repair_rounds=5, roles={}).name == "self_repair"
+    assert iwebgen_strategy("single", repair_rounds=None, roles={}).name == "single_pass"
+    roles = {"splitter": RoleModel("s"), "merger": RoleModel("m")}
+    assert iwebgen_strategy("blocks", repair_rounds=None, roles=roles).name == "blocks"
     with pytest.raises(ValueError, match=r"needs the model role\(s\) \['merger'\]"):
         iwebgen_strategy("blocks", repair_rounds=5, roles={"splitter": RoleModel("s")})
     with pytest.raises(ValueError, match="suite.pipeline = 'nope'"):
         iwebgen_strategy("nope", repair_rounds=5, roles={})  # type: ignore[arg-type]
+
+
+def test_the_suite_builds_its_strategy_from_its_settings_and_roles() -> None:
+    from runner.browser.launch import BrowserPools
+    from runner.suites.base import SuiteContext
+    from runner.suites.registry import build_suite
+    from tests.conftest import REPO_ROOT
+
+    def suite(**settings: object):
+        built = build_suite({"name": "iwebgen", **settings}, project_root=REPO_ROOT)
+        built.bind(SuiteContext(browsers=BrowserPools([]), sandbox=object(),  # type: ignore[arg-type]
+                                roles={"splitter": RoleModel("s"), "merger": RoleModel("m")}))
+        return built
+
+    assert suite().required_roles == () and suite().generation_strategy().name == "single_pass"
+    repair = suite(generation="self_repair", repair_rounds=3).generation_strategy()
+    assert (repair.name, repair.rounds) == ("self_repair", 3)  # type: ignore[attr-defined]
+    blocks = suite(pipeline="blocks", generation="self_repair")
+    assert blocks.required_roles == ("splitter", "merger")
+    assert blocks.generation_strategy().name == "blocks+self_repair"
+    assert suite(pipeline="blocks").generation_strategy().name == "blocks"
