@@ -324,6 +324,7 @@ class Engine:
                                                                    messages=round_messages)),
                     timeout=self.config.model_timeout_s,
                 )
+            progress.call = ModelCall.ANSWERED  # a turn cut later (a repair round, its build) still had an answer
             return answer
 
         tools = _SlotTools(self, task, turn, folder, limits)
