@@ -526,7 +526,9 @@ def _write_generation(folder: EvidenceFolder, generation: Generation, *, payload
                                  "usage": {k: int(v) for k, v in item.response.usage.items()},
                                  "cached": item.response.cached, "request": request.name, "raw_response": path.name}
         if item.check is not None:
-            log = folder.build_log if final else folder.write_build_log(item.check.log, round_index=item.index)
+            # The final answer's build is build.log (written with the build); an unparsable one has none.
+            reused = final and item.check.build is not None
+            log = folder.build_log if reused else folder.write_build_log(item.check.log, round_index=item.index)
             entry.update(built=item.check.ok, build_log=log.name)
         rounds.append(entry)
     folder.write_generation({"strategy": generation.strategy, "rounds": rounds})
