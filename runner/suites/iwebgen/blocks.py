@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from runner.generation import Generation, GenerationRound, GenerationTools, Messages, ModelCaller, timed_round
 from runner.models.base import GenerationRequest, Model, ModelResponse, ProviderError
 from runner.models.parse import InvalidOutput, parse_model_output
-from runner.models.structured import StructuredOutputError, ask_structured
+from runner.models.structured import StructuredMode, StructuredOutputError, ask_structured
 
 __all__ = ["MAX_BLOCKS", "Block", "BlockPipeline", "BlockPlan", "ROLES"]
 
@@ -104,7 +104,7 @@ class BlockPipeline:
 
     name = "blocks"
 
-    def __init__(self, splitter: Model, merger: Model, *, structured_mode: str = "json_schema") -> None:
+    def __init__(self, splitter: Model, merger: Model, *, structured_mode: StructuredMode = "json_schema") -> None:
         self.splitter = splitter
         self.merger = merger
         self.structured_mode = structured_mode
@@ -131,7 +131,7 @@ class BlockPipeline:
         try:
             result = await ask_structured(
                 self.splitter, messages=request, schema=BlockPlan.model_json_schema(), validate=BlockPlan.model_validate,
-                name="block_plan", mode=self.structured_mode, task_id=tools.task_id, turn=tools.turn,  # type: ignore[arg-type]
+                name="block_plan", mode=self.structured_mode, task_id=tools.task_id, turn=tools.turn,
             )
         except StructuredOutputError as error:
             # Not the generator's failure: it was never asked. The slot has no answer (provider_error).
