@@ -104,10 +104,11 @@ def iwebgen_summary(records: list[TurnRecord], tasks: list[Task]) -> dict[str, A
     by_task = {record.task_id: record for record in records}
     rows = [app_row(task, by_task.get(task.id)) for task in sorted(tasks, key=lambda t: t.id)]
     overall = table(rows)
+    dimensions = {column: overall.pop(column) for column in COLUMNS}
     domains = sorted({row["domain"] for row in rows})
     return {
         **overall,
-        "dimensions": {column: overall[column] for column in COLUMNS},
+        "dimensions": dimensions,
         "domains": {domain: table(row for row in rows if row["domain"] == domain) for domain in domains},
         "apps_table": rows,
     }

@@ -20,6 +20,7 @@ from pydantic import Field
 from runner.judges.base import Judge, JudgeError, JudgeInput
 from runner.judges.llm import LLMJudge
 from runner.metrics.basic import basic_summary
+from runner.models.base import ProviderError
 from runner.models.structured import StructuredOutputError
 from runner.generation import GenerationStrategy, build_strategy
 from runner.records import DimensionScore, TurnRecord, Verdict
@@ -126,7 +127,7 @@ class IWebGenSuite(SuiteBase):
             scores["ir_responsive"] = float(trace.summary["elements_responsive"])
         raw: dict[str, Any] = {"rubric": self.rubric.name, "stability_penalties": rule.penalties}
         summary = f"rule & stability {rule.points:g}/5"
-        if isinstance(judge, LLMJudge):
+        if isinstance(judge, LLMJudge) and judge.settings.vision:
             messages, shown = judge_messages(
                 loader.spec_of(judge_input.task), Path(judge_input.out_dir), trace,
                 evidence.screenshot_viewport if evidence is not None else "", max_steps=self.settings.judge_max_steps)
@@ -135,6 +136,8 @@ class IWebGenSuite(SuiteBase):
                                          turn=judge_input.turn.index)
             except StructuredOutputError as error:
                 raise JudgeError(f"{judge.name}: malformed iwebgen verdict: {error}") from error
+            except ProviderError as error:  # no answer after the endpoint's own retries: the judge failed
+                raise JudgeError(f"{judge.name}: judge model failed: {error}") from error
             outcome = result.value
             dimensions.update(outcome.dimensions)
             for column, name in DIMENSION_OF_COLUMN.items():
@@ -145,14 +148,16 @@ class IWebGenSuite(SuiteBase):
                 f"{c} {scores[f'score_{c.lower()}']:g}" for c in DIMENSION_OF_COLUMN)
             if outcome.summary:
                 summary += f"; {outcome.summary}"
-        else:  # the judged points need a (vision) LLM judge: unassessed, never 0 or full marks
-            why = f"not assessed: judge {judge.name!r} is not an LLM judge (I-WebGenBench B.1 asks a VLM)"
+        else:  # the judged points need a vision LLM judge (B.1: a VLM): unassessed, never 0 or full marks
+            kind = "has no vision (judge.options.model.vision)" if isinstance(judge, LLMJudge) else "is not an LLM judge"
+            why = f"not assessed: judge {judge.name!r} {kind}; I-WebGenBench B.1 asks a VLM"
             dimensions.update({name: DimensionScore(score=None, reason=why) for name in JUDGED_POINTS})
             summary += f"; judged dimensions {why}"
         return Verdict(judge=judge.name, passed=None, dimensions=dimensions, scores=scores, summary=summary, raw=raw)
 
     def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
         summary = basic_summary(records, requested_slots=len(tasks))
+        summary["turn_pass"] = None  # I-WebGenBench defines no pass/fail: BSR, IR and the score carry the result
         summary.update(iwebgen_summary(records, tasks))
         return summary
 

@@ -104,7 +104,7 @@ export default function App() {
             <polyline key={k} fill="none" stroke={COLORS[k]} strokeWidth="2"
               points={paths[k].map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" ")} />
           ))}
-          <text x={8} y={16} fontSize="12">x</text><text x={W - 20} y={H - 8} fontSize="12">y</text>
+          <text x={8} y={16} fontSize="12">y</text><text x={W - 20} y={H - 8} fontSize="12">x</text>
         </svg>
         <svg width={LW} height={LH} role="img" aria-label="loss curve" style={{ background: "#fff" }}>
           <line x1={40} y1={LH - 24} x2={LW - 20} y2={LH - 24} stroke="#888" />
