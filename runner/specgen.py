@@ -19,7 +19,7 @@ from runner.config import RunnerConfig
 from runner.errors import ConfigError
 from runner.pull import compose_config
 from runner.roles import RunRoles, role_key
-from runner.suites.iwebgen.specgen import DEFAULT_MAX_CHARS, SpecgenError, save_draft, write_spec
+from runner.suites.iwebgen.specgen import DEFAULT_MAX_CHARS, SpecgenError, extract_pdf_text, save_draft, write_spec
 from runner.validation import validate_config
 
 ROLE = "spec_writer"
@@ -49,11 +49,12 @@ async def _draft(pdf: Path, out: Path, max_chars: int, overrides: list[str]) -> 
     if ROLE not in config.roles:
         raise ConfigError(f"invalid configuration:\n  {role_key(ROLE)}: the spec writer is missing; compose it from "
                           f"conf/model with +model@roles.{ROLE}=<name>")
+    text = extract_pdf_text(pdf)  # before any server starts: an unreadable PDF costs nothing
     roles = RunRoles(config, cache=None, log_dir=out / "logs")
     try:
         model = roles.model(ROLE)
         await roles.ensure(ROLE)  # a vLLM-served writer starts here
-        draft = await write_spec(model, pdf, max_chars=max_chars)
+        draft = await write_spec(model, pdf, text=text, max_chars=max_chars)
     finally:
         await roles.aclose()
     return save_draft(draft, pdf, out, tasks_dir=TASKS_DIR)

@@ -74,11 +74,12 @@ def extract_pdf_text(path: Path | str) -> str:
     return text
 
 
-async def write_spec(model: Model, pdf: Path | str, *, max_chars: int = DEFAULT_MAX_CHARS,
+async def write_spec(model: Model, pdf: Path | str, *, text: str | None = None, max_chars: int = DEFAULT_MAX_CHARS,
                      mode: StructuredMode = "json_schema", max_attempts: int = 3) -> SpecDraft:
-    """Ask the spec writer for the specification of the paper in `pdf`; validated against AppSpec."""
+    """Ask the spec writer for the specification of the paper in `pdf` (`text`: its text, when extracted
+    already); validated against AppSpec."""
     pdf = Path(pdf)
-    text = extract_pdf_text(pdf)
+    text = extract_pdf_text(pdf) if text is None else text
     cut = len(text) > max_chars
     shown = text[:max_chars]
     note = f" (its first {max_chars} of {len(text)} characters)" if cut else ""
