@@ -23,15 +23,18 @@ from runner.judges.llm import LLMJudge
 from runner.metrics.basic import basic_summary
 from runner.models.base import ProviderError
 from runner.models.structured import StructuredOutputError
+from runner.generation import GenerationStrategy, build_strategy
 from runner.records import DimensionScore, TurnRecord, Verdict
 from runner.suites.base import ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.iwebgen import loader
 from runner.suites.iwebgen.background import capture_background
 from runner.suites.iwebgen.metrics import DIMENSION_OF_COLUMN, iwebgen_summary
 from runner.suites.iwebgen.prompts import PROMPT_VERSION, generation_messages
+from runner.suites.iwebgen.repair import REPAIR_ROUNDS
 from runner.suites.iwebgen.rubric import JUDGED_POINTS, IWebGenRubric, judge_messages
 from runner.suites.iwebgen.spec import Domain
 from runner.suites.iwebgen.stability import StabilityPenalties, stability
+from runner.suites.iwebgen.strategy import Pipeline, iwebgen_strategy, pipeline_roles
 from runner.suites.iwebgen.structure import analyze_app, classify_theme, parse_css_rgb
 from runner.suites.iwebgen.structure_summary import structure_summary
 from runner.tasks import Task, TurnSpec
@@ -50,6 +53,10 @@ class IWebGenSuiteSettings(SuiteSettings):
     reference_only: bool | None = None
     judge_max_steps: int = Field(12, ge=0)  # before/after screenshot pairs shown to the judge, in probe order
     stability: StabilityPenalties = Field(default_factory=StabilityPenalties)
+    # Generation (strategy.py): the first pass, one call or C.4's block pipeline (splitter and merger roles);
+    # with `generation: self_repair`, up to `repair_rounds` repairs of an app that does not build (C.3: K = 5).
+    pipeline: Pipeline = "single"
+    repair_rounds: int = Field(REPAIR_ROUNDS, ge=0)
 
 
 class IWebGenSuite(SuiteBase):
@@ -65,6 +72,17 @@ class IWebGenSuite(SuiteBase):
 
     def configure_run(self, config: Any) -> None:
         self._generator_is_oracle = config.model.provider == "oracle"
+
+    @property
+    def required_roles(self) -> tuple[str, ...]:
+        return pipeline_roles(self.settings.pipeline)  # blocks: roles.splitter and roles.merger (C.4)
+
+    def generation_strategy(self) -> GenerationStrategy:
+        repair = self.settings.generation == "self_repair"
+        if self.settings.pipeline == "single" and not repair:
+            return build_strategy(self.settings.generation)
+        return iwebgen_strategy(self.settings.pipeline, repair_rounds=self.settings.repair_rounds if repair else None,
+                                roles=self.context.roles)
 
     def rubric_versions(self) -> dict[str, str]:
         return {self.rubric.name: self.rubric.version}
