@@ -94,6 +94,9 @@ class RunnerConfig(_Strict):
     run: RunSettings = Field(default_factory=RunSettings)
     resume: Literal["auto", True, False] = "auto"
     seed: int = 0
+    # The index of this run among repeats of one configuration (EvoGenUI-Bench Table 8: regeneration stability):
+    # each repeat's model calls get answers of their own from the response cache (`repeat=0,1,2` with -m).
+    repeat: int = Field(default=0, ge=0)
     turn_timeout_s: float = Field(default=600, gt=0)
     model_timeout_s: float = Field(default=300, gt=0)
     cache_dir: str = ".cache"

@@ -155,7 +155,7 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
     async with AsyncExitStack() as shared:
         # Every role's model, built once with the response cache (runner/roles.py).
-        cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite")
+        cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite", draw=config.repeat)
         roles = RunRoles(config, cache=cache, log_dir=run_dir.path / SERVER_LOG_DIR, traced=config.tracking.enabled)
         shared.push_async_callback(roles.aclose)
         # The sandbox and the browsers exist before the tasks load: a suite renders with the run's browsers.

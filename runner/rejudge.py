@@ -163,7 +163,7 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
     status = "FAILED"
     try:
         async with AsyncExitStack() as stack:
-            model_roles = RunRoles(config, cache=ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite"),
+            model_roles = RunRoles(config, cache=ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite", draw=config.repeat),
                                    log_dir=run_dir.path / SERVER_LOG_DIR)
             stack.push_async_callback(model_roles.aclose)
             judge_obj = build_judge(config.judge, model=model_roles.model("judge") if model_roles.has("judge") else None)

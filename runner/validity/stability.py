@@ -2,7 +2,9 @@
 
     python -m runner.validity.stability RUN_DIR RUN_DIR [RUN_DIR ...] [--json FILE]
 
-Each run dir is one repeat (in the order given; R1, R2, ...). Per suite and overall, each repeat gives its
+Each run dir is one repeat: a run of the same configuration with its own `repeat` index (`python -m runner -m
+... repeat=0,1,2`; each repeat gets model answers of its own from the response cache), ordered by that index
+(dirs whose config.yaml names none: in the order given); two dirs of one index are refused. Per suite and overall, each repeat gives its
 turn pass rate (passed slots over requested slots: requested-slot accounting) and the mean of each verdict
 dimension over the slots that scored it (unassessed scores are left out, never counted as 0); the summary
 row is the mean and the sample standard deviation across repeats (Table 8's "Mean ± SD": 60.0, 55.2, 62.0
@@ -19,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
 from rich.console import Console
 from rich.table import Table
 
@@ -65,15 +68,33 @@ def _summary_numbers(run_dir: Path) -> dict[str, float]:
             if isinstance(value, (int, float)) and not isinstance(value, bool)}
 
 
+def repeat_index(run_dir: Path) -> int | None:
+    """The run's `repeat` (its config.yaml); None for a dir whose config does not say."""
+    try:
+        config = yaml.safe_load((Path(run_dir) / RunDirectory.CONFIG).read_text()) or {}
+    except OSError:
+        return None
+    value = config.get("repeat")
+    return None if value is None else int(value)
+
+
 def stability_report(run_dirs: list[Path]) -> dict[str, Any]:
     repeats: list[dict[str, Any]] = []
     configurations = set()
-    for run_dir in run_dirs:
+    indices = [repeat_index(run_dir) for run_dir in run_dirs]
+    known = [index for index in indices if index is not None]
+    if len(set(known)) < len(known):
+        raise LabelsError(f"two run dirs share a repeat index ({dict(zip(map(str, run_dirs), indices))}): "
+                          "give each repeat its own `repeat=N`")
+    ordered = list(zip(indices, run_dirs))
+    if len(known) == len(indices):  # every dir says its index: in repeat order (else in the order given)
+        ordered.sort(key=lambda pair: pair[0])
+    for index, run_dir in ordered:
         records = RunDirectory(run_dir).load_records()
         if not records:
             raise LabelsError(f"{run_dir}: no turns.jsonl records; pass the dir of a finished run")
         configurations.add(tuple(sorted({(r.suite, r.model, r.judge, r.actor) for r in records})))
-        repeats.append({"run_dir": str(run_dir), "groups": repeat_figures(records),
+        repeats.append({"run_dir": str(run_dir), "repeat": index, "groups": repeat_figures(records),
                         "summary": _summary_numbers(Path(run_dir))})
     if len(configurations) > 1:
         raise LabelsError(f"the repeats are of different configurations (suite, model, judge, actor): "

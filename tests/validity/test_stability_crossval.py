@@ -47,3 +47,17 @@ def test_cross_validation_against_a_reference_judge(tmp_path: Path) -> None:
     assert rows[1]["delta_mean"] == pytest.approx(0.1875)  # (0 + .5 + .25 + 0) / 4
     assert rows[1]["full_mark"] == pytest.approx(0.75)
     assert rows[1]["correlation"] == pytest.approx(7 / 9)  # .21875 / sqrt(.421875 * .1875)
+
+
+def test_repeats_are_ordered_by_their_index_and_an_index_twice_is_refused(tmp_path: Path) -> None:
+    runs = []
+    for index, passed in [(2, False), (0, True), (1, True)]:
+        run = write_run(tmp_path / f"r{index}", [record("t0", passed)])
+        (run / "config.yaml").write_text(f"repeat: {index}\n")
+        runs.append(run)
+    report = stability_report(runs)
+    assert [item["repeat"] for item in report["repeats"]] == [0, 1, 2]
+    assert [item["groups"]["overall"]["turn_pass"] for item in report["repeats"]] == [1.0, 1.0, 0.0]
+    (runs[0] / "config.yaml").write_text("repeat: 1\n")
+    with pytest.raises(LabelsError, match="share a repeat index"):
+        stability_report(runs)
