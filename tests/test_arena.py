@@ -104,6 +104,9 @@ def test_three_decisions_in_a_real_browser_then_resume(run_dirs: list[Path], tmp
                 assert await frame_a.locator("#visits").inner_text() == "1"
                 assert await frame_b.locator("#visits").inner_text() == "1"
                 seen.append(header)
+                # the page's own script runs under its Content-Security-Policy (no inline script)
+                await page.get_by_role("button", name="Expand").first.click()
+                assert "expanded" in (await page.locator("#pane-A").get_attribute("class") or "")
                 await page.get_by_role("button", name=texts[decision]).click()
                 await page.wait_for_load_state()
             return seen + [await page.locator("body").inner_text()]

@@ -1,6 +1,6 @@
 """A small local web page server (stdlib only): routes to handlers, bound to 127.0.0.1, one thread per request.
 
-For the project's local tools that a person uses in a browser (the annotation page). Routes are
+For the project's local tools that a person uses in a browser (the annotation page, the arena page). Routes are
 (method, path) pairs; a path ending in "/*" matches every path under it and its handler gets the rest;
 any other path matches only itself.
 Every response carries a Content-Security-Policy: the pages show untrusted text (model answers, page
@@ -51,8 +51,11 @@ Handler = Callable[[Request], Response]
 class LocalPage:
     """`routes`: {("GET", "/"): handler, ("GET", "/files/*"): handler, ("POST", "/api/x"): handler}."""
 
-    def __init__(self, routes: dict[tuple[str, str], Handler], *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, routes: dict[tuple[str, str], Handler], *, host: str = "127.0.0.1", port: int = 0,
+                 csp: str = CSP) -> None:
+        """`csp`: the page's Content-Security-Policy (a page that frames other local servers widens frame-src)."""
         self.routes = routes
+        self.csp = csp
         self._server = ThreadingHTTPServer((host, port), self._handler_class())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -95,7 +98,7 @@ class LocalPage:
                 self.send_response(response.status)
                 self.send_header("Content-Type", response.content_type)
                 self.send_header("Content-Length", str(len(response.body)))
-                self.send_header("Content-Security-Policy", CSP)
+                self.send_header("Content-Security-Policy", page.csp)
                 self.send_header("Cache-Control", "no-store")
                 for name, value in response.headers.items():
                     self.send_header(name, value)

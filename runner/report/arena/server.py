@@ -1,4 +1,4 @@
-"""The arena's local web server (stdlib http.server): the comparison page, and each site on its own port.
+"""The arena's local web server: the comparison page (runner/report/local_page.py), and each site on its own port.
 
 Each generated site is served from its own origin (a port of its own, started when first shown), so two
 sites never share localStorage or cookies. The page shows the prompt's description (never its task list),
@@ -12,13 +12,14 @@ import html
 import threading
 from functools import partial
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
 from runner.report.arena.queue import Arena, ArenaPair
 from runner.report.arena.sites import ArenaSite
+from runner.report.local_page import CSP, LocalPage, Request, Response
 
 WINNERS = {"a": "A is better", "b": "B is better", "tie": "Tie"}
 
@@ -100,82 +101,53 @@ def render_page(arena: Arena, pair: ArenaPair | None, sites: SiteServers) -> str
                 f"<form method='post' action='/decide'><input type='hidden' name='pair' "
                 f"value='{html.escape(pair.token)}'>{buttons}</form>")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>Arena</title><style>{_STYLE}</style>"
-            f"</head><body>{body}<script>{_SCRIPT}</script></body></html>")
-
-
-def make_handler(arena: Arena, sites: SiteServers) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _send(self, status: HTTPStatus, text: str, content_type: str = "text/html; charset=utf-8") -> None:
-            payload = text.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.send_header("Cache-Control", "no-store")
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def do_GET(self) -> None:
-            if self.path not in ("/", "/index.html"):
-                self._send(HTTPStatus.NOT_FOUND, "not found", "text/plain")
-                return
-            self._send(HTTPStatus.OK, render_page(arena, arena.next_pair(), sites))
-
-        def do_POST(self) -> None:
-            if self.path != "/decide":
-                self._send(HTTPStatus.NOT_FOUND, "not found", "text/plain")
-                return
-            length = int(self.headers.get("Content-Length") or 0)
-            form = parse_qs(self.rfile.read(length).decode())
-            token, winner = form.get("pair", [""])[0], form.get("winner", [""])[0]
-            if winner not in WINNERS:
-                self._send(HTTPStatus.BAD_REQUEST, f"winner must be one of {sorted(WINNERS)}", "text/plain")
-                return
-            try:
-                arena.decide(token, winner)  # type: ignore[arg-type]
-            except KeyError:
-                self._send(HTTPStatus.BAD_REQUEST, "unknown pair", "text/plain")
-                return
-            except ValueError:
-                pass  # decided already (a resubmitted form): show the next pair
-            self.send_response(HTTPStatus.SEE_OTHER)
-            self.send_header("Location", "/")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-    return Handler
+            f"</head><body>{body}<script src='/arena.js'></script></body></html>")
 
 
 class ArenaServer:
-    """The page server and the site servers; `url` once started."""
+    """The comparison page (runner/report/local_page.py) and the site servers; `url` once started."""
 
     def __init__(self, arena: Arena, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.arena = arena
         self.sites = SiteServers(host)
-        self._server = ThreadingHTTPServer((host, port), make_handler(arena, self.sites))
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
+        # The page frames the sites, each on a loopback port of its own; nothing else may load.
+        csp = f"{CSP}; frame-src http://{host}:*; form-action 'self'"
+        self._page = LocalPage({("GET", "/"): self._show, ("GET", "/index.html"): self._show,
+                                ("GET", "/arena.js"): self._script, ("POST", "/decide"): self._decide},
+                               host=host, port=port, csp=csp)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/"
+        return self._page.url
+
+    def _show(self, request: Request) -> Response:
+        return Response(body=render_page(self.arena, self.arena.next_pair(), self.sites).encode())
+
+    def _script(self, request: Request) -> Response:
+        return Response(content_type="text/javascript; charset=utf-8", body=_SCRIPT.encode())
+
+    def _decide(self, request: Request) -> Response:
+        form = parse_qs(request.body.decode())
+        token, winner = form.get("pair", [""])[0], form.get("winner", [""])[0]
+        if winner not in WINNERS:
+            return Response(HTTPStatus.BAD_REQUEST, "text/plain", f"winner must be one of {sorted(WINNERS)}".encode())
+        try:
+            self.arena.decide(token, winner)  # type: ignore[arg-type]
+        except KeyError:
+            return Response(HTTPStatus.BAD_REQUEST, "text/plain", b"unknown pair")
+        except ValueError:
+            pass  # decided already (a resubmitted form): show the next pair
+        return Response(HTTPStatus.SEE_OTHER, "text/plain", b"", headers={"Location": "/"})
 
     def start(self) -> ArenaServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-        self._thread.start()
+        self._page.start()
         return self
 
     def serve_forever(self) -> None:
-        self._server.serve_forever(poll_interval=0.2)
+        self._page.serve_forever()
 
     def close(self) -> None:
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-        self._server.server_close()
+        self._page.close()
         self.sites.close()
 
     def __enter__(self) -> ArenaServer:
