@@ -16,15 +16,14 @@ A bad line is an error naming the file, the line number and the field.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
-from runner.errors import format_validation_error
+from runner.jsonl_models import read_model_lines
 
 Winner = Literal["a", "b", "tie"]
 
@@ -61,23 +60,7 @@ class PairwiseLabel(BaseModel):
 
 def read_labels(path: Path) -> list[PairwiseLabel]:
     """Every label of a JSONL file, in file order (blank lines skipped)."""
-    path = Path(path)
-    labels = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except ValueError as error:
-            raise LabelFormatError(f"{path}:{number}: not JSON: {error}") from None
-        if not isinstance(raw, dict):
-            raise LabelFormatError(f"{path}:{number}: expected a JSON object, got {type(raw).__name__}")
-        try:
-            labels.append(PairwiseLabel.model_validate(raw))
-        except ValidationError as error:
-            detail = format_validation_error(error, raw).replace("invalid configuration:", "invalid label:")
-            raise LabelFormatError(f"{path}:{number}: {detail}") from None
-    return labels
+    return [label for _, label in read_model_lines(path, PairwiseLabel, error=LabelFormatError)]
 
 
 def append_label(path: Path, label: PairwiseLabel) -> None:

@@ -12,14 +12,13 @@ non-passing slot; `dimensions` the annotator's optional per-dimension scores.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from runner.errors import format_validation_error
+from runner.jsonl_models import read_model_lines
 
 __all__ = ["Label", "LabelsError", "append_label", "by_slot", "majority", "read_labels"]
 
@@ -47,25 +46,8 @@ class Label(BaseModel):
 
 def read_labels(path: Path) -> list[Label]:
     """Every annotator's latest label per item, in file order of first appearance."""
-    path = Path(path)
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as error:
-        raise LabelsError(f"{path}: cannot read the labels file: {error}") from error
     latest: dict[tuple[str, str], Label] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError as error:
-            raise LabelsError(f"{path}:{number}: not a JSON object: {error}") from None
-        if not isinstance(data, dict):
-            raise LabelsError(f"{path}:{number}: not a JSON object: {line[:80]!r}")
-        try:
-            label = Label.model_validate(data)
-        except ValidationError as error:
-            raise LabelsError(f"{path}:{number}: " + format_validation_error(error, data, "label")) from None
+    for _, label in read_model_lines(path, Label, error=LabelsError, prefix="label"):
         latest.pop((label.item, label.annotator), None)  # re-inserted: the corrected label keeps one place
         latest[(label.item, label.annotator)] = label
     return list(latest.values())
