@@ -1,9 +1,9 @@
 """Pydantic models of the composed Hydra config.
 
 Hydra composes YAML from conf/; `runner.validation.validate_config` checks the resolved dict before any work
-starts: this module the keys of the run and the kind of each section, the owners (model providers, suites)
-their own options. Every
-error names the dotted key, the bad value and, for choices, the allowed values.
+starts: this module the keys of the run and the kind of each section, the owners (model providers, suites, the
+probe actor, the rules judge, the local sandbox, the browser) their own options, so this module imports none of
+them. Every error names the dotted key, the bad value and, for choices, the allowed values.
 """
 
 from __future__ import annotations
@@ -13,11 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from runner.actors.probe import ProbeSettings
-from runner.browser.launch import BrowserSettings
 from runner.errors import ConfigError, format_validation_error
-from runner.judges.rules import RulesJudgeSettings
-from runner.sandbox.local import LocalSandboxSettings
 from runner.tracking_settings import TrackingSettings
 
 
@@ -45,21 +41,21 @@ class SuiteConfig(BaseModel):
 class ActorConfig(_Strict):
     name: str
     kind: Literal["probe", "scripted", "none", "llm", "uitars"]
-    probe: ProbeSettings = Field(default_factory=ProbeSettings)
+    probe: dict[str, Any] = Field(default_factory=dict)  # runner.actors.probe.ProbeSettings
     options: dict[str, Any] = Field(default_factory=dict)
 
 
 class JudgeConfig(_Strict):
     name: str
     kind: Literal["rules", "llm"]
-    rules: RulesJudgeSettings = Field(default_factory=RulesJudgeSettings)
+    rules: dict[str, Any] = Field(default_factory=dict)  # runner.judges.rules.RulesJudgeSettings
     options: dict[str, Any] = Field(default_factory=dict)
 
 
 class SandboxConfig(_Strict):
     name: str
     kind: Literal["local", "docker"]
-    local: LocalSandboxSettings = Field(default_factory=LocalSandboxSettings)
+    local: dict[str, Any] = Field(default_factory=dict)  # runner.sandbox.local.LocalSandboxSettings
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -93,11 +89,14 @@ class RunnerConfig(_Strict):
     actor: ActorConfig
     sandbox: SandboxConfig
     tracking: TrackingSettings = Field(default_factory=TrackingSettings)
-    browser: BrowserSettings = Field(default_factory=BrowserSettings)
+    browser: dict[str, Any] = Field(default_factory=dict)  # runner.browser.launch.BrowserSettings
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
     run: RunSettings = Field(default_factory=RunSettings)
     resume: Literal["auto", True, False] = "auto"
     seed: int = 0
+    # The index of this run among repeats of one configuration (EvoGenUI-Bench Table 8: regeneration stability):
+    # each repeat's model calls get answers of their own from the response cache (`repeat=0,1,2` with -m).
+    repeat: int = Field(default=0, ge=0)
     turn_timeout_s: float = Field(default=600, gt=0)
     model_timeout_s: float = Field(default=300, gt=0)
     cache_dir: str = ".cache"

@@ -29,7 +29,7 @@ from runner.errors import ConfigError
 from runner.config import RunnerConfig
 from runner.evidence import Evidence, Trace
 from runner.evidence_folder import EvidenceFolder
-from runner.generation import Generation, GenerationStrategy, build_strategy
+from runner.generation import BuildCheck, Generation, GenerationStrategy
 from runner.judges.base import Judge, JudgeInput
 from runner.judging import JudgingPhase
 from runner.models.base import GenerationRequest, Model, ModelResponse, ProviderError
@@ -145,7 +145,7 @@ class Engine:
             ensure_judge=ensure_judge, on_record=on_record,
         )
         self._on_packet: Callable[[Path], None] | None = None
-        self.generation: GenerationStrategy = build_strategy(suite.settings.generation)
+        self.generation: GenerationStrategy = suite.generation_strategy()
 
     def _frozen_unjudged(self, tasks: list[Task]) -> list[Path]:
         """Evidence folders whose packet is frozen but whose slot has no record yet, in slot order."""
@@ -324,11 +324,13 @@ class Engine:
                                                                    messages=round_messages)),
                     timeout=self.config.model_timeout_s,
                 )
+            progress.call = ModelCall.ANSWERED  # a turn cut later (a repair round, its build) still had an answer
             return answer
 
+        tools = _SlotTools(self, task, turn, folder, limits)
         start = time.perf_counter()
         try:
-            generation = await self.generation.generate(messages, call)
+            generation = await self.generation.generate(messages, call, tools)
         except (ProviderError, TimeoutError) as error:
             timings["model"] = time.perf_counter() - start
             progress.call = ModelCall.NO_RESPONSE
@@ -338,16 +340,23 @@ class Engine:
         progress.call = ModelCall.ANSWERED
         response = generation.final
         usage = generation.usage
-        _write_generation(folder, generation)
+        _write_generation(folder, generation, payload=messages)
+        # The strategy's last build is the answer's when it checked this very text: never built twice.
+        checked = tools.last if tools.last is not None and tools.last.text == (response.text or "") else None
+        builds = generation.builds
+        generation_extra = {"strategy": generation.strategy, "rounds": len(generation.rounds), "builds": builds}
 
         # 2. Parse the output contract.
         try:
-            parsed = parse_model_output(response.text)
+            parsed = checked.parsed if checked is not None and checked.parsed is not None \
+                else parse_model_output(response.text)
         except InvalidOutput as error:
+            if checked is None:
+                builds.append(False)  # the answer never reached a build
             return _TurnOutcome(
                 # An empty or unparsable answer is still a response: countable, p = 0 (EvoGenUI-Bench §4.3).
                 record=record(FailureBucket.INVALID_OUTPUT, error=error.reason, usage=usage, model_responded=True,
-                              model_call=ModelCall.ANSWERED),
+                              model_call=ModelCall.ANSWERED, extra={"generation": generation_extra}),
                 files=episode.files,
             )
         outcome = _TurnOutcome(
@@ -355,22 +364,22 @@ class Engine:
         )
         progress.assistant_text = parsed.assistant_text
 
-        # 3. Build in the sandbox.
-        start = time.perf_counter()
-        # A suite that names its own web template (EvoGenUI-Bench's scaffold) builds in it.
-        async with limits.builds:
-            build = await self.services.sandbox.build(
-                parsed.files, folder.workspace, kind=self.suite.artifact_kind,
-                assets_dir=self.suite.artifact_assets(task, turn), template=self.suite.web_template,
-            )
-        timings["build"] = time.perf_counter() - start
+        # 3. Build in the sandbox (unless the strategy's last check built this answer already).
+        if checked is not None and checked.build is not None:
+            build = checked.build
+            timings["build"] = build.duration_s
+        else:
+            start = time.perf_counter()
+            build = await self._build(task, turn, parsed.files, folder, limits)
+            timings["build"] = time.perf_counter() - start
+            builds.append(build.ok)
         folder.write_build_log(build.log)
         if build.status == "rejected":  # vetted and refused: kept only as the (capped) raw response
             outcome.files = episode.files
         else:
             folder.write_sources(parsed.files)
         common: dict[str, Any] = {"usage": usage, "model_responded": True, "model_call": ModelCall.ANSWERED,
-                                  "extra": {"build_status": build.status}}
+                                  "extra": {"build_status": build.status, "generation": generation_extra}}
         if not build.ok:
             bucket = {
                 "timeout": FailureBucket.TIMEOUT,
@@ -431,6 +440,16 @@ class Engine:
                                       suite_context=suite_context)
         return outcome
 
+    async def _build(self, task: Task, turn: TurnSpec, files: dict[str, str], folder: EvidenceFolder,
+                     limits: _Limits) -> BuildResult:
+        """The slot's files built in its workspace (each build replaces the last one there)."""
+        # A suite that names its own web template (EvoGenUI-Bench's scaffold) builds in it.
+        async with limits.builds:
+            return await self.services.sandbox.build(
+                files, folder.workspace, kind=self.suite.artifact_kind,
+                assets_dir=self.suite.artifact_assets(task, turn), template=self.suite.web_template,
+            )
+
     def _packet(self, task: Task, turn: TurnSpec, outcome: _TurnOutcome, parsed, build: BuildResult,
                 episode: EpisodeState, **observed: Any) -> EvidencePacket:
         """Freeze what the judge will read; `previous_turns` is the history as this turn saw it."""
@@ -469,14 +488,47 @@ class Engine:
             return None
 
 
-def _write_generation(folder: EvidenceFolder, generation: Generation) -> None:
-    """The slot's model calls: the final answer as raw_response.txt, earlier rounds beside it, and
-    generation.json listing every round (strategy, purpose, seconds, usage, file)."""
+class _SlotTools:
+    """The GenerationTools of one slot: the engine's own parse and build, in the slot's workspace."""
+
+    def __init__(self, engine: Engine, task: Task, turn: TurnSpec, folder: EvidenceFolder, limits: _Limits) -> None:
+        self.task_id = task.id
+        self.turn = turn.index
+        self.last: BuildCheck | None = None
+        self._build = lambda files: engine._build(task, turn, files, folder, limits)
+
+    async def build(self, text: str) -> BuildCheck:
+        try:
+            parsed = parse_model_output(text)
+        except InvalidOutput as error:
+            check = BuildCheck(text=text, ok=False, log=f"the answer holds no parsable files: {error.reason}", files={})
+        else:
+            build = await self._build(parsed.files)
+            log = "\n".join([*build.rejected, build.log]) if build.rejected else build.log  # why files were refused
+            check = BuildCheck(text=text, ok=build.ok, log=log, files=dict(parsed.files), parsed=parsed, build=build)
+        self.last = check
+        return check
+
+
+def _write_generation(folder: EvidenceFolder, generation: Generation, *, payload: list[dict[str, Any]]) -> None:
+    """The slot's model calls: the final answer as raw_response.txt, earlier rounds beside it with their
+    build logs, each round's request that was not the payload, and generation.json listing every round
+    (strategy, purpose, seconds, usage, files, whether its answer built). The final answer's build log is
+    build.log, written with the build."""
     rounds = []
     for item in generation.rounds:
         final = item is generation.rounds[-1]
-        path = folder.write_raw_response(item.response.text or "", round_index=None if final else item.index)
-        rounds.append({"round": item.index, "purpose": item.purpose, "seconds": item.seconds,
-                       "usage": {k: int(v) for k, v in item.response.usage.items()},
-                       "cached": item.response.cached, "raw_response": path.name})
+        index = None if final else item.index
+        path = folder.write_raw_response(item.response.text or "", round_index=index)
+        request = folder.request if item.messages == payload else folder.write_request(item.messages,
+                                                                                     round_index=item.index)
+        entry: dict[str, Any] = {"round": item.index, "purpose": item.purpose, "seconds": item.seconds,
+                                 "usage": {k: int(v) for k, v in item.response.usage.items()},
+                                 "cached": item.response.cached, "request": request.name, "raw_response": path.name}
+        if item.check is not None:
+            # The final answer's build is build.log (written with the build); an unparsable one has none.
+            reused = final and item.check.build is not None
+            log = folder.build_log if reused else folder.write_build_log(item.check.log, round_index=item.index)
+            entry.update(built=item.check.ok, build_log=log.name)
+        rounds.append(entry)
     folder.write_generation({"strategy": generation.strategy, "rounds": rounds})

@@ -5,9 +5,11 @@ A leaf module (pydantic only): every layer raises ConfigError, so none of them h
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+
+SettingsT = TypeVar("SettingsT", bound=BaseModel)
 
 
 class ConfigError(ValueError):
@@ -28,3 +30,12 @@ def format_validation_error(error: ValidationError, raw: dict[str, Any], prefix:
         else:
             lines.append(f"  {key} = {shown}: {item['msg']}")
     return "invalid configuration:\n" + "\n".join(lines)
+
+
+def section_settings(model: type[SettingsT], raw: dict[str, Any] | None, prefix: str) -> SettingsT:
+    """A config section's options parsed by the settings model of the section's owner; errors name `prefix.key`."""
+    raw = dict(raw or {})
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(format_validation_error(error, raw, prefix)) from None

@@ -3,7 +3,10 @@
 Who writes what, and when (each file once; docs/ARCHITECTURE.md, "Evidence folder"):
 
     request.json, raw_response.txt      the engine: the payload before the model call, the answer as received
-    generation.json                     the engine: every round of the suite's generation strategy
+    generation.json                     the engine: every round of the suite's generation strategy; a
+      request.roundN.json,                multi-round one's earlier answers, the requests that were not the
+      raw_response.roundN.txt,            payload, and the build logs of answers it built before the last
+      build.roundN.log
     build.log, src/                     the engine: after the build (src/: the files the sandbox accepted)
     workspace/                          the sandbox: the build's scratch folder (not evidence)
     state_in.json, tool_log.jsonl,      the suite's tool bridge, before serving (the logs start empty);
@@ -82,8 +85,15 @@ class EvidenceFolder:
     VERDICT = "verdict.json"
     # The runtime state as a judge reads it: the bridge's live state, else the snapshot carried to the next turn.
     RUNTIME_STATES = (STATE, STATE_CARRIED)
-    # Written by judges (MT-Web2Code's renders and crops too); never carried into a re-judged run.
-    JUDGE_OUTPUTS = frozenset({VERDICT, "render.png", "crop_golden.png", "crop_model.png"})
+    # MT-Web2Code's scoring images: rendered in the execution phase and frozen into the packet (the model's page,
+    # and the page the turn started from), then the judge's own copies it scores (render and region crops).
+    RENDER_MODEL = "render_model.png"
+    RENDER_INPUT = "render_input.png"
+    SCORED_RENDER = "render.png"
+    CROP_GOLDEN = "crop_golden.png"
+    CROP_MODEL = "crop_model.png"
+    # Written by judges; never carried into a re-judged run.
+    JUDGE_OUTPUTS = frozenset({VERDICT, SCORED_RENDER, CROP_GOLDEN, CROP_MODEL})
     NOT_EVIDENCE = frozenset({WORKSPACE})
 
     def __init__(self, path: Path) -> None:
@@ -180,8 +190,10 @@ class EvidenceFolder:
         path.write_bytes(data)
         return path
 
-    def write_request(self, messages: list[dict[str, Any]]) -> Path:
-        return self.write_json(self.REQUEST, {"messages": messages})
+    def write_request(self, messages: list[dict[str, Any]], *, round_index: int | None = None) -> Path:
+        """The payload (request.json); `round_index`: a generation round's own request (request.roundN.json)."""
+        name = self.REQUEST if round_index is None else f"request.round{round_index}.json"
+        return self.write_json(name, {"messages": messages})
 
     def write_raw_response(self, text: str, *, round_index: int | None = None,
                            limit: int = MAX_RAW_RESPONSE_BYTES) -> Path:
@@ -200,8 +212,9 @@ class EvidenceFolder:
         """Every model call of the slot by the suite's generation strategy (runner/generation.py)."""
         return self.write_json(self.GENERATION, rounds)
 
-    def write_build_log(self, log: str) -> Path:
-        return self.write_text(self.BUILD_LOG, log)
+    def write_build_log(self, log: str, *, round_index: int | None = None) -> Path:
+        """The build of the answer (build.log); `round_index`: an earlier round's build (build.roundN.log)."""
+        return self.write_text(self.BUILD_LOG if round_index is None else f"build.round{round_index}.log", log)
 
     def write_sources(self, files: dict[str, str]) -> None:
         """The accepted files of a turn under src/ (callers pass only files the sandbox vetted)."""
@@ -233,6 +246,12 @@ class EvidenceFolder:
         # Replaced on purpose: the judge writes its verdict, the judging phase the final one (a suite may add
         # its diagnosis), and a resumed judging of an uncommitted slot writes it again.
         return self.write_json(self.VERDICT, verdict_json, replace=True)
+
+    def write_judge_image(self, name: str, png: bytes) -> Path:
+        """A judge's scoring image (JUDGE_OUTPUTS), replaced like the verdict when the slot is judged again."""
+        if name not in self.JUDGE_OUTPUTS:
+            raise ValueError(f"{name!r} is not a judge output of the evidence folder ({sorted(self.JUDGE_OUTPUTS)})")
+        return self.write_bytes(name, png, replace=True)
 
     def clear_unfinished(self) -> None:
         """Remove what a killed execution of this slot left (no packet): the slot is executed anew."""

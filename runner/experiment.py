@@ -13,8 +13,8 @@ from rich.console import Console
 
 from runner import preflight, progress
 from runner.actors.registry import build_actor
-from runner.browser.launch import BrowserPool, BrowserPools
-from runner.errors import ConfigError
+from runner.browser.launch import BrowserPool, BrowserPools, BrowserSettings
+from runner.errors import ConfigError, section_settings
 from runner.config import RunnerConfig
 from runner.engine import Engine, Services
 from runner.evidence_folder import EvidenceFolder
@@ -106,7 +106,8 @@ def write_run_viewer(run_dir: Path, tasks: list[Any], tracker: Any) -> Path | No
 async def open_browsers(config: RunnerConfig, sandbox: Sandbox, *, start: bool = True) -> BrowserPools:
     """The run's `concurrency.browsers` browsers, each worker's own (docker: its own browser container).
     `start=False`: each launches on its first use only (a re-judging run rarely needs one)."""
-    settings = [await sandbox.browser_settings(config.browser) for _ in range(config.concurrency.browsers)]
+    browser = section_settings(BrowserSettings, config.browser, "browser")
+    settings = [await sandbox.browser_settings(browser) for _ in range(config.concurrency.browsers)]
     return await BrowserPools.start(settings) if start else BrowserPools([BrowserPool(item) for item in settings])
 
 
@@ -154,7 +155,7 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
     async with AsyncExitStack() as shared:
         # Every role's model, built once with the response cache (runner/roles.py).
-        cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite")
+        cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite", draw=config.repeat)
         roles = RunRoles(config, cache=cache, log_dir=run_dir.path / SERVER_LOG_DIR, traced=config.tracking.enabled)
         shared.push_async_callback(roles.aclose)
         # The sandbox and the browsers exist before the tasks load: a suite renders with the run's browsers.

@@ -300,7 +300,10 @@ def check_sandbox(config: Any, suite: Any) -> list[Problem]:
 
 def check_browser(config: Any, suite: Any) -> list[Problem]:
     """The host's Chromium, where the host's browser is used (not when the docker sandbox runs its own)."""
-    path = config.browser.executable_path
+    from runner.browser.launch import BrowserSettings
+    from runner.errors import section_settings
+
+    path = section_settings(BrowserSettings, config.browser, "browser").executable_path
     in_container = config.sandbox.kind == "docker" and config.sandbox.options.get("browser_in_container", True)
     if in_container and suite.artifact_kind == "static":
         return [Problem("sandbox.options.browser_in_container", f"suite {config.suite.name!r} renders its pages "
@@ -317,15 +320,12 @@ def check_browser(config: Any, suite: Any) -> list[Problem]:
 
 async def check_tasks(config: Any, suite: Any) -> list[Problem]:
     """The task set loads: a suite whose loading is expensive offers `check_task_sources()` instead."""
-    from runner.suites.evogenui.backends import BackendError
-    from runner.suites.native import TaskFormatError
-
     cheap = suite.check_task_sources()
     if cheap is not None:
         return [Problem("suite", message, "fix the suite's paths or task ids") for message in cheap]
     try:
         tasks = await suite.load_tasks()
-    except (TaskFormatError, BackendError, ValueError, OSError) as error:
+    except (ValueError, OSError) as error:  # a suite's task-format errors are ValueErrors naming file and field
         return [Problem("suite", str(error), "fix the task file (or suite.tasks_path / suite.task_ids)")]
     if not tasks:
         return [Problem("suite", f"suite {config.suite.name!r} selected no tasks",

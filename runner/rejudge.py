@@ -5,6 +5,10 @@ This is the judging phase of a normal run (runner/judging.py) on packets copied 
 is generated, built or browsed, and only the judge's server (if it has one) starts. A grid of judges is a
 Hydra multirun: `python -m runner.rejudge RUN_DIR -m judge=rules,kimi`. Re-running into the same output dir
 finishes the slots it has not recorded yet.
+
+`judge.ablate=[source,screenshot,actor_trace,private_reference]` removes those evidence sources from the
+copied packets before judging (EvoGenUI-Bench Table 3, D.2.1; runner/validity/ablation.py); rejudge.json,
+summary.json and the MLflow run record which.
 """
 
 from __future__ import annotations
@@ -35,11 +39,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["REJUDGE_FILE", "SOURCE_DIR_TAG", "SOURCE_RUN_TAG", "rejudge_run"]
+__all__ = ["ABLATED_TAG", "REJUDGE_FILE", "SOURCE_DIR_TAG", "SOURCE_RUN_TAG", "rejudge_run"]
 
 REJUDGE_FILE = "rejudge.json"  # in the new run dir: where its packets came from
 SOURCE_RUN_TAG = "genui.source_run_id"  # MLflow tag linking a re-judged run to the run it re-judges
 SOURCE_DIR_TAG = "genui.source_run_dir"
+ABLATED_TAG = "genui.ablated"  # the evidence sources removed before judging ("none": full evidence)
 
 
 def source_config(source: Path, *, judge: JudgeConfig, overrides: dict[str, Any], project_root: Path) -> RunnerConfig:
@@ -48,7 +53,7 @@ def source_config(source: Path, *, judge: JudgeConfig, overrides: dict[str, Any]
     if not path.is_file():
         raise ConfigError(f"source = {str(source)!r}: no {RunDirectory.CONFIG} there; pass the dir of a finished run")
     raw = yaml.safe_load(path.read_text()) or {}
-    raw["judge"] = judge.model_dump(mode="json")
+    raw["judge"] = judge.model_dump(mode="json")  # without `ablate`: rejudge.json records it
     raw["tracking"] = overrides["tracking"]
     raw["turn_timeout_s"] = overrides["turn_timeout_s"]
     raw.setdefault("concurrency", {})["judge_calls"] = overrides["judge_calls"]
@@ -63,8 +68,10 @@ def _slot_dirs(run_dir: Path, tasks: list[Any]) -> list[tuple[str, int, Path]]:
 
 
 async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides: dict[str, Any],
-                      project_root: Path, console: Console | None = None) -> dict[str, Any]:
-    """Judge every packet of `source` with `judge` into `out`; returns the new summary."""
+                      project_root: Path, console: Console | None = None,
+                      ablate: list[str] | None = None) -> dict[str, Any]:
+    """Judge every packet of `source` with `judge` into `out` (without the `ablate` evidence sources);
+    returns the new summary."""
     from runner.experiment import open_browsers
     from runner.sandbox.registry import build_sandbox
     from runner.suites.base import SuiteContext
@@ -84,11 +91,12 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
         browsers = await open_browsers(config, sandbox, start=False)
         shared.push_async_callback(browsers.aclose)
         suite.bind(SuiteContext(browsers=browsers, sandbox=sandbox))
-        return await _rejudge_bound(config, suite, source, out, project_root=project_root, console=console)
+        return await _rejudge_bound(config, suite, source, out, project_root=project_root, console=console,
+                                    ablate=ablate or [])
 
 
 async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: Path, *, project_root: Path,
-                         console: Console) -> dict[str, Any]:
+                         console: Console, ablate: list[str]) -> dict[str, Any]:
     from runner import tracking
     from runner.capacity import resolve_concurrency
     from runner.experiment import summarize_run, write_run_viewer
@@ -98,6 +106,7 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
     from runner.models.serving import SERVER_LOG_DIR, log_server_logs
     from runner.packets import copy_packet_folder, has_packet
     from runner.placement import plan_phases
+    from runner.validity.ablation import ablate_folder
     from runner.report.console import print_summary
     from runner.roles import RunRoles, roles_used, server_claims
 
@@ -119,34 +128,42 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
     console.print(plan.describe())
     plan.write(run_dir.path)
 
+    ablated = list(ablate)
+    earlier = run_dir.path / REJUDGE_FILE
+    if earlier.is_file() and json.loads(earlier.read_text()).get("ablated", []) != ablated:
+        raise ConfigError(f"{earlier}: this dir was judged with judge.ablate="
+                          f"{json.loads(earlier.read_text()).get('ablated', [])}, not {ablated}; use another dir")
     source_ref = tracking.load_run_ref(source) or {}
     run_dir.write_json(REJUDGE_FILE, {"source_run_dir": str(source), "source_run_id": source_ref.get("run_id"),
-                                      "judge": config.judge.name})
+                                      "judge": config.judge.name, "ablated": ablated})
     pending: list[Path] = []  # the copied packets of slots this dir has not recorded yet (resume)
     recorded = {record.slot for record in run_dir.load_records()}
     for task_id, turn, directory in slots:
         if (task_id, turn) not in recorded:
             target = run_dir.evidence_dir(task_id, turn)
             copy_packet_folder(directory, target)
+            if ablated:
+                ablate_folder(target, ablated)
             pending.append(target)
 
     settings = config.tracking
     if settings.run_name is None:
         name = "/".join([config.suite.name, config.model.name, config.judge.name, config.actor.name])
-        settings = settings.model_copy(update={"run_name": f"rejudge {name}"})
+        suffix = f" without {','.join(ablated)}" if ablated else ""
+        settings = settings.model_copy(update={"run_name": f"rejudge {name}{suffix}"})
     reference = tracking.load_run_ref(run_dir.path)
     tracker = tracking.Tracker.open(
         settings, project_root=project_root, run_params=config.model_dump(mode="json"),
         tags={"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
               "run_dir": str(run_dir.path), SOURCE_RUN_TAG: source_ref.get("run_id") or "",
-              SOURCE_DIR_TAG: str(source), "genui.stage": "rejudge"},
+              SOURCE_DIR_TAG: str(source), "genui.stage": "rejudge", ABLATED_TAG: ",".join(ablated) or "none"},
         resume_run_id=reference["run_id"] if reference else None,
     )
     tracking.save_run_ref(run_dir.path, tracker)
     status = "FAILED"
     try:
         async with AsyncExitStack() as stack:
-            model_roles = RunRoles(config, cache=ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite"),
+            model_roles = RunRoles(config, cache=ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite", draw=config.repeat),
                                    log_dir=run_dir.path / SERVER_LOG_DIR)
             stack.push_async_callback(model_roles.aclose)
             judge_obj = build_judge(config.judge, model=model_roles.model("judge") if model_roles.has("judge") else None)
@@ -158,6 +175,7 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
             )
             await judging.judge_all(pending)
         summary = summarize_run(config, suite, run_dir.load_records(), tasks)
+        summary["run"]["ablated"] = ablated
         run_dir.write_json(RunDirectory.SUMMARY, summary)
         try:
             await asyncio.to_thread(tracker.log_summary, summary, run_dir=run_dir.path)
@@ -174,11 +192,14 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
 
 def _overrides(raw: dict[str, Any]) -> tuple[JudgeConfig, dict[str, Any]]:
     from runner.tracking import TrackingSettings
+    from runner.validity.ablation import validate_sources
 
+    judge_raw = dict(raw["judge"])
+    ablate = validate_sources(judge_raw.pop("ablate", None))  # a rejudge option, not part of the judge
     try:
-        judge = JudgeConfig.model_validate(raw["judge"])
+        judge = JudgeConfig.model_validate(judge_raw)
     except ValidationError as error:
-        raise ConfigError(format_validation_error(error, raw["judge"], "judge")) from None
+        raise ConfigError(format_validation_error(error, judge_raw, "judge")) from None
     try:
         tracking_settings = TrackingSettings.model_validate(raw.get("tracking") or {})
     except ValidationError as error:
@@ -189,7 +210,7 @@ def _overrides(raw: dict[str, Any]) -> tuple[JudgeConfig, dict[str, Any]]:
                           f"(it takes source, judge, tracking, concurrency.judge_calls, turn_timeout_s)")
     calls = (raw.get("concurrency") or {}).get("judge_calls")
     return judge, {"tracking": tracking_settings.model_dump(mode="json"), "judge_calls": calls,
-                   "turn_timeout_s": float(raw.get("turn_timeout_s") or 600)}
+                   "turn_timeout_s": float(raw.get("turn_timeout_s") or 600), "ablate": ablate}
 
 
 @hydra.main(config_path="../conf", config_name="rejudge", version_base="1.3")
@@ -211,7 +232,8 @@ def main(cfg: DictConfig) -> None:
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         for noisy in ("alembic", "httpx", "mlflow"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
-        asyncio.run(rejudge_run(source, run_dir, judge=judge, overrides=overrides, project_root=project_root))
+        asyncio.run(rejudge_run(source, run_dir, judge=judge, overrides=overrides, project_root=project_root,
+                                ablate=overrides.pop("ablate")))
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)

@@ -34,6 +34,7 @@ __all__ = [
     "server_claims",
 ]
 
+MODEL_KINDS = ("llm", "uitars")  # judge and actor kinds that call a model (`options.model`)
 ENDPOINT_PROVIDERS = ("openai", "vllm")  # models whose calls cost tokens and are traced (not replays)
 
 
@@ -47,7 +48,7 @@ def role_model_settings(config: RunnerConfig) -> dict[str, dict[str, Any]]:
     and every suite-declared role the config composes under `roles`."""
     settings: dict[str, dict[str, Any]] = {"generator": config.model.model_dump()}
     for role, section in (("judge", config.judge), ("actor", config.actor)):
-        model = section.options.get("model") if section.kind == "llm" else None
+        model = section.options.get("model") if section.kind in MODEL_KINDS else None
         if isinstance(model, dict):
             settings[role] = {"name": str(model.get("model", role)), **model}  # name defaults to the served id
     for role, model_config in config.roles.items():

@@ -9,10 +9,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from runner.actors.probe import ProbeSettings
+from runner.browser.launch import BrowserSettings
 from runner.config import ModelConfig, RunnerConfig, parse_config
-from runner.errors import ConfigError, format_validation_error
+from runner.errors import ConfigError, format_validation_error, section_settings
+from runner.judges.rules import RulesJudgeSettings
 from runner.models.openai_provider import OpenAIModelSettings
 from runner.models.vllm_provider import VLLMModelSettings
+from runner.sandbox.local import LocalSandboxSettings
 from runner.suites.registry import validate_suite_options
 
 
@@ -24,6 +28,10 @@ def validate_config(raw: dict[str, Any]) -> RunnerConfig:
     for role, model in config.roles.items():
         validate_model_settings(model, prefix=f"roles.{role}")
     validate_suite_options(config.suite, prefix="suite")
+    section_settings(ProbeSettings, config.actor.probe, "actor.probe")
+    section_settings(RulesJudgeSettings, config.judge.rules, "judge.rules")
+    section_settings(LocalSandboxSettings, config.sandbox.local, "sandbox.local")
+    section_settings(BrowserSettings, config.browser, "browser")
     return config
 
 

@@ -82,3 +82,16 @@ def test_no_module_spells_an_evidence_file_name_but_the_layout() -> None:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
                 found.append(f"{path.relative_to(REPO_RUNNER)}:{node.lineno} {node.value!r}")
     assert not found, found
+
+
+def test_judge_images_are_replaced_when_judged_again_and_only_judge_outputs_go_that_way(tmp_path: Path) -> None:
+    folder = EvidenceFolder(tmp_path)
+    folder.write_judge_image(folder.CROP_MODEL, b"first")
+    folder.write_judge_image(folder.CROP_MODEL, b"second")  # a resumed judging of an uncommitted slot
+    assert (tmp_path / folder.CROP_MODEL).read_bytes() == b"second"
+    with pytest.raises(ValueError, match="render_model.png"):
+        folder.write_judge_image(folder.RENDER_MODEL, b"x")  # frozen in the execution phase: written once
+    folder.write_bytes(folder.RENDER_MODEL, b"frozen")
+    with pytest.raises(EvidenceExistsError):
+        folder.write_bytes(folder.RENDER_MODEL, b"again")
+    assert {folder.SCORED_RENDER, folder.CROP_GOLDEN, folder.CROP_MODEL} <= folder.JUDGE_OUTPUTS

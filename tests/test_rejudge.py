@@ -4,7 +4,8 @@ One smoke run (oracle, rules judge, a real MLflow store) is made for the module.
 judge=rules reproduces its summary exactly, with the source's browser made unlaunchable (a fault injected
 into its config) to show that re-judging never browses; a two-judge grid runs through Hydra multirun and
 lands as two MLflow runs tagged with the source run and nested under the sweep's run. `run.stage=generate`
-then `run.stage=judge` on one run dir gives the same summary as the one-pass run.
+then `run.stage=judge` on one run dir gives the same summary as the one-pass run. Re-judging with
+`judge.ablate` leaves the removed evidence sources out of the copied packets and records which.
 """
 
 from __future__ import annotations
@@ -132,3 +133,34 @@ def test_judge_stage_without_execution_is_refused(tmp_path: Path) -> None:
     result = _cli("runner", "run.stage=judge", f"hydra.run.dir={tmp_path / 'empty'}", "tracking=off")
     assert result.returncode == 2
     assert "have no frozen evidence packet" in result.stderr and "run.stage=generate" in result.stderr
+
+
+def test_ablated_rejudging_removes_the_sources_and_records_them(source_run: Path, tmp_path: Path) -> None:
+    """judge.ablate (EvoGenUI-Bench Table 3, D.2.1): the re-judged packets lack the removed sources, the source
+    run keeps them, and the run records which sources were removed."""
+    source = source_run
+    out = tmp_path / "ablated"
+    result = _cli("runner.rejudge", str(source), "judge=rules", "judge.ablate=[actor_trace,private_reference]",
+                  f"hydra.run.dir={out}", "tracking=off")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads((out / "rejudge.json").read_text())["ablated"] == ["actor_trace", "private_reference"]
+    assert json.loads((out / "summary.json").read_text())["run"]["ablated"] == ["actor_trace", "private_reference"]
+    folders = sorted((out / "evidence").glob("*/*/packet.json"))
+    assert len(folders) == 9
+    for path in folders:
+        packet = json.loads(path.read_text())
+        assert packet["trace"] is None and not (path.parent / "trace.json").exists()
+        assert not list(path.parent.glob("step_*.png"))
+        assert all(turn["requirements"] == [] and turn["reference_files"] is None for turn in packet["task"]["turns"])
+        assert packet["checks"] is None and sorted(packet["ablated"]) == ["actor_trace", "private_reference"]
+        assert (path.parent / "final_screenshot.png").is_file()  # D.2.1: the final screenshot stays
+        original = json.loads((source / path.relative_to(out)).read_text())
+        assert original["trace"] is not None and original["task"]["turns"][0]["requirements"]
+    # The rules judge, left without the contract, assesses no requirement: no pass for what it did not check.
+    records = [json.loads(line) for line in (out / "turns.jsonl").read_text().splitlines()]
+    assert records and all(r["verdict"]["requirements"] == [] for r in records)
+    assert all(r["verdict"]["dimensions"]["requirements"]["score"] is None for r in records)
+
+    wrong = _cli("runner.rejudge", str(source), "judge=rules", "judge.ablate=[dom]", f"hydra.run.dir={tmp_path / 'x'}",
+                 "tracking=off")
+    assert wrong.returncode == 2 and "judge.ablate: unknown evidence source 'dom'" in wrong.stderr

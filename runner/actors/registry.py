@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from runner.actors.base import Actor
-from runner.errors import ConfigError
+from runner.errors import ConfigError, section_settings
 from runner.config import ActorConfig
 from runner.models.base import Model
 
 
 def build_actor(config: ActorConfig, *, model: Model | None = None) -> Actor | None:
-    """`model`: the LLM actor's endpoint model when the run built it (served models known by role)."""
+    """`model`: the LLM or UI-TARS actor's endpoint model when the run built it (served models known by role)."""
     if config.kind == "none":
         return None
     if config.kind == "probe":
-        from runner.actors.probe import ProbeActor
+        from runner.actors.probe import ProbeActor, ProbeSettings
 
-        return ProbeActor(config.probe)
+        return ProbeActor(section_settings(ProbeSettings, config.probe, "actor.probe"))
     if config.kind == "scripted":
         from runner.actors.scripted import ScriptedActor
 
@@ -24,6 +24,10 @@ def build_actor(config: ActorConfig, *, model: Model | None = None) -> Actor | N
         from runner.actors.llm import LLMActor, LLMActorSettings
 
         return LLMActor(LLMActorSettings.from_options(config.options, prefix="actor.options"), model=model)
+    if config.kind == "uitars":
+        from runner.actors.uitars import UITarsActor, UITarsSettings
+
+        return UITarsActor(UITarsSettings.from_options(config.options, prefix="actor.options"), model=model)
     raise ConfigError(
-        f"actor.kind = {config.kind!r}: not available in this version; choose probe, scripted, llm or none"
+        f"actor.kind = {config.kind!r}: not available in this version; choose probe, scripted, llm, uitars or none"
     )

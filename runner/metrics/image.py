@@ -67,6 +67,13 @@ def load_rgb(source: Path | str | bytes) -> np.ndarray:
     return np.asarray(img.convert("RGB"), dtype=np.uint8).copy()
 
 
+def png_bytes(pixels: np.ndarray) -> bytes:
+    """An ``(H, W, 3)`` uint8 array as PNG bytes (the inverse of load_rgb)."""
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 def _check_rgb(img: np.ndarray, name: str) -> None:
     if img.dtype != np.uint8 or img.ndim != 3 or img.shape[2] != 3:
         raise ValueError(f"{name} must be uint8 (H, W, 3), got {img.dtype} {img.shape}")

@@ -44,8 +44,10 @@ def cache_key(*, endpoint: str, model: str, messages: list[dict[str, Any]], para
 class ResponseCache:
     """Thread-safe: one connection guarded by a lock; process-safe through sqlite's own locking."""
 
-    def __init__(self, path: Path | str, *, busy_timeout_s: float = 30.0) -> None:
+    def __init__(self, path: Path | str, *, busy_timeout_s: float = 30.0, draw: int = 0) -> None:
+        """`draw`: the run's `repeat` index; a repeat's requests get answers of their own (draw 0 keys as before)."""
         self.path = Path(path)
+        self.draw = draw
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(
@@ -56,8 +58,9 @@ class ResponseCache:
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(_SCHEMA)
 
-    @staticmethod
-    def key(*, endpoint: str, model: str, messages: list[dict[str, Any]], parameters: dict[str, Any]) -> str:
+    def key(self, *, endpoint: str, model: str, messages: list[dict[str, Any]], parameters: dict[str, Any]) -> str:
+        if self.draw:
+            parameters = {**parameters, "draw": self.draw}
         return cache_key(endpoint=endpoint, model=model, messages=messages, parameters=parameters)
 
     def get(self, key: str) -> ModelResponse | None:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from runner.models.base import GenerationRequest, ModelResponse, ProviderError
-from runner.models.cache import ResponseCache, cache_key
+from runner.models.cache import ResponseCache
 from runner.errors import ConfigError
 
 __all__ = ["OpenAIModel", "OpenAIModelSettings"]
@@ -132,7 +132,7 @@ class OpenAIModel:
         params = self._parameters(request)
         key = None
         if self._cache is not None:
-            key = cache_key(
+            key = self._cache.key(
                 endpoint=self.settings.cache_endpoint or self.settings.base_url,
                 model=self.settings.model,
                 messages=request.messages,

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from runner.browser.confine import ConfinementError, socket_in_namespace
 from runner.browser.launch import BrowserSettings
@@ -54,6 +54,8 @@ def _default_server_limits() -> ResourceLimits:
 
 
 class LocalSandboxSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt option fails validation instead of being ignored
+
     bwrap: str = "bwrap"
     node: str = "node"
     python: str | None = None  # interpreter for the artifact server; None = the one running us

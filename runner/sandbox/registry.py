@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from runner.errors import ConfigError
+from runner.errors import ConfigError, section_settings
 from runner.config import RunnerConfig
 from runner.sandbox.base import Sandbox
 
 
 def build_sandbox(config: RunnerConfig) -> Sandbox:
     if config.sandbox.kind == "local":
-        from runner.sandbox.local import LocalSandbox
+        from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 
-        settings = config.sandbox.local
+        settings = section_settings(LocalSandboxSettings, config.sandbox.local, "sandbox.local")
         if not settings.cache_root:
             settings = settings.model_copy(update={"cache_root": str(config.resolve_path(config.cache_dir))})
         return LocalSandbox(settings)

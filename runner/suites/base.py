@@ -11,7 +11,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from runner.browser.launch import BrowserPools
-from runner.generation import STRATEGIES
+from runner.generation import STRATEGIES, GenerationStrategy, build_strategy
 from runner.judges.base import Judge, JudgeInput
 from runner.models.base import Model
 from runner.records import TurnRecord, Verdict
@@ -159,6 +159,10 @@ class Suite(Protocol):
     def rubric_versions(self) -> dict[str, str]:
         """Rubric name -> version of every rubric the suite asks its judge (recorded in lineage.json)."""
 
+    def generation_strategy(self) -> GenerationStrategy:
+        """How each slot's answer is generated (runner/generation.py), asked once the run's roles are in the
+        context; the default builds `settings.generation` by name."""
+
     def check_task_sources(self) -> list[str] | None:
         """Preflight's cheap check of the task sources (problems found); None: load the tasks instead."""
 
@@ -216,6 +220,9 @@ class SuiteBase:
 
     def rubric_versions(self) -> dict[str, str]:
         return {}
+
+    def generation_strategy(self) -> GenerationStrategy:
+        return build_strategy(self.settings.generation)
 
     def check_task_sources(self) -> list[str] | None:
         return None

@@ -100,3 +100,13 @@ def test_several_processes_write_one_file(tmp_path: Path):
     with ResponseCache(path) as cache:
         assert len(cache) == 75
         assert cache.get(_key(messages=[{"role": "user", "content": "60"}])).text == "p60"
+
+
+def test_each_repeat_draws_answers_of_its_own(tmp_path: Path) -> None:
+    args = dict(endpoint="http://x/v1", model="m", messages=[{"role": "user", "content": "hi"}], parameters={"t": 0})
+    first, again, second = (ResponseCache(tmp_path / "c.sqlite", draw=d) for d in (0, 0, 1))
+    assert first.key(**args) == again.key(**args) == cache_key(**args)  # repeat 0 keys as before the option
+    assert second.key(**args) != first.key(**args)
+    first.put(first.key(**args), ModelResponse(text="answer of repeat 0"))
+    assert again.get(again.key(**args)).text == "answer of repeat 0"
+    assert second.get(second.key(**args)) is None

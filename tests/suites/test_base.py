@@ -32,8 +32,8 @@ def test_web_templates_come_from_the_suite_config() -> None:
 
 
 def test_an_unknown_generation_strategy_names_the_choices() -> None:
-    with pytest.raises(ConfigError, match=r"suite.generation = 'self_repair'.*choose from \['single_pass'\]"):
-        build_suite({"name": "micro", "generation": "self_repair"}, project_root=REPO_ROOT)
+    with pytest.raises(ConfigError, match=r"suite.generation = 'nope'.*choose from \['self_repair', 'single_pass'\]"):
+        build_suite({"name": "micro", "generation": "nope"}, project_root=REPO_ROOT)
 
 
 def test_defaults_of_the_base() -> None:

@@ -195,3 +195,13 @@ def get_featurizer(name: str, **options: Any) -> Featurizer:
         return FEATURIZERS[name](**options)
     except TypeError as error:
         raise ConfigError(f"featurizer {name!r}: bad options {sorted(options)}: {error}") from None
+
+
+@functools.cache
+def _shared(name: str) -> Featurizer:
+    return get_featurizer(name)
+
+
+def featurize(name: str, screenshots: Sequence[Path], texts: Sequence[str]) -> np.ndarray:
+    """One trace through the featurizer `name` with its default options (one instance per process)."""
+    return _shared(name).featurize(screenshots, texts)

@@ -27,7 +27,8 @@ from pydantic import Field
 from runner import progress
 from runner.browser.launch import BrowserPool
 from runner.metrics.basic import basic_summary
-from runner.metrics.image import RUBRIC_DIMENSIONS, final_score, load_rgb
+from runner.evidence_folder import EvidenceFolder
+from runner.metrics.image import RUBRIC_DIMENSIONS, final_score, load_rgb, png_bytes
 from runner.models.base import GenerationRequest
 from runner.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
 from runner.judges.base import Judge, JudgeInput
@@ -45,8 +46,6 @@ from runner.tasks import Task, TurnSpec
 log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
-FROZEN_RENDER = "render_model.png"  # the model's page as rendered in the execution phase
-FROZEN_INPUT = "render_input.png"  # the page this turn started from (the model's previous one, in chain mode)
 TABLE_COLUMNS = (*RUBRIC_DIMENSIONS, "overall", "s_inbox", "s_outbox", "score")
 CAPTION_PROMPT = ("Describe this web page region precisely so that a front-end developer could rebuild it without "
                   "seeing it: its layout, every element, all visible text, colours, sizes and spacing.")
@@ -316,11 +315,11 @@ class Web2CodeSuite(SuiteBase):
         if task.extra["mode"] == "chain" and t - 1 >= 1:  # warm the next turn's observation
             locators += [target["locator_after"] for target in self._targets(traj, t - 1)]
         png_path, located = await self._observe(traj, dict(files), locators)
-        out = Path(out_dir)
-        (out / FROZEN_RENDER).write_bytes(png_path.read_bytes())
+        folder = EvidenceFolder(Path(out_dir))
+        folder.write_bytes(folder.RENDER_MODEL, png_path.read_bytes())
         input_path = self._inputs.get((task.id, turn.index), traj.render_path(t))
-        (out / FROZEN_INPUT).write_bytes(input_path.read_bytes())
-        return {"render": FROZEN_RENDER, "input_render": FROZEN_INPUT, "located": located}
+        folder.write_bytes(folder.RENDER_INPUT, input_path.read_bytes())
+        return {"render": folder.RENDER_MODEL, "input_render": folder.RENDER_INPUT, "located": located}
 
     async def judge_turn(self, judge: Judge, judge_input: JudgeInput) -> Verdict:
         task, turn = judge_input.task, judge_input.turn
@@ -332,13 +331,14 @@ class Web2CodeSuite(SuiteBase):
                            summary=f"not renderable ({judge_input.build.status}): scored 0")
         targets = self._targets(traj, t)
         out = Path(judge_input.out_dir)
+        folder = EvidenceFolder(out)
         frozen = judge_input.suite_context or await self.prepare_judging(
             task, turn, dict(judge_input.files), out)
         located = frozen["located"]
         png_path = out / frozen["render"]
         model_img = load_rgb(png_path)
         golden_img = load_rgb(traj.render_path(t - 1))
-        (out / "render.png").write_bytes(png_path.read_bytes())
+        folder.write_judge_image(folder.SCORED_RENDER, png_path.read_bytes())
         if self.track == "micro":
             input_path = out / frozen["input_render"]
             result = scoring.score_micro(golden_img, load_rgb(input_path), model_img, targets, self.settings.tau,
@@ -348,10 +348,10 @@ class Web2CodeSuite(SuiteBase):
                                  extra={"footprint_px": float(result["footprint_px"])},
                                  summary=result.get("note", "pixel alignment (eqs. 9-12)"),
                                  raw={"per_defect": result["per_defect"]})
-        return await self._judge_macro(judge, judge_name, traj, t, golden_img, model_img, located[0].get("between"), out)
+        return await self._judge_macro(judge, judge_name, traj, t, golden_img, model_img, located[0].get("between"), folder)
 
     async def _judge_macro(self, judge: Any, judge_name: str, traj: Trajectory, t: int, golden_img: np.ndarray,
-                           model_img: np.ndarray, between: dict[str, Any] | None, out: Path) -> Verdict:
+                           model_img: np.ndarray, between: dict[str, Any] | None, folder: EvidenceFolder) -> Verdict:
         region = traj.step(t)["region"]
         golden_box = region["box_before"]
         golden_crop = scoring.crop(golden_img, golden_box)
@@ -364,19 +364,17 @@ class Web2CodeSuite(SuiteBase):
         outbox_scores = {"s_outbox_ssim": float(outbox["s_outbox_ssim"])}
         outbox_raw = {"outbox": outbox}
         outbox_note = f"; S_outbox by {outbox['method']}" + (f" ({outbox['note']})" if outbox["note"] else "")
-        from PIL import Image
-
         if golden_crop is not None:
-            Image.fromarray(golden_crop).save(out / "crop_golden.png")
+            folder.write_judge_image(folder.CROP_GOLDEN, png_bytes(golden_crop))
         if model_crop is None or golden_crop is None:
             why = (between or {}).get("why") or "the reconstructed region is collapsed or empty"
             if between and between.get("found") and not between.get("count"):
                 why = "nothing was inserted between the anchors"
             return self._verdict(judge_name, 0.0, s_out, {}, None, method="collapsed", summary=f"in-box 0: {why}{outbox_note}",
                                  extra=outbox_scores, raw=outbox_raw, outbox_method=outbox["method"])
-        Image.fromarray(model_crop).save(out / "crop_model.png")
-        ratings, problem = await rubric.rubric_scores(
-            judge, (out / "crop_golden.png").read_bytes(), (out / "crop_model.png").read_bytes())
+        golden_png, model_png = png_bytes(golden_crop), png_bytes(model_crop)
+        folder.write_judge_image(folder.CROP_MODEL, model_png)
+        ratings, problem = await rubric.rubric_scores(judge, golden_png, model_png)
         if ratings is not None:
             dims = {d: ratings[d] for d in RUBRIC_DIMENSIONS}
             return self._verdict(judge_name, ratings["s_inbox"], s_out, dims, ratings["overall"], method="rubric",

@@ -117,3 +117,9 @@ def test_uiclip_reads_a_clip_model_from_the_hub_cache(tmp_path: Path) -> None:
     assert features.shape == (2, 8)
     assert not np.allclose(features[0], features[1])
     assert np.array_equal(features, featurizer.featurize(shots, []))
+
+
+def test_featurize_by_name_shares_one_instance(tmp_path: Path) -> None:
+    shot = _png(tmp_path / "a.png", (0, 0, 255))
+    assert fz.featurize("pixels", [shot], ["x"]).shape == (1, 768)
+    assert fz._shared("pixels") is fz._shared("pixels")

@@ -1,0 +1,201 @@
+"""The MLLM pairwise judge baseline of FlowEval (§4 "Baseline", Appendix C), as a rubric-like component.
+
+For one prompt and two generated sites it asks the run's judge model (any runner Model, through
+structured output) for Likert scores 1-5 per criterion for A and for B, as JSON in the shape of
+Appendix C: {"1.1": {"A": 1-5, "B": 1-5}, ..., "4.3": {...}}. The request holds the user query (app name
+and description), Code A and Code B (the files new or modified relative to the template) and two
+screenshots labelled "Initial State A" and "Initial State B" (Appendix C). Which site is A is randomised
+per pair with a seeded generator, to mitigate positional bias (Appendix C); the decision sums each side's
+criterion scores and prefers the higher sum (Appendix C), an equal sum is a tie.
+
+The criteria follow the structure of the WebDevJudge Likert rubric the paper used (four groups of three,
+ids 1.1 to 4.3); their wording here is this project's own. A judge that gives no valid answer leaves the
+pair undecided (winner None), never a win for either side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
+
+from runner.judges.llm_bundle import clip, image_data_url
+from runner.judges.llm_settings import LLMJudgeSettings
+from runner.metrics.labels import PairwiseLabel, Winner
+from runner.models.base import Model, ProviderError
+from runner.models.structured import StructuredMode, StructuredOutputError, ask_structured
+
+VERSION = "1"
+
+CRITERIA: dict[str, str] = {
+    "1.1": "Functionality: the features the description implies are present",
+    "1.2": "Functionality: controls and navigation do what they promise (as the code and screenshot show)",
+    "1.3": "Functionality: data and state are handled consistently (lists, forms, totals, selections)",
+    "2.1": "Fidelity: the site matches the app described in the query",
+    "2.2": "Fidelity: content is complete and plausible, without placeholders or dead ends",
+    "2.3": "Fidelity: no broken, missing or unreachable parts",
+    "3.1": "Visual design: layout and spacing are clear and balanced",
+    "3.2": "Visual design: typography, colour and components are consistent",
+    "3.3": "Visual design: the page looks polished and contemporary",
+    "4.1": "Usability: the main tasks are easy to find and to complete",
+    "4.2": "Usability: feedback and affordances (hover, active, validation, confirmation) are clear",
+    "4.3": "Usability: readable and accessible (contrast, labels, sizes)",
+}
+
+
+class _SideScores(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    A: int = Field(ge=1, le=5)
+    B: int = Field(ge=1, le=5)
+
+
+class _Verdict(RootModel[dict[str, _SideScores]]):
+    pass
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One generated site of a pair."""
+
+    model: str
+    files: Mapping[str, str]  # path -> content: the files new or modified relative to the template
+    screenshot: Path | None = None  # the initial state after load
+    site: str = ""  # an id of the generated site (e.g. "<run dir>::<task>::<turn>"), kept in the label
+
+
+@dataclass
+class PairwiseDecision:
+    prompt_id: str
+    model_a: str  # the pair in the caller's order, whatever order the judge saw
+    model_b: str
+    winner: Winner | None  # None: the judge gave no valid answer (unassessed)
+    swapped: bool  # True: the judge saw model_b as "A"
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)  # criterion -> {"a": .., "b": ..}
+    totals: dict[str, int] = field(default_factory=dict)  # {"a": sum, "b": sum}
+    error: str = ""
+    attempts: int = 0
+
+    def label(self, rater: str, *, site_a: str = "", site_b: str = "") -> PairwiseLabel | None:
+        """The decision as a pairwise label (None when undecided)."""
+        if self.winner is None:
+            return None
+        return PairwiseLabel(prompt_id=self.prompt_id, model_a=self.model_a, model_b=self.model_b,
+                             winner=self.winner, rater=rater, site_a=site_a, site_b=site_b)
+
+
+class PairwiseRubric:
+    """Instructions, JSON schema, parser and decision of the pairwise Likert judge (FlowEval Appendix C)."""
+
+    name = "floweval_pairwise"
+    version = VERSION
+    dimensions = tuple(CRITERIA)
+
+    def instructions(self) -> str:
+        lines = "\n".join(f"- {cid}: {text}" for cid, text in CRITERIA.items())
+        return (
+            "You compare two websites, A and B, generated for the same request. You get the request, the code "
+            "of each site and a screenshot of each site's initial state. Score each site from 1 (very poor) "
+            "to 5 (excellent) on every criterion, judging each site on its own merits; the order of A and B "
+            "means nothing.\n\nCriteria:\n" + lines + "\n\nAnswer with one JSON object only: for every "
+            'criterion id, {"A": score, "B": score}.'
+        )
+
+    def schema(self) -> dict[str, Any]:
+        side = {"type": "object", "additionalProperties": False, "required": ["A", "B"],
+                "properties": {key: {"type": "integer", "minimum": 1, "maximum": 5} for key in ("A", "B")}}
+        return {"type": "object", "additionalProperties": False, "required": list(CRITERIA),
+                "properties": {cid: side for cid in CRITERIA}}
+
+    def parse(self, data: Any) -> dict[str, dict[str, int]]:
+        """{criterion: {"A": score, "B": score}} for exactly the rubric's criteria; ValueError otherwise."""
+        try:
+            verdict = _Verdict.model_validate(data).root
+        except ValidationError as error:
+            raise ValueError(f"invalid scores: {error}") from None
+        missing, unknown = set(CRITERIA) - set(verdict), set(verdict) - set(CRITERIA)
+        if missing or unknown:
+            raise ValueError(f"criteria must be exactly {sorted(CRITERIA)}; missing {sorted(missing)}, "
+                             f"unknown {sorted(unknown)}")
+        return {cid: {"A": verdict[cid].A, "B": verdict[cid].B} for cid in CRITERIA}
+
+    def decide(self, scores: Mapping[str, Mapping[str, int]]) -> Winner:
+        """Sum each side's criterion scores; the higher sum wins (Appendix C), equal sums tie. A/B as shown."""
+        total_a = sum(s["A"] for s in scores.values())
+        total_b = sum(s["B"] for s in scores.values())
+        return "a" if total_a > total_b else "b" if total_b > total_a else "tie"
+
+
+def presentation_swapped(seed: int, prompt_id: str, model_a: str, model_b: str) -> bool:
+    """Whether model_b is shown as "A": a seeded coin per pair, the same on every rerun (Appendix C)."""
+    digest = hashlib.sha256(json.dumps([seed, prompt_id, model_a, model_b]).encode()).digest()
+    return random.Random(digest).random() < 0.5
+
+
+class PairwiseJudge:
+    """Asks a judge model to compare two candidates on a prompt; one structured-output call per pair."""
+
+    def __init__(self, model: Model, *, seed: int = 0, vision: bool = True, mode: StructuredMode = "json_schema",
+                 strict: bool = False, max_attempts: int = 3, max_code_chars: int = 40000,
+                 screenshot_max_side: int = 2048) -> None:
+        self.model = model
+        self.rubric = PairwiseRubric()
+        self.seed = seed
+        self.vision = vision
+        self.mode, self.strict, self.max_attempts = mode, strict, max_attempts
+        self.max_code_chars = max_code_chars
+        self.screenshot_max_side = screenshot_max_side
+
+    @classmethod
+    def from_settings(cls, settings: LLMJudgeSettings, model: Model, *, seed: int = 0) -> PairwiseJudge:
+        """Under the run's `judge.options` (structured output mode, retries, sizes, vision)."""
+        return cls(model, seed=seed, vision=settings.vision, mode=settings.structured_output,
+                   strict=settings.strict_schema, max_attempts=settings.max_attempts,
+                   max_code_chars=settings.max_source_chars, screenshot_max_side=settings.screenshot_max_side)
+
+    def messages(self, query: str, first: Candidate, second: Candidate) -> list[dict[str, Any]]:
+        """The request of Appendix C: query, Code A, Code B, then the two initial-state screenshots."""
+        parts: list[dict[str, Any]] = [{"type": "text", "text": f"## User query\n{query}"}]
+        for letter, candidate in (("A", first), ("B", second)):
+            code = "\n\n".join(f"### {path}\n{text}" for path, text in sorted(candidate.files.items()))
+            parts.append({"type": "text", "text": f"## Code {letter}\n{clip(code, self.max_code_chars) or '(no files)'}"})
+        if self.vision:
+            for letter, candidate in (("A", first), ("B", second)):
+                if candidate.screenshot is None or not Path(candidate.screenshot).is_file():
+                    parts.append({"type": "text", "text": f"## Initial State {letter}\n(no screenshot)"})
+                    continue
+                parts.append({"type": "text", "text": f"## Initial State {letter}"})
+                url = image_data_url(Path(candidate.screenshot), max_side=self.screenshot_max_side)
+                parts.append({"type": "image_url", "image_url": {"url": url}})
+        return [{"role": "system", "content": self.rubric.instructions()}, {"role": "user", "content": parts}]
+
+    async def compare(self, prompt_id: str, query: str, a: Candidate, b: Candidate) -> PairwiseDecision:
+        swapped = presentation_swapped(self.seed, prompt_id, a.model, b.model)
+        first, second = (b, a) if swapped else (a, b)
+        decision = PairwiseDecision(prompt_id=prompt_id, model_a=a.model, model_b=b.model, winner=None,
+                                    swapped=swapped)
+        try:
+            result = await ask_structured(
+                self.model, messages=self.messages(query, first, second), schema=self.rubric.schema(),
+                validate=self.rubric.parse, name=f"{self.rubric.name}_verdict", mode=self.mode,
+                strict=self.strict, max_attempts=self.max_attempts, task_id=prompt_id,
+            )
+        except (StructuredOutputError, ProviderError) as error:
+            decision.error = f"{type(error).__name__}: {error}"
+            return decision
+        shown = result.value
+        # Back to the caller's order: what the judge called "A" is b when swapped.
+        own = {"a": "B", "b": "A"} if swapped else {"a": "A", "b": "B"}
+        decision.scores = {cid: {side: s[letter] for side, letter in own.items()} for cid, s in shown.items()}
+        decision.totals = {side: sum(s[side] for s in decision.scores.values()) for side in ("a", "b")}
+        winner_shown = self.rubric.decide(shown)
+        flip: dict[Winner, Winner] = {"a": "b", "b": "a", "tie": "tie"}
+        decision.winner = flip[winner_shown] if swapped else winner_shown
+        decision.attempts = result.attempts
+        return decision

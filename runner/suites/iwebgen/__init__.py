@@ -1,0 +1,9 @@
+"""suite=iwebgen: I-WebGenBench, interactive scientific web apps generated from paper-derived specifications.
+
+Registered by name only (this module imports nothing): the suite, its rubric for `judge.options.rubric`, and
+the self-repair generation strategy (C.3) for `suite.generation`.
+"""
+
+SUITES = {"iwebgen": "runner.suites.iwebgen.suite:SUITE_ENTRY"}
+RUBRICS = {"iwebgen": "runner.suites.iwebgen.rubric:IWebGenRubric"}
+GENERATION_STRATEGIES = {"self_repair": "runner.suites.iwebgen.repair:SelfRepair"}

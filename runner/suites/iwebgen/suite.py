@@ -1,0 +1,194 @@
+"""suite=iwebgen: I-WebGenBench (interactive scientific web apps from paper-derived specifications).
+
+One single-turn task per specification (loader.py). The payload is the system prompt plus the specification
+(§4.1, C.2; prompts.py); the app is a React + Vite build in the default web template (§4.1: the environment
+"installs dependencies, builds the project, and launches it in a Chromium instance"); the actor is the
+Interaction Probe (actor=probe, §4.1 and B.1), whose trace gives IR. Scoring (judge_turn): Rule & Stability
+from the probe's evidence (stability.py), the four judged dimensions from an LLM judge with the suite's
+rubric (rubric.py; unassessed under any other judge), 0 on every dimension for an app that does not build
+(C.3). summarize() gives BSR, first-pass BSR, IR and the 100-point table per domain (metrics.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from runner.evidence_folder import EvidenceFolder
+from runner.judges.base import Judge, JudgeError, JudgeInput
+from runner.judges.llm import LLMJudge
+from runner.metrics.basic import basic_summary
+from runner.models.base import ProviderError
+from runner.models.structured import StructuredOutputError
+from runner.generation import GenerationStrategy, build_strategy
+from runner.records import DimensionScore, TurnRecord, Verdict
+from runner.suites.base import ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
+from runner.suites.iwebgen import loader
+from runner.suites.iwebgen.background import capture_background
+from runner.suites.iwebgen.metrics import DIMENSION_OF_COLUMN, iwebgen_summary
+from runner.suites.iwebgen.prompts import PROMPT_VERSION, generation_messages
+from runner.suites.iwebgen.repair import REPAIR_ROUNDS
+from runner.suites.iwebgen.rubric import JUDGED_POINTS, IWebGenRubric, judge_messages
+from runner.suites.iwebgen.spec import Domain
+from runner.suites.iwebgen.stability import StabilityPenalties, stability
+from runner.suites.iwebgen.strategy import Pipeline, iwebgen_strategy, pipeline_roles
+from runner.suites.iwebgen.structure import analyze_app, classify_theme, parse_css_rgb
+from runner.suites.iwebgen.structure_summary import structure_summary
+from runner.tasks import Task, TurnSpec
+
+__all__ = ["SUITE_ENTRY", "IWebGenSuite", "IWebGenSuiteSettings"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TASKS = Path(__file__).resolve().parents[3] / "tasks" / "iwebgen"
+
+
+class IWebGenSuiteSettings(SuiteSettings):
+    domains: list[Domain] = Field(default_factory=list)  # only these domains ([]: all five)
+    # Only specifications with a reference app; None: exactly when the generator is model=oracle (it answers
+    # with the reference, and has none for the others).
+    reference_only: bool | None = None
+    judge_max_steps: int = Field(12, ge=0)  # before/after screenshot pairs shown to the judge, in probe order
+    stability: StabilityPenalties = Field(default_factory=StabilityPenalties)
+    # Generation (strategy.py): the first pass, one call or C.4's block pipeline (splitter and merger roles);
+    # with `generation: self_repair`, up to `repair_rounds` repairs of an app that does not build (C.3: K = 5).
+    pipeline: Pipeline = "single"
+    repair_rounds: int = Field(REPAIR_ROUNDS, ge=0)
+
+
+class IWebGenSuite(SuiteBase):
+    name = "iwebgen"
+    prompt_version = PROMPT_VERSION  # recorded in lineage.json
+    artifact_kind: ArtifactKind = "vite"
+
+    def __init__(self, settings: IWebGenSuiteSettings, *, project_root: Path) -> None:
+        self.settings = settings
+        self.project_root = Path(project_root)
+        self.rubric = IWebGenRubric()
+        self._generator_is_oracle = False
+
+    def configure_run(self, config: Any) -> None:
+        self._generator_is_oracle = config.model.provider == "oracle"
+
+    @property
+    def required_roles(self) -> tuple[str, ...]:
+        return pipeline_roles(self.settings.pipeline)  # blocks: roles.splitter and roles.merger (C.4)
+
+    def generation_strategy(self) -> GenerationStrategy:
+        repair = self.settings.generation == "self_repair"
+        if self.settings.pipeline == "single" and not repair:
+            return build_strategy(self.settings.generation)
+        return iwebgen_strategy(self.settings.pipeline, repair_rounds=self.settings.repair_rounds if repair else None,
+                                roles=self.context.roles)
+
+    def rubric_versions(self) -> dict[str, str]:
+        return {self.rubric.name: self.rubric.version}
+
+    @property
+    def reference_only(self) -> bool:
+        chosen = self.settings.reference_only
+        return self._generator_is_oracle if chosen is None else chosen
+
+    def _tasks_root(self) -> Path:
+        spec = self.settings.tasks_path
+        if spec is None:
+            return DEFAULT_TASKS
+        return Path(spec) if Path(spec).is_absolute() else self.project_root / spec
+
+    async def load_tasks(self) -> list[Task]:
+        tasks = loader.load_tasks(self._tasks_root())
+        if self.settings.domains:
+            tasks = [task for task in tasks if task.domain in self.settings.domains]
+        if self.reference_only:
+            with_reference = [task for task in tasks if task.turns[0].reference_files is not None]
+            log.info("iwebgen: %d of %d specifications have a reference app; running those (suite.reference_only)",
+                     len(with_reference), len(tasks))
+            tasks = with_reference
+        return select_tasks(tasks, self.settings)
+
+    async def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
+        return generation_messages(loader.spec_of(task))
+
+    # ---- scoring ---------------------------------------------------------------------------------------------
+
+    async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
+        """§5 theme: the built app's computed page background, on the slot's own build served once more."""
+        dist = EvidenceFolder(out_dir).workspace / "dist"
+        async with self.context.browsers.checkout() as pool:
+            async with self.context.sandbox.serve(dist, network=pool.network_namespace) as served:
+                async with pool.session(served.url) as session:
+                    try:
+                        background = await capture_background(session)
+                    except Exception as error:  # a crashed page: the theme stays unknown, never guessed
+                        log.warning("iwebgen: background of %s not captured: %s", task.id, error)
+                        background = None
+        return {"background": background}
+
+    @staticmethod
+    def _structure(judge_input: JudgeInput) -> dict[str, Any]:
+        """§5 structure of the app's source, and its theme from the captured background (None: not captured)."""
+        background = judge_input.suite_context.get("background")
+        try:
+            theme = classify_theme(parse_css_rgb(background)) if background else None
+        except ValueError:  # a colour syntax the parser does not read (e.g. oklch()): unknown
+            theme = None
+        return {"structure": analyze_app(judge_input.files).to_json(), "background": background, "theme": theme}
+
+    async def judge_turn(self, judge: Judge, judge_input: JudgeInput) -> Verdict:
+        if not judge_input.build.ok:  # C.3: "it receives a score of 0 across all evaluation dimensions"
+            reason = f"the app did not build ({judge_input.build.status}): 0 (I-WebGenBench C.3)"
+            dimensions = {name: DimensionScore(score=0.0, reason=reason) for name in DIMENSION_OF_COLUMN.values()}
+            return Verdict(judge=judge.name, passed=None, dimensions=dimensions,
+                           scores={"score": 0.0, **{f"score_{c.lower()}": 0.0 for c in DIMENSION_OF_COLUMN}},
+                           summary=reason, raw=self._structure(judge_input))
+        trace, evidence = judge_input.trace, judge_input.evidence
+        rule = stability(built=True, evidence=evidence, trace=trace, page_errors=judge_input.page_errors,
+                         penalties=self.settings.stability)
+        dimensions = {"rule": DimensionScore(score=rule.points, reason="; ".join(rule.penalties) or "no penalty")}
+        scores: dict[str, float] = {"score_r": rule.points}
+        if trace is not None and "elements_exercised" in trace.summary:
+            scores["ir_actions"] = float(trace.summary["elements_exercised"])
+            scores["ir_responsive"] = float(trace.summary["elements_responsive"])
+        raw: dict[str, Any] = {"rubric": self.rubric.name, "stability_penalties": rule.penalties,
+                               **self._structure(judge_input)}
+        summary = f"rule & stability {rule.points:g}/5"
+        if isinstance(judge, LLMJudge) and judge.settings.vision:
+            messages, shown = judge_messages(
+                loader.spec_of(judge_input.task), Path(judge_input.out_dir), trace,
+                evidence.screenshot_viewport if evidence is not None else "", max_steps=self.settings.judge_max_steps)
+            try:
+                result = await judge.ask(self.rubric, messages, ids=[], task_id=judge_input.task.id,
+                                         turn=judge_input.turn.index)
+            except StructuredOutputError as error:
+                raise JudgeError(f"{judge.name}: malformed iwebgen verdict: {error}") from error
+            except ProviderError as error:  # no answer after the endpoint's own retries: the judge failed
+                raise JudgeError(f"{judge.name}: judge model failed: {error}") from error
+            outcome = result.value
+            dimensions.update(outcome.dimensions)
+            for column, name in DIMENSION_OF_COLUMN.items():
+                scores[f"score_{column.lower()}"] = float(dimensions[name].score or 0.0)
+            scores["score"] = sum(scores[f"score_{c.lower()}"] for c in DIMENSION_OF_COLUMN)
+            raw.update(response=result.data, attempts=result.attempts, usage=result.usage, evidence=shown)
+            summary = f"{scores['score']:g}/100; " + ", ".join(
+                f"{c} {scores[f'score_{c.lower()}']:g}" for c in DIMENSION_OF_COLUMN)
+            if outcome.summary:
+                summary += f"; {outcome.summary}"
+        else:  # the judged points need a vision LLM judge (B.1: a VLM): unassessed, never 0 or full marks
+            kind = "has no vision (judge.options.model.vision)" if isinstance(judge, LLMJudge) else "is not an LLM judge"
+            why = f"not assessed: judge {judge.name!r} {kind}; I-WebGenBench B.1 asks a VLM"
+            dimensions.update({name: DimensionScore(score=None, reason=why) for name in JUDGED_POINTS})
+            summary += f"; judged dimensions {why}"
+        return Verdict(judge=judge.name, passed=None, dimensions=dimensions, scores=scores, summary=summary, raw=raw)
+
+    def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
+        summary = basic_summary(records, requested_slots=len(tasks))
+        summary["turn_pass"] = None  # I-WebGenBench defines no pass/fail: BSR, IR and the score carry the result
+        summary.update(iwebgen_summary(records, tasks))
+        summary["structure"] = structure_summary(records, summary["apps_table"])  # §5, Tables 4 and 5
+        return summary
+
+
+SUITE_ENTRY = (IWebGenSuiteSettings, IWebGenSuite)

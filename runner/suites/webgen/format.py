@@ -1,0 +1,101 @@
+"""WebGen-Bench's `test.jsonl`: one website task per line, with its `ui_instruct` test cases.
+
+Each line is validated by a pydantic model; a bad line is refused with the file, the line number and the field.
+One task becomes one single-turn Task: the instruction is the turn's prompt, and each test case is a private
+Requirement (`tc1`, `tc2`, ...) with its category kept in `turn.extra["test_cases"]`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from runner.tasks import Requirement, Task, TurnSpec
+
+SUITE_NAME = "webgen"
+
+
+class WebGenFormatError(ValueError):
+    """A test.jsonl line is malformed; the message names the file, the line and the field."""
+
+
+class Category(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    primary_category: str = Field(min_length=1)
+    subcategories: list[str] = Field(default_factory=list)
+
+
+class UITestCase(BaseModel):
+    """One `ui_instruct` entry: what the tester does and what it should see."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = Field(min_length=1)
+    expected_result: str = Field(min_length=1)
+    task_category: Category
+
+
+class WebGenTask(BaseModel):
+    """One line of test.jsonl."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    id: str = Field(min_length=1)
+    instruction: str = Field(min_length=1)
+    category: Category = Field(alias="Category")
+    application_type: str = ""
+    ui_instruct: list[UITestCase] = Field(min_length=1)
+
+
+def case_id(index: int) -> str:
+    """The requirement id of the index-th (0-based) test case."""
+    return f"tc{index + 1}"
+
+
+def to_task(row: WebGenTask, *, source: Path) -> Task:
+    cases = [
+        {"id": case_id(i), "task": case.task, "expected_result": case.expected_result,
+         "category": case.task_category.primary_category, "subcategories": case.task_category.subcategories}
+        for i, case in enumerate(row.ui_instruct)
+    ]
+    requirements = [
+        Requirement(id=case["id"], description=f"{case['task']} Expected result: {case['expected_result']}")
+        for case in cases
+    ]
+    turn = TurnSpec(index=1, prompt=row.instruction, requirements=requirements,
+                    requires_previous_artifact=False, extra={"test_cases": cases})
+    return Task(id=row.id, suite=SUITE_NAME, sub_suite=row.category.primary_category,
+                title=row.application_type, domain=row.application_type, turns=[turn], source_path=str(source),
+                extra={"subcategories": row.category.subcategories})
+
+
+def load_webgen_tasks(path: Path) -> list[Task]:
+    """All tasks of a test.jsonl file (blank lines skipped); ids must be unique."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise WebGenFormatError(f"{path}: cannot be read as WebGen-Bench test.jsonl: {error}") from None
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = WebGenTask.model_validate(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise WebGenFormatError(f"{path}:{number}: not a JSON object: {error}") from None
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in item['loc']) or '(line)'}: {item['msg']}" for item in error.errors()
+            )
+            raise WebGenFormatError(f"{path}:{number}: {problems}") from None
+        if row.id in seen:
+            raise WebGenFormatError(f"{path}:{number}: id {row.id!r} appears twice")
+        seen.add(row.id)
+        tasks.append(to_task(row, source=Path(path)))
+    if not tasks:
+        raise WebGenFormatError(f"{path}: no tasks (an empty test.jsonl)")
+    return tasks

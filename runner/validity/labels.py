@@ -1,0 +1,80 @@
+"""The human labels file: one JSON object per line, one line per (item, annotator) judgement.
+
+    {"item": "s-0f3a9c", "task_id": "smoke-counter", "turn": 2, "annotator": "ann1", "passed": true,
+     "dimensions": {"presentation": 4}, "mechanism": null, "note": ""}
+
+`item` is the blinded sample's opaque id (runner/validity/sampling.py); `task_id` and `turn` name the slot
+(they say nothing of the model). Several annotators label one item (EvoGenUI-Bench §4.4: three per case). A
+later line of the same annotator for the same item replaces the earlier one (the annotation page appends a
+corrected label instead of rewriting the file). `mechanism` is the failure taxonomy label (§6.1) of a
+non-passing slot; `dimensions` the annotator's optional per-dimension scores.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runner.jsonl_models import read_model_lines
+
+__all__ = ["Label", "LabelsError", "append_label", "by_slot", "majority", "read_labels"]
+
+
+class LabelsError(ValueError):
+    """A labels file that cannot be read: names the file, the line and the field."""
+
+
+class Label(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    item: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    turn: int = Field(ge=1)
+    annotator: str = Field(min_length=1)
+    passed: bool
+    dimensions: dict[str, float] = Field(default_factory=dict)
+    mechanism: str | None = None
+    note: str = ""
+
+    @property
+    def slot(self) -> tuple[str, int]:
+        return (self.task_id, self.turn)
+
+
+def read_labels(path: Path) -> list[Label]:
+    """Every annotator's latest label per item, in file order of first appearance."""
+    latest: dict[tuple[str, str], Label] = {}
+    for _, label in read_model_lines(path, Label, error=LabelsError, prefix="label"):
+        latest.pop((label.item, label.annotator), None)  # re-inserted: the corrected label keeps one place
+        latest[(label.item, label.annotator)] = label
+    return list(latest.values())
+
+
+def append_label(path: Path, label: Label) -> None:
+    """One whole line with a single write and fsync: a killed page never leaves half a label."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (label.model_dump_json() + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def by_slot(labels: list[Label]) -> dict[tuple[str, int], list[Label]]:
+    slots: dict[tuple[str, int], list[Label]] = {}
+    for label in labels:
+        slots.setdefault(label.slot, []).append(label)
+    return slots
+
+
+def majority(labels: list[Label]) -> bool | None:
+    """The human reference of one item: the majority vote (EvoGenUI-Bench §4.4); None on a tie."""
+    votes = Counter(label.passed for label in labels)
+    if votes[True] == votes[False]:
+        return None
+    return votes[True] > votes[False]
