@@ -403,7 +403,7 @@ class Engine:
                 evidence = await capture_evidence(session, evidence_dir)
                 timings["evidence"] = time.perf_counter() - start
                 trace: Trace | None = None
-                if self.services.actor is not None and not evidence.load_error:
+                if self.services.actor is not None and self.suite.actor_on_slot_page and not evidence.load_error:
                     start = time.perf_counter()
                     context = ActorContext(task=task, turn=turn, evidence=evidence, out_dir=evidence_dir,
                                            tool_names=sorted(task.extra.get("tools", {})),

@@ -166,14 +166,15 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
         # A suite's own roles are in its context before its tasks load (MT-Web2Code's captions are part of its
         # tasks); the generator, judge and actor join once they are built, before the first turn.
         by_role: dict[str, Model] = dict(roles.models(suite.required_roles))
-        suite.bind(SuiteContext(browsers=browsers, sandbox=sandbox, roles=by_role))
+        context = SuiteContext(browsers=browsers, sandbox=sandbox, roles=by_role)
+        suite.bind(context)
         await roles.ensure(*suite.required_roles)  # outside every per-call timeout, like the generator's
-        return await _run_bound(config, suite, run_dir, roles, by_role, sandbox, browsers, sandbox_tags,
+        return await _run_bound(config, suite, run_dir, roles, context, sandbox, browsers, sandbox_tags,
                                 console=console)
 
 
 async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, roles: RunRoles,
-                     by_role: dict[str, Model], sandbox: Sandbox, browsers: BrowserPools,
+                     context: SuiteContext, sandbox: Sandbox, browsers: BrowserPools,
                      sandbox_tags: dict[str, str], *, console: Console) -> dict[str, Any]:
     project_root = Path(config.project_root)
     tasks = await suite.load_tasks()
@@ -213,8 +214,10 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
             judge_model = roles.model("judge") if roles.has("judge") else None
             judge = build_judge(config.judge, model=judge_model)
             phase.push_async_callback(judge.aclose)
-            by_role.update({role: built for role, built in
-                            (("generator", model), ("judge", judge_model), ("actor", actor_model)) if built is not None})
+            context.roles.update({role: built for role, built in
+                                  (("generator", model), ("judge", judge_model), ("actor", actor_model))
+                                  if built is not None})
+            context.actor = actor
             if tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
                 roles.trace_to(tracker.log_model_call)
             # Served models (vLLM) start lazily, on the first call of their role; logs go to the run dir.

@@ -3,13 +3,13 @@ per-episode state that carries over between turns."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from runner.actors.base import Actor
 from runner.browser.launch import BrowserPools
 from runner.generation import STRATEGIES, GenerationStrategy, build_strategy
 from runner.judges.base import Judge, JudgeInput
@@ -106,12 +106,14 @@ class SuiteContext:
     renders checks one out (`async with context.browsers.checkout() as pool`) and never launches a browser.
     `sandbox`: the run's sandbox. `roles`: the run's models by role name (runner/roles.py): the suite's own
     `required_roles` (e.g. MT-Web2Code's caption model) before `load_tasks`, then "generator", "judge" and
-    "actor" once they are built, before the first turn.
+    "actor" once they are built, before the first turn. `actor`: the run's actor (config `actor`), from then on
+    too; None for actor=none.
     """
 
     browsers: BrowserPools
     sandbox: Sandbox
-    roles: Mapping[str, Model] = field(default_factory=dict)
+    roles: dict[str, Model] = field(default_factory=dict)
+    actor: Actor | None = None
 
 
 class Suite(Protocol):
@@ -144,6 +146,11 @@ class Suite(Protocol):
     @property
     def uses_judge(self) -> bool:
         """False for a suite that scores without the judge's model (it is then never started)."""
+
+    @property
+    def actor_on_slot_page(self) -> bool:
+        """True: the engine runs the run's actor on each slot's served page (its trace is the slot's). False: the
+        suite drives the actor itself (`context.actor`; FlowEval runs every flow on both sites)."""
 
     def configure_run(self, config: Any) -> None:
         """Learn run-level settings (the RunnerConfig) before anything is loaded."""
@@ -196,6 +203,7 @@ class SuiteBase:
     artifact_kind: ArtifactKind = "vite"
     actor_instructions: str | None = None  # the actor keeps its own prompt
     uses_judge: bool = True
+    actor_on_slot_page: bool = True
     _context: SuiteContext | None = None
 
     @property

@@ -73,3 +73,10 @@ def test_a_checked_out_pool_is_held_by_one_caller_until_returned() -> None:
         return events
 
     assert asyncio.run(scenario()) == ["a got True", "a done", "b got True", "b done"]
+
+
+def test_only_a_suite_that_drives_its_actor_itself_keeps_it_off_the_slot_page() -> None:
+    # FlowEval runs every flow on both sites with the run's actor (SuiteContext.actor); the others let the
+    # engine run it once on each slot's page.
+    suites = {name: build_suite({"name": name}, project_root=REPO_ROOT) for name in SUITES}
+    assert {name for name, suite in suites.items() if not suite.actor_on_slot_page} == {"floweval"}

@@ -19,7 +19,6 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from runner.actors.base import Actor
-from runner.actors.registry import build_actor
 from runner.config import ActorConfig
 from runner.errors import ConfigError
 from runner.evidence_folder import EvidenceFolder
@@ -71,12 +70,12 @@ class FlowEvalSuite(SuiteBase):
     name = "floweval"
     prompt_version = PROMPT_VERSION
     uses_judge = False  # scored from traces (§3.3), no judge model
+    actor_on_slot_page = False  # the actor runs every flow on both sites (prepare_judging), not once per slot
 
     def __init__(self, settings: FlowEvalSuiteSettings, *, project_root: Path) -> None:
         self.settings = settings
         self.project_root = project_root
         self._actor_config: ActorConfig | None = None
-        self._actor: Actor | None = None
         self._references: dict[str, asyncio.Task[dict[str, list[str]]]] = {}
 
     # -- configuration -------------------------------------------------------------------------------
@@ -161,14 +160,10 @@ class FlowEvalSuite(SuiteBase):
     # -- traces (execution phase) --------------------------------------------------------------------
 
     def _flow_actor(self) -> Actor:
-        if self._actor is None:
-            if self._actor_config is None:
-                raise RuntimeError("suite floweval: configure_run(config) names the actor before tracing")
-            actor = build_actor(self._actor_config, model=self.context.roles.get("actor"))
-            if actor is None:
-                raise ConfigError("suite=floweval needs an actor")
-            self._actor = actor
-        return self._actor
+        """The run's actor (its context's): every flow trace, generated and reference side, is one of its runs."""
+        if self.context.actor is None:
+            raise RuntimeError("suite floweval: the run's actor is not in the suite's context yet")
+        return self.context.actor
 
     async def _traces(self, task: Task, turn: TurnSpec, site_dir: Path, out_dir: Path) -> dict[str, list[str]]:
         flows = [FlowSpec.model_validate(flow) for flow in task.extra["flows"]]

@@ -17,6 +17,7 @@ import pytest
 from runner.experiment import open_browsers, run_experiment
 from runner.pull import compose_config
 from runner.sandbox.registry import build_sandbox
+from runner.actors.registry import build_actor
 from runner.suites.base import SuiteContext
 from runner.suites.floweval.featurizers import get_featurizer
 from runner.suites.floweval.scoring import score_flows
@@ -71,7 +72,7 @@ def test_removing_a_flows_key_control_scores_worse_on_all_three(oracle_run: Path
         sandbox = build_sandbox(config)
         browsers = await open_browsers(config, sandbox)
         try:
-            suite.bind(SuiteContext(browsers=browsers, sandbox=sandbox))
+            suite.bind(SuiteContext(browsers=browsers, sandbox=sandbox, actor=build_actor(config.actor)))
             (task,) = await suite.load_tasks()
             turn = task.turns[0]
             files = dict(turn.reference_files)
