@@ -23,6 +23,9 @@ class ActorContext:
     # The suite's instructions for the actor (a benchmark's own actor prompt), used in place of the
     # actor's own role text; None: the actor's own prompt.
     instructions: str | None = None
+    # A user task to carry out as stated (FlowEval's flow goal, §3.2), for actors that take one instruction
+    # (UI-TARS); None: the actor checks the turn's request and requirements.
+    goal: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

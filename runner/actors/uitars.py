@@ -134,8 +134,10 @@ def computer_use_prompt(instruction: str, *, language: str = "English") -> str:
 
 
 def instruction_for(context: ActorContext) -> str:
-    """The User Instruction: the suite's instructions (FlowEval: the flow task's goal text), else the turn's
-    request and the requirements to check."""
+    """The User Instruction: the goal to carry out (FlowEval: the flow task's goal text), else the suite's
+    instructions, else the turn's request and the requirements to check."""
+    if context.goal is not None:
+        return context.goal
     if context.instructions is not None:
         return context.instructions
     lines = [f"Use this web app to check that it does what was asked: {context.turn.prompt.strip()}"]

@@ -155,3 +155,18 @@ def test_bad_options_name_the_key() -> None:
         build_actor(ActorConfig(name="ui-tars", kind="uitars", options={"model": {**model, "vision": False}}))
     with pytest.raises(ConfigError, match=r"viewport_width and viewport_height"):
         build_actor(ActorConfig(name="ui-tars", kind="uitars", options={"model": model, "viewport_width": None}))
+
+
+def test_the_instruction_is_the_flow_goal_as_stated_else_the_turn_to_check() -> None:
+    from runner.actors.base import ActorContext
+    from runner.actors.uitars import instruction_for
+    from runner.evidence import Evidence
+    from runner.tasks import Requirement, Task, TurnSpec
+
+    turn = TurnSpec(index=1, prompt="Build a shop.", requirements=[Requirement(id="r1", description="A cart exists.")])
+    task = Task(id="t", suite="floweval", title="Shop", context="", turns=[turn])
+    context = ActorContext(task=task, turn=turn, evidence=Evidence(url="http://x/"), out_dir=Path("."))
+    assert instruction_for(context) == ("Use this web app to check that it does what was asked: Build a shop.\n"
+                                        "Check in particular:\n- A cart exists.")
+    context.goal = "Buy one mug and check out as Ada Lovelace."  # FlowEval §3.2: the flow's task, verbatim
+    assert instruction_for(context) == "Buy one mug and check out as Ada Lovelace."

@@ -67,7 +67,7 @@ async def record_flow_traces(actor: Actor, browsers: BrowserPools, sandbox: Sand
                     async with pool.session(served.url) as session:
                         await session.goto()
                         context = ActorContext(task=task, turn=flow_turn(turn, flow), evidence=Evidence(url=served.url),
-                                               out_dir=run_dir, extra={"flow": flow.id, "run": run})
+                                               out_dir=run_dir, goal=flow.goal, extra={"flow": flow.id, "run": run})
                         await actor.act(session, context)  # the actor writes run_dir/trace.json
                     paths[flow.id].append(str(run_dir / EvidenceFolder.TRACE))
     return paths
