@@ -26,6 +26,7 @@ from runner.metrics.labels import LabelFormatError, PairwiseLabel
 from runner.metrics.ranking import (
     METRIC_DIRECTIONS, Direction, agreement, median_ranking, metric_preferences, spearman_of_rankings,
 )
+from runner.packets import has_packet
 from runner.records import RunDirectory
 from runner.report.arena.sites import _config_model  # the arena's rule for a slot's model
 from runner.suites.floweval.scoring import METRICS
@@ -40,6 +41,8 @@ class Outputs:
     """Every slot's metric values, by (prompt, model)."""
 
     values: dict[tuple[str, str], list[dict[str, float]]] = field(default_factory=dict)
+    # (prompt, model) -> (site id as the arena names it, slot folder) of every slot with a packet
+    folders: dict[tuple[str, str], list[tuple[str, Path]]] = field(default_factory=dict)
 
     @property
     def models(self) -> set[str]:
@@ -59,7 +62,7 @@ def load_outputs(run_dirs: list[Path]) -> Outputs:
     """The FlowEval slots of the run dirs; their model is the record's `model`, else config.yaml `model.name`."""
     outputs = Outputs()
     for run_dir in run_dirs:
-        run_dir = Path(run_dir)
+        run_dir = Path(run_dir).resolve()
         records_path = run_dir / RunDirectory.RECORDS
         if not records_path.is_file():
             raise ConfigError(f"{run_dir}: not a run directory (no {RunDirectory.RECORDS})")
@@ -75,6 +78,9 @@ def load_outputs(run_dirs: list[Path]) -> Outputs:
             scores = record.verdict.scores if record.verdict is not None else {}
             outputs.values.setdefault((record.task_id, model), []).append(
                 {name: float(scores[name]) for name in METRICS if name in scores})
+            if record.evidence_dir and has_packet(run_dir / record.evidence_dir):
+                outputs.folders.setdefault((record.task_id, model), []).append(
+                    (f"{run_dir}::{record.task_id}::{record.turn}", run_dir / record.evidence_dir))
     return outputs
 
 
@@ -141,8 +147,10 @@ class Table:
 
 
 def build_table(outputs: Outputs, human: list[PairwiseLabel], *, ratings: Ratings = "elo",
-                include_ties: bool = False, median_directions: dict[str, Direction] | None = None) -> Table:
-    """Table 1 (and Appendix D's medians) of the metrics against the human labels."""
+                include_ties: bool = False, median_directions: dict[str, Direction] | None = None,
+                judge: tuple[list[PairwiseLabel], int] | None = None) -> Table:
+    """Table 1 (and Appendix D's medians) of the metrics against the human labels; `judge`: the MLLM
+    judge's decisions and how many pairs it left unassessed, an extra column."""
     human_column: Column | None = None
     columns = []
     for metric in METRICS:
@@ -155,6 +163,12 @@ def build_table(outputs: Outputs, human: list[PairwiseLabel], *, ratings: Rating
                               figures.cohen_kappa, figures.agreement_rate, figures.pairs, figures.excluded_ties,
                               len(preferences.unassessed)))
     assert human_column is not None
+    if judge is not None:
+        decided, unassessed = judge
+        figures = agreement(human, decided, include_ties=include_ties, ratings=ratings)
+        columns.append(Column("mllm", figures.other_elo, figures.other_rank, figures.spearman_rho,
+                              figures.cohen_kappa, figures.agreement_rate, figures.pairs, figures.excluded_ties,
+                              unassessed))
     medians = []
     # Appendix D: "aggregated (median) across all model outputs ... on the comparison pairs rated": every
     # slot of a model on a prompt it was compared on, each counted once.

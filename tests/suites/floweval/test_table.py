@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from runner.errors import ConfigError
 from runner.floweval_table import main
-from runner.metrics.labels import PairwiseLabel, write_labels
+from runner.metrics.labels import PairwiseLabel, read_labels, write_labels
+from runner.packets import EvidencePacket, write_packet
 from runner.records import FailureBucket, RunDirectory, TurnRecord, Verdict
+from runner.sandbox.base import BuildResult
+from runner.suites.floweval.pairwise import CRITERIA
+from runner.tasks import Task, TurnSpec
+from tests.support.fault_server import FaultServer, completion
 from runner.suites.floweval.table import build_table, load_outputs, read_human_labels
 
 # (prompt, turn) -> the slot's metric values; None: the slot has no verdict (its site did not build).
@@ -159,3 +166,61 @@ def test_labels_naming_what_the_runs_lack_are_errors(tmp_path: Path, row, messag
 def test_not_a_run_dir_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a run directory"):
         load_outputs([tmp_path])
+
+
+# -- the MLLM pairwise judge column (Appendix C), against a scripted OpenAI-compatible server ----------------
+
+STRENGTH = {"m1": 3, "m3": 2, "m2": 1}  # the scripted judge's taste: m1 > m3 > m2
+
+
+def _write_packets(dirs: list[Path]) -> None:
+    """A packet per assessed slot, whose code names its model (so the judge's answer can depend on it)."""
+    for run_dir in dirs:
+        directory = RunDirectory(run_dir)
+        records = directory.load_records()
+        directory.records_path.unlink()
+        for item in records:
+            if item.verdict is None:
+                directory.append(item)
+                continue
+            folder = directory.evidence_dir(item.task_id, item.turn)
+            task = Task(id=item.task_id, suite="floweval", title=item.task_id, context="A shop.",
+                        turns=[TurnSpec(index=item.turn, prompt=f"{item.task_id}: A shop.")])
+            write_packet(folder, EvidencePacket(task=task, turn_index=item.turn, record=item, judged=True,
+                                                files={"src/App.jsx": f"export default () => '{item.model}'"},
+                                                build=BuildResult(status="ok")))
+            directory.append(item.model_copy(update={"evidence_dir": str(folder.relative_to(run_dir))}))
+
+
+def _scripted_judge(messages: list[dict]) -> tuple[int, str]:
+    texts = [part["text"] for part in messages[-1]["content"] if part["type"] == "text"]
+    shown = {letter: next(re.search(r"'(m\d)'", t).group(1) for t in texts if t.startswith(f"## Code {letter}"))
+             for letter in "AB"}
+    a, b = STRENGTH[shown["A"]], STRENGTH[shown["B"]]
+    return 200, completion(json.dumps({cid: {"A": a, "B": b} for cid in CRITERIA}))
+
+
+def test_pairwise_judge_column(tmp_path: Path, capsys) -> None:
+    dirs = _write_runs(tmp_path)
+    _write_packets(dirs)
+    labels = _labels(tmp_path / "labels.jsonl")
+    with FaultServer(_scripted_judge) as server:
+        model_file = tmp_path / "judge.yaml"
+        model_file.write_text(yaml.safe_dump({"name": "judge-x", "provider": "openai", "model": "local",
+                                              "base_url": server.base_url, "cache": False, "max_retries": 0}))
+        out, judged = tmp_path / "table.json", tmp_path / "judge.jsonl"
+        assert main([*map(str, dirs), "--labels", str(labels), "--json", str(out), "--pairwise-judge",
+                     str(model_file), "--judge-labels", str(judged)]) == 0
+    # Four distinct pairs with packets on both sides; m4's site never built (no packet): unassessed.
+    assert server.calls == 4
+    assert "unassessed" in capsys.readouterr().err
+    mllm = next(c for c in json.loads(out.read_text())["metrics"] if c["name"] == "mllm")
+    # Judge a, b, a, b against the people's a, a, a, b: p_o = 3/4, p_e = 3/4 * 1/2 + 1/4 * 1/2 = 1/2.
+    assert (mllm["pairs"], mllm["unassessed"]) == (4, 1)
+    assert mllm["agreement_rate"] == pytest.approx(3 / 4)
+    assert mllm["cohen_kappa"] == pytest.approx((0.75 - 0.5) / (1 - 0.5))
+    assert mllm["rank"] == {"m1": 1, "m3": 2, "m2": 3}
+    decided = read_labels(judged)
+    assert [label.winner for label in decided] == ["a", "b", "a", "b"]
+    assert {label.rater for label in decided} == {"mllm:judge-x"}
+    assert decided[0].site_a == f"{dirs[0].resolve()}::p1::1"
