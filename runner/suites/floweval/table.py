@@ -34,6 +34,8 @@ from runner.suites.floweval.scoring import METRICS
 Ratings = Literal["elo", "bradley_terry"]
 # Raters that are not people (labels.py): left out of the human side.
 MACHINE_RATERS = ("metric:", "mllm:")
+# Column titles as Table 1 prints them.
+TITLES = {"human": "Human", "dtw": "DTW", "ebleu": "eBLEU", "wmd": "WMD", "mllm": "MLLM"}
 
 
 @dataclass
@@ -192,7 +194,7 @@ def _figure(value: float | None, *, percent: bool = False) -> str:
 def render(table: Table) -> str:
     """Table 1's layout (models x raters: Elo (rank), then the agreement figures) and Table 2's medians."""
     columns = [table.human, *table.metrics]
-    head = ["model", *(c.name if c.name == "human" else c.name.upper() for c in columns)]
+    head = ["model", *(TITLES[c.name] for c in columns)]
     rows = [head]
     for model in table.models:
         rows.append([model, *(f"{c.elo[model]:.0f} ({c.rank[model]})" if model in c.elo else "-" for c in columns)])
@@ -203,7 +205,7 @@ def render(table: Table) -> str:
     rows.append(["unassessed", "-", *(str(c.unassessed) for c in table.metrics)])
     lines = [f"Table 1 (FlowEval §4.1): Elo (rank) on {table.labels} human labels", *_aligned(rows), ""]
     arrows = {"lower": "(lower better)", "higher": "(higher better)"}
-    medians = [["model", *(f"{m.name.upper()} {arrows[m.direction]}" for m in table.medians)]]
+    medians = [["model", *(f"{TITLES[m.name]} {arrows[m.direction]}" for m in table.medians)]]
     for model in table.models:
         medians.append([model, *(f"{m.median[model]:.3f} ({m.rank[model]})" if model in m.median else "-"
                                  for m in table.medians)])
