@@ -1,0 +1,219 @@
+"""FlowEval's Table 1 end to end (§4.1) and the raw-median ranking of Appendix D (Table 2).
+
+From FlowEval run dirs of several models on the same prompts and a file of human pairwise labels
+(runner/metrics/labels.py): for each trace metric (DTW, eBLEU, WMD) its binary preference on every pair the
+people compared, the Elo ratings and ranking from those preferences, and against the human labels the
+Spearman rho of the rankings, Cohen's kappa and the agreement rate (runner/metrics/ranking.py); plus per
+metric each model's median raw value and that ranking's Spearman rho against the human Elo ranking.
+
+Which value decides a pair: a run's slots for a prompt are the model's generations of it (suite.repeats);
+the paper compared individual sites but does not say how repeats combine, so a model's value on a prompt is
+the mean of its assessed slots there. A slot without the metric (its site did not build) is left out; a
+prompt where a model has no assessed slot leaves the pair unassessed, never decided.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from statistics import mean
+from typing import Any, Literal
+
+from runner.errors import ConfigError
+from runner.jsonl_models import read_model_lines
+from runner.metrics.labels import LabelFormatError, PairwiseLabel
+from runner.metrics.ranking import (
+    METRIC_DIRECTIONS, Direction, agreement, median_ranking, metric_preferences, spearman_of_rankings,
+)
+from runner.packets import has_packet
+from runner.records import RunDirectory
+from runner.report.arena.sites import _config_model  # the arena's rule for a slot's model
+from runner.suites.floweval.scoring import METRICS
+
+Ratings = Literal["elo", "bradley_terry"]
+# Raters that are not people (labels.py): left out of the human side.
+MACHINE_RATERS = ("metric:", "mllm:")
+# Column titles as Table 1 prints them.
+TITLES = {"human": "Human", "dtw": "DTW", "ebleu": "eBLEU", "wmd": "WMD", "mllm": "MLLM"}
+
+
+@dataclass
+class Outputs:
+    """Every slot's metric values, by (prompt, model)."""
+
+    values: dict[tuple[str, str], list[dict[str, float]]] = field(default_factory=dict)
+    # (prompt, model) -> (site id as the arena names it, slot folder) of every slot with a packet
+    folders: dict[tuple[str, str], list[tuple[str, Path]]] = field(default_factory=dict)
+
+    @property
+    def models(self) -> set[str]:
+        return {model for _, model in self.values}
+
+    @property
+    def prompts(self) -> set[str]:
+        return {prompt for prompt, _ in self.values}
+
+    def mean_value(self, prompt: str, model: str, metric: str) -> float | None:
+        found = [slot[metric] for slot in self.values.get((prompt, model), []) if metric in slot]
+        found = [value for value in found if not math.isnan(value)]
+        return mean(found) if found else None
+
+
+def load_outputs(run_dirs: list[Path]) -> Outputs:
+    """The FlowEval slots of the run dirs; their model is the record's `model`, else config.yaml `model.name`."""
+    outputs = Outputs()
+    for run_dir in run_dirs:
+        run_dir = Path(run_dir).resolve()
+        records_path = run_dir / RunDirectory.RECORDS
+        if not records_path.is_file():
+            raise ConfigError(f"{run_dir}: not a run directory (no {RunDirectory.RECORDS})")
+        default_model = _config_model(run_dir)
+        for record in RunDirectory(run_dir).load_records():
+            if record.suite != "floweval":
+                raise ConfigError(f"{records_path}: slot {record.task_id} turn {record.turn} is from suite "
+                                  f"{record.suite!r}, not floweval")
+            model = record.model or default_model
+            if not model:
+                raise ConfigError(f"{records_path}: slot {record.task_id} turn {record.turn} names no model "
+                                  f"(`model` empty and no `model.name` in {RunDirectory.CONFIG})")
+            scores = record.verdict.scores if record.verdict is not None else {}
+            outputs.values.setdefault((record.task_id, model), []).append(
+                {name: float(scores[name]) for name in METRICS if name in scores})
+            if record.evidence_dir and has_packet(run_dir / record.evidence_dir):
+                outputs.folders.setdefault((record.task_id, model), []).append(
+                    (f"{run_dir}::{record.task_id}::{record.turn}", run_dir / record.evidence_dir))
+    return outputs
+
+
+def read_human_labels(path: Path, outputs: Outputs, *, rater: str | None = None) -> list[PairwiseLabel]:
+    """The people's labels of the file (machine raters left out; only `rater` when given), each checked to
+    name a prompt and two models the run dirs have outputs for (the error names file, line and field)."""
+    labels = []
+    for number, label in read_model_lines(Path(path), PairwiseLabel, error=LabelFormatError):
+        if label.rater.startswith(MACHINE_RATERS) or (rater is not None and label.rater != rater):
+            continue
+        if label.prompt_id not in outputs.prompts:
+            raise ConfigError(f"{path}:{number}: prompt_id {label.prompt_id!r} is in none of the run dirs "
+                              f"(their prompts: {sorted(outputs.prompts)})")
+        for name in ("model_a", "model_b"):
+            model = getattr(label, name)
+            if model not in outputs.models:
+                raise ConfigError(f"{path}:{number}: {name} {model!r} is in none of the run dirs "
+                                  f"(their models: {sorted(outputs.models)})")
+            if (label.prompt_id, model) not in outputs.values:
+                raise ConfigError(f"{path}:{number}: {name} {model!r} has no output for prompt "
+                                  f"{label.prompt_id!r} in the run dirs")
+        labels.append(label)
+    if not labels:
+        raise ConfigError(f"{path}: no human labels" + (f" by rater {rater!r}" if rater else ""))
+    return labels
+
+
+@dataclass
+class Column:
+    """One column of Table 1: a rater's Elo ratings and ranks and, for a metric, its figures against people."""
+
+    name: str
+    elo: dict[str, float]
+    rank: dict[str, int]
+    spearman_rho: float | None = None
+    cohen_kappa: float | None = None
+    agreement_rate: float | None = None
+    pairs: int = 0  # human labels compared with a decision of this column
+    excluded_ties: int = 0
+    unassessed: int = 0  # compared pairs this metric could not decide (a value missing on either side)
+
+
+@dataclass
+class MedianRow:
+    """Appendix D (Table 2): a metric's median raw value per model, its ranking and rho vs the human ranking."""
+
+    name: str
+    direction: Direction
+    median: dict[str, float]
+    rank: dict[str, int]
+    spearman_rho: float | None
+
+
+@dataclass
+class Table:
+    labels: int
+    models: list[str]
+    human: Column
+    metrics: list[Column]
+    medians: list[MedianRow]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def build_table(outputs: Outputs, human: list[PairwiseLabel], *, ratings: Ratings = "elo",
+                include_ties: bool = False, median_directions: dict[str, Direction] | None = None,
+                judge: tuple[list[PairwiseLabel], int] | None = None) -> Table:
+    """Table 1 (and Appendix D's medians) of the metrics against the human labels; `judge`: the MLLM
+    judge's decisions and how many pairs it left unassessed, an extra column."""
+    human_column: Column | None = None
+    columns = []
+    for metric in METRICS:
+        values = {(prompt, model): outputs.mean_value(prompt, model, metric) for prompt, model in outputs.values}
+        preferences = metric_preferences(human, values, metric=metric)
+        figures = agreement(human, preferences.labels, include_ties=include_ties, ratings=ratings)
+        if human_column is None:
+            human_column = Column("human", figures.human_elo, figures.human_rank)
+        columns.append(Column(metric, figures.other_elo, figures.other_rank, figures.spearman_rho,
+                              figures.cohen_kappa, figures.agreement_rate, figures.pairs, figures.excluded_ties,
+                              len(preferences.unassessed)))
+    assert human_column is not None
+    if judge is not None:
+        decided, unassessed = judge
+        figures = agreement(human, decided, include_ties=include_ties, ratings=ratings)
+        columns.append(Column("mllm", figures.other_elo, figures.other_rank, figures.spearman_rho,
+                              figures.cohen_kappa, figures.agreement_rate, figures.pairs, figures.excluded_ties,
+                              unassessed))
+    medians = []
+    # Appendix D: "aggregated (median) across all model outputs ... on the comparison pairs rated": every
+    # slot of a model on a prompt it was compared on, each counted once.
+    compared = {(label.prompt_id, model) for label in human for model in (label.model_a, label.model_b)}
+    for metric in METRICS:
+        direction = (median_directions or {}).get(metric, METRIC_DIRECTIONS[metric])
+        slots = [(model, slot.get(metric)) for (prompt, model), found in sorted(outputs.values.items())
+                 if (prompt, model) in compared for slot in found]
+        median, ranks = median_ranking(slots, direction=direction)
+        medians.append(MedianRow(metric, direction, median, ranks, spearman_of_rankings(human_column.rank, ranks)))
+    models = sorted(human_column.elo, key=lambda m: (human_column.rank[m], m))
+    return Table(len(human), models, human_column, columns, medians)
+
+
+def _figure(value: float | None, *, percent: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    return f"{100 * value:.1f}%" if percent else f"{value:.2f}"
+
+
+def render(table: Table) -> str:
+    """Table 1's layout (models x raters: Elo (rank), then the agreement figures) and Table 2's medians."""
+    columns = [table.human, *table.metrics]
+    head = ["model", *(TITLES[c.name] for c in columns)]
+    rows = [head]
+    for model in table.models:
+        rows.append([model, *(f"{c.elo[model]:.0f} ({c.rank[model]})" if model in c.elo else "-" for c in columns)])
+    rows.append(["Spearman rho", "N/A", *(_figure(c.spearman_rho) for c in table.metrics)])
+    rows.append(["Cohen's kappa", "N/A", *(_figure(c.cohen_kappa) for c in table.metrics)])
+    rows.append(["Agreement rate", "N/A", *(_figure(c.agreement_rate, percent=True) for c in table.metrics)])
+    rows.append(["pairs compared", str(table.labels), *(str(c.pairs) for c in table.metrics)])
+    rows.append(["unassessed", "-", *(str(c.unassessed) for c in table.metrics)])
+    lines = [f"Table 1 (FlowEval §4.1): Elo (rank) on {table.labels} human labels", *_aligned(rows), ""]
+    arrows = {"lower": "(lower better)", "higher": "(higher better)"}
+    medians = [["model", *(f"{TITLES[m.name]} {arrows[m.direction]}" for m in table.medians)]]
+    for model in table.models:
+        medians.append([model, *(f"{m.median[model]:.3f} ({m.rank[model]})" if model in m.median else "-"
+                                 for m in table.medians)])
+    medians.append(["Spearman rho vs human rank", *(_figure(m.spearman_rho) for m in table.medians)])
+    lines += ["Appendix D (Table 2): median raw values (rank)", *_aligned(medians)]
+    return "\n".join(lines) + "\n"
+
+
+def _aligned(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
