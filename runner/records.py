@@ -147,6 +147,17 @@ class RunDirectory:
         directory.mkdir(parents=True, exist_ok=True)
         return directory
 
+    def model_name(self) -> str:
+        """The generator's name from the run's config.yaml ("" when the dir holds none)."""
+        import yaml
+
+        path = self.path / self.CONFIG
+        if not path.is_file():
+            return ""
+        config = yaml.safe_load(path.read_text()) or {}
+        model = config.get("model") if isinstance(config, dict) else None
+        return str(model.get("name") or "") if isinstance(model, dict) else ""
+
     def load_records(self) -> list[TurnRecord]:
         """All complete records; a torn trailing line from a killed run is dropped (and truncated)."""
         if not self.records_path.exists():

@@ -11,7 +11,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 
 from runner.errors import ConfigError
 from runner.evidence_folder import EvidenceFolder
@@ -34,15 +33,6 @@ class ArenaSite:
         return f"{self.run_dir}::{self.task_id}::{self.turn}"
 
 
-def _config_model(run_dir: Path) -> str:
-    path = run_dir / RunDirectory.CONFIG
-    if not path.is_file():
-        return ""
-    config = yaml.safe_load(path.read_text()) or {}
-    model = config.get("model") if isinstance(config, dict) else None
-    return str(model.get("name") or "") if isinstance(model, dict) else ""
-
-
 def _descriptions(run_dir: Path) -> dict[tuple[str, int], str]:
     """(task, turn) -> the turn's public prompt, from tasks.json (empty when the run wrote none)."""
     path = run_dir / TASKS_FILE
@@ -63,7 +53,7 @@ def collect_sites(run_dirs: list[Path]) -> list[ArenaSite]:
         run_dir = Path(run_dir).resolve()
         if not (run_dir / RunDirectory.RECORDS).is_file():
             raise ConfigError(f"{run_dir}: not a run directory (no {RunDirectory.RECORDS})")
-        default_model = _config_model(run_dir)
+        default_model = RunDirectory(run_dir).model_name()
         descriptions = _descriptions(run_dir)
         for record in RunDirectory(run_dir).load_records():
             if not record.evidence_dir:

@@ -28,7 +28,6 @@ from runner.metrics.ranking import (
 )
 from runner.packets import has_packet
 from runner.records import RunDirectory
-from runner.report.arena.sites import _config_model  # the arena's rule for a slot's model
 from runner.suites.floweval.scoring import METRICS
 
 Ratings = Literal["elo", "bradley_terry"]
@@ -68,7 +67,7 @@ def load_outputs(run_dirs: list[Path]) -> Outputs:
         records_path = run_dir / RunDirectory.RECORDS
         if not records_path.is_file():
             raise ConfigError(f"{run_dir}: not a run directory (no {RunDirectory.RECORDS})")
-        default_model = _config_model(run_dir)
+        default_model = RunDirectory(run_dir).model_name()
         for record in RunDirectory(run_dir).load_records():
             if record.suite != "floweval":
                 raise ConfigError(f"{records_path}: slot {record.task_id} turn {record.turn} is from suite "
