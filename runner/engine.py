@@ -35,7 +35,8 @@ from runner.judging import JudgingPhase
 from runner.models.base import GenerationRequest, Model, ModelResponse, ProviderError
 from runner.models.parse import InvalidOutput, parse_model_output
 from runner.packets import EvidencePacket, has_packet, read_packet, write_packet
-from runner.records import FailureBucket, ModelCall, RunDirectory, TurnRecord
+from runner.records import (FailureBucket, ModelCall, RunDirectory, StorageFullError, TurnRecord, is_storage_full,
+                            storage_full)
 from runner.sandbox.base import BuildResult, Sandbox
 from runner.suites.base import CompactTurn, EpisodeState, Suite
 from runner.tasks import Task, TurnSpec
@@ -294,6 +295,10 @@ class Engine:
             record = self._new_record(task, turn, FailureBucket.TIMEOUT, error=f"turn exceeded {self.config.turn_timeout_s}s",
                                       model_call=progress.call, model_responded=progress.call is ModelCall.ANSWERED)
         except Exception as error:  # the harness failed, not the model: infra, reported separately
+            if isinstance(error, StorageFullError):
+                raise
+            if isinstance(error, OSError) and is_storage_full(error):  # every later slot would fail alike: stop
+                raise storage_full(Path(error.filename or self.run_dir.path), error) from error
             log.exception("infra failure in %s turn %s", task.id, turn.index)
             record = self._new_record(
                 task, turn, FailureBucket.INFRA, error=f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=5)}",

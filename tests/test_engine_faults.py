@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,33 @@ def test_a_turn_that_times_out_after_the_model_answered_keeps_its_response(tmp_p
     reliability = json.loads((run_dir / "summary.json").read_text())["reliability"]["overall"]
     assert (reliability["apr_retained"], reliability["apr_eligible"]) == (2, 3)
     assert reliability["apr"] == pytest.approx(2 / 3)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 48 KiB tmpfs: a real file system that fills up mid-run (root only; unmounted again at the end)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(mount)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (root only): {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def test_a_full_disk_stops_the_run_with_a_clear_error_and_resume_finishes_it(tmp_path: Path, small_disk: Path) -> None:
+    overrides = ["model=null", "tracking=off", "suite.task_ids=[smoke-counter]"]
+    full = small_disk / "run"
+    result = _run(*overrides, f"hydra.run.dir={full}")
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert f"cannot write {full}/" in result.stderr and "the disk or a quota is full" in result.stderr
+    assert "Traceback" not in result.stderr
+    records = full / "turns.jsonl"
+    assert not records.exists() or records.read_bytes().endswith(b"\n") or records.stat().st_size == 0, "no torn line"
+    moved = tmp_path / "run"  # the user frees space: here, the run dir moves to a disk with room
+    shutil.copytree(full, moved)
+    resumed = _run(*overrides, f"hydra.run.dir={moved}")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert sorted((r["task_id"], r["turn"]) for r in _records(moved)) == [("smoke-counter", t) for t in (1, 2, 3)]
