@@ -17,14 +17,14 @@ import json
 import logging
 import time
 import traceback
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from runner.actors.base import Actor, ActorContext
 from runner.browser.evidence import capture_evidence, capture_final_state
-from runner.browser.launch import BrowserPools
+from runner.browser.launch import BrowserLost, BrowserPool, BrowserPools
 from runner.errors import ConfigError
 from runner.config import RunnerConfig
 from runner.evidence import Evidence, Trace
@@ -398,7 +398,7 @@ class Engine:
         # 4. Serve, observe, act, judge: all inside one browser context on the served artifact.
         bridge = self.suite.tool_bridge(task, turn, episode, evidence_dir)
         async with self.services.browsers.checkout() as pool:
-            async with AsyncExitStack() as stack:
+            async with _browser_loss_is_infra(pool), AsyncExitStack() as stack:
                 start = time.perf_counter()
                 served = await stack.enter_async_context(self.services.sandbox.serve(
                     build.dist_dir, tool_bridge=bridge, network=pool.network_namespace))
@@ -491,6 +491,21 @@ class Engine:
             return json.loads(Path(bridge.state_out).read_text())
         except ValueError:
             return None
+
+
+@asynccontextmanager
+async def _browser_loss_is_infra(pool: BrowserPool) -> AsyncIterator[None]:
+    """A browser that died or disconnected during the block (killed, crashed) failed the harness, not the
+    artifact: whatever the capture recorded (a failed navigation, a crashed check) the slot is infra."""
+    try:
+        yield
+    except Exception as error:
+        if pool.lost():
+            raise BrowserLost(f"the browser died or disconnected during the turn: {type(error).__name__}: {error}") \
+                from error
+        raise
+    if pool.lost():
+        raise BrowserLost("the browser died or disconnected during the turn")
 
 
 class _SlotTools:
