@@ -17,14 +17,14 @@ import json
 import logging
 import time
 import traceback
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from runner.actors.base import Actor, ActorContext
 from runner.browser.evidence import capture_evidence, capture_final_state
-from runner.browser.launch import BrowserPools
+from runner.browser.launch import BrowserLost, BrowserPool, BrowserPools
 from runner.errors import ConfigError
 from runner.config import RunnerConfig
 from runner.evidence import Evidence, Trace
@@ -35,7 +35,8 @@ from runner.judging import JudgingPhase
 from runner.models.base import GenerationRequest, Model, ModelResponse, ProviderError
 from runner.models.parse import InvalidOutput, parse_model_output
 from runner.packets import EvidencePacket, has_packet, read_packet, write_packet
-from runner.records import FailureBucket, ModelCall, RunDirectory, TurnRecord
+from runner.records import (FailureBucket, ModelCall, RunDirectory, StorageFullError, TurnRecord, is_storage_full,
+                            storage_full)
 from runner.sandbox.base import BuildResult, Sandbox
 from runner.suites.base import CompactTurn, EpisodeState, Suite
 from runner.tasks import Task, TurnSpec
@@ -294,6 +295,10 @@ class Engine:
             record = self._new_record(task, turn, FailureBucket.TIMEOUT, error=f"turn exceeded {self.config.turn_timeout_s}s",
                                       model_call=progress.call, model_responded=progress.call is ModelCall.ANSWERED)
         except Exception as error:  # the harness failed, not the model: infra, reported separately
+            if isinstance(error, StorageFullError):
+                raise
+            if isinstance(error, OSError) and is_storage_full(error):  # every later slot would fail alike: stop
+                raise storage_full(Path(error.filename or self.run_dir.path), error) from error
             log.exception("infra failure in %s turn %s", task.id, turn.index)
             record = self._new_record(
                 task, turn, FailureBucket.INFRA, error=f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=5)}",
@@ -393,7 +398,7 @@ class Engine:
         # 4. Serve, observe, act, judge: all inside one browser context on the served artifact.
         bridge = self.suite.tool_bridge(task, turn, episode, evidence_dir)
         async with self.services.browsers.checkout() as pool:
-            async with AsyncExitStack() as stack:
+            async with _browser_loss_is_infra(pool), AsyncExitStack() as stack:
                 start = time.perf_counter()
                 served = await stack.enter_async_context(self.services.sandbox.serve(
                     build.dist_dir, tool_bridge=bridge, network=pool.network_namespace))
@@ -486,6 +491,21 @@ class Engine:
             return json.loads(Path(bridge.state_out).read_text())
         except ValueError:
             return None
+
+
+@asynccontextmanager
+async def _browser_loss_is_infra(pool: BrowserPool) -> AsyncIterator[None]:
+    """A browser that died or disconnected during the block (killed, crashed) failed the harness, not the
+    artifact: whatever the capture recorded (a failed navigation, a crashed check) the slot is infra."""
+    try:
+        yield
+    except Exception as error:
+        if pool.lost():
+            raise BrowserLost(f"the browser died or disconnected during the turn: {type(error).__name__}: {error}") \
+                from error
+        raise
+    if pool.lost():
+        raise BrowserLost("the browser died or disconnected during the turn")
 
 
 class _SlotTools:

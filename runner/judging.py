@@ -43,7 +43,7 @@ def merge_verdict(packet: EvidencePacket, judged: Verdict | JudgeError, *, judge
     if isinstance(judged, JudgeError):
         record.status = FailureBucket.JUDGE_ERROR
         record.error = str(judged)
-        record.passed = False
+        record.passed = None  # undecided, neither a pass nor a model failure: reported as unassessed
         record.verdict = None
         return record
     record.verdict = judged

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -12,6 +13,25 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+
+# The errors that say the run's storage is full (the disk, a quota, a file size limit).
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+class StorageFullError(OSError):
+    """The run directory cannot be written: the disk (or a quota, or RLIMIT_FSIZE) is full. Phrased for the
+    user; the run stops, and what was written holds whole records only, so rerunning on the run dir resumes it."""
+
+
+def is_storage_full(error: BaseException) -> bool:
+    return isinstance(error, OSError) and error.errno in _FULL
+
+
+def storage_full(path: Path, error: OSError) -> StorageFullError:
+    return StorageFullError(
+        error.errno, f"cannot write {path}: {error.strerror or error} (the disk or a quota is full); free space, "
+        "then rerun the same command on this run dir: it resumes (every recorded slot is whole and kept)")
 
 
 class FailureBucket(StrEnum):
@@ -174,12 +194,20 @@ class RunDirectory:
         return list(latest.values())
 
     def append(self, record: TurnRecord) -> None:
+        """One whole line or nothing: a short or failed write (disk full) is cut back off before raising."""
         line = (record.model_dump_json() + "\n").encode()
         with self._lock:
             fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                os.write(fd, line)
-                os.fsync(fd)
+                size = os.fstat(fd).st_size
+                try:
+                    written = os.write(fd, line)
+                    if written != len(line):  # the file system took only part of the line
+                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                    os.fsync(fd)
+                except OSError as error:
+                    os.ftruncate(fd, size)
+                    raise storage_full(self.records_path, error) if is_storage_full(error) else error
             finally:
                 os.close(fd)
 
@@ -191,7 +219,11 @@ def write_json_atomic(path: Path, payload: Any) -> Path:
     """Write JSON through a temporary file and rename, so readers never see half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    temporary.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str))
+    try:
+        temporary.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str))
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise storage_full(path, error) if is_storage_full(error) else error
     os.replace(temporary, path)
     return path
 

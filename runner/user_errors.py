@@ -22,11 +22,13 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from runner.errors import ConfigError
     from runner.models.vllm_server import ServerStartError
     from runner.preflight import PreflightError
+    from runner.records import StorageFullError
     from runner.sandbox.docker import DockerSetupError
     from runner.suites.evogenui.backends import BackendError
     from runner.suites.native import TaskFormatError
 
-    return (ConfigError, TaskFormatError, BackendError, PreflightError, ServerStartError, DockerSetupError)
+    return (ConfigError, TaskFormatError, BackendError, PreflightError, ServerStartError, DockerSetupError,
+            StorageFullError)
 
 
 def full_errors_wanted() -> bool:

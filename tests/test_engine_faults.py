@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from runner.models.parse import render_json_output
 from runner.suites.native import load_native_tasks
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, cli_env, runner_command
 from tests.support.fault_server import FaultServer, completion
+from tests.support.processes import browser_pids
 from tests.test_main import _records, _run
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox]
@@ -19,19 +25,28 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.m
 TASKS = {task.title: task for task in load_native_tasks(REPO_ROOT / "tasks" / "smoke", suite="smoke")}
 
 
-def behaviour(messages: list[dict]) -> tuple[int, str | None]:
+def _slot_of(messages: list[dict]):
+    """The smoke task and turn a generation request is for (from the payload's wording)."""
     user = messages[-1]["content"]
     turn = int(re.search(r"Current request \(turn (\d+)\)", user).group(1))
     if "step counter" in user.lower() or "Count:" in user:
+        return TASKS["Step counter"], turn
+    return (TASKS["Task list"] if "task list" in user.lower() else TASKS["Temperature converter"]), turn
+
+
+def behaviour(messages: list[dict]) -> tuple[int, str | None]:
+    task, turn = _slot_of(messages)
+    if task is TASKS["Step counter"]:
         # Broken JSX: the build fails, so later turns of this episode are blocked.
         return 200, completion(render_json_output("here", {"src/App.jsx": "export default function App( {"}))
-    if "task list" in user.lower():
+    if task is TASKS["Task list"] and turn == 2:
         return 500, json.dumps({"error": {"message": "overloaded"}})
-    task = TASKS["Temperature converter"]
     return 200, completion(render_json_output("ok", task.turn(turn).reference_files))
 
 
 def test_faulty_episodes_do_not_stop_the_others(tmp_path: Path) -> None:
+    """The task list's turn 2 gets only 500s: provider_error with e = 0, so APR leaves its transition out
+    (EvoGenUI-Bench §4.3, eq. 3). APR: converter 1->2 and 2->3 retained; todo 1->2 has e = 0: 2/2."""
     with FaultServer(behaviour) as server:
         result = _run(
             "model=local-openai", f"model.base_url={server.base_url}", "model.max_retries=1",
@@ -43,11 +58,17 @@ def test_faulty_episodes_do_not_stop_the_others(tmp_path: Path) -> None:
     assert by_slot[("smoke-counter", 1)]["status"] == "build_failed"
     assert "App.jsx" in by_slot[("smoke-counter", 1)]["error"] or by_slot[("smoke-counter", 1)]["error"]
     assert [by_slot[("smoke-counter", t)]["status"] for t in (2, 3)] == ["blocked", "blocked"]
-    assert by_slot[("smoke-todo", 1)]["status"] == "provider_error"
-    assert by_slot[("smoke-todo", 1)]["model_responded"] is False
+    assert by_slot[("smoke-todo", 1)]["passed"] is True
+    failed = by_slot[("smoke-todo", 2)]
+    assert (failed["status"], failed["model_responded"], failed["model_call"]) == ("provider_error", False, "no_response")
+    assert "HTTP 500" in failed["error"] and "2 attempt" in failed["error"]
+    assert by_slot[("smoke-todo", 3)]["status"] == "blocked"
     assert [by_slot[("smoke-converter", t)]["passed"] for t in (1, 2, 3)] == [True, True, True]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["turn_pass"] == pytest.approx(3 / 9)
+    assert summary["turn_pass"] == pytest.approx(4 / 9)
+    assert summary["infra_failures"] == 0, "a model endpoint failure is the provider's, not the harness's"
+    reliability = summary["reliability"]["overall"]
+    assert (reliability["apr_retained"], reliability["apr_eligible"]) == (2, 2)
 
 
 # A loop the bundler cannot drop (an empty `while (true) {}` is removed as dead code).
@@ -84,3 +105,79 @@ def test_a_turn_that_times_out_after_the_model_answered_keeps_its_response(tmp_p
     reliability = json.loads((run_dir / "summary.json").read_text())["reliability"]["overall"]
     assert (reliability["apr_retained"], reliability["apr_eligible"]) == (2, 3)
     assert reliability["apr"] == pytest.approx(2 / 3)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 48 KiB tmpfs: a real file system that fills up mid-run (root only; unmounted again at the end)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(mount)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (root only): {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def test_a_full_disk_stops_the_run_with_a_clear_error_and_resume_finishes_it(tmp_path: Path, small_disk: Path) -> None:
+    overrides = ["model=null", "tracking=off", "suite.task_ids=[smoke-counter]"]
+    full = small_disk / "run"
+    result = _run(*overrides, f"hydra.run.dir={full}")
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert f"cannot write {full}/" in result.stderr and "the disk or a quota is full" in result.stderr
+    assert "Traceback" not in result.stderr
+    records = full / "turns.jsonl"
+    assert not records.exists() or records.read_bytes().endswith(b"\n") or records.stat().st_size == 0, "no torn line"
+    moved = tmp_path / "run"  # the user frees space: here, the run dir moves to a disk with room
+    shutil.copytree(full, moved)
+    resumed = _run(*overrides, f"hydra.run.dir={moved}")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert sorted((r["task_id"], r["turn"]) for r in _records(moved)) == [("smoke-counter", t) for t in (1, 2, 3)]
+
+
+# Paints (the first screenshot is taken), then stalls the page's main thread for 20 s: the slot's browser
+# session is live, and stuck, when the test kills the browser.
+STALLING_APP = ('import { useEffect } from "react";\n'
+                "export default function App() {\n"
+                "  useEffect(() => { setTimeout(() => { const end = Date.now() + 20000; while (Date.now() < end) {} },"
+                " 2000); }, []);\n"
+                "  return <p>stalls</p>;\n}\n")
+
+
+def test_a_browser_killed_mid_turn_makes_that_slot_infra_and_the_run_goes_on(tmp_path: Path) -> None:
+    """Episodes one at a time, so the killed browser holds only the counter's turn 2: that slot is infra (not a
+    runtime_error of the model), its turn 3 is blocked, and the relaunched browser passes every other slot."""
+    counter = TASKS["Step counter"]
+
+    def answer(messages: list[dict]) -> tuple[int, str]:
+        task, turn = _slot_of(messages)
+        files = {"src/App.jsx": STALLING_APP} if task is counter and turn == 2 else task.turn(turn).reference_files
+        return 200, completion(render_json_output("done", files))
+
+    run_dir = tmp_path / "run"
+    with FaultServer(answer) as server:
+        process = subprocess.Popen(
+            runner_command("model=local-openai", f"model.base_url={server.base_url}", "model.cache=false",
+                           "tracking=off", "concurrency.episodes=1", "turn_timeout_s=90", f"hydra.run.dir={run_dir}"),
+            cwd=REPO_ROOT, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        shot = run_dir / "evidence" / counter.id / "2" / "screenshot.png"
+        deadline = time.monotonic() + 300
+        while not shot.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert shot.exists(), "the slot's page was never captured"
+        killed = browser_pids(process.pid)
+        assert killed, "no browser of the run found"
+        for pid in killed:
+            os.kill(pid, signal.SIGKILL)
+        _, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stderr[-3000:]
+    by_slot = {(r["task_id"], r["turn"]): r for r in _records(run_dir)}
+    assert by_slot[(counter.id, 2)]["status"] == "infra", by_slot[(counter.id, 2)]
+    assert "browser died" in by_slot[(counter.id, 2)]["error"]
+    assert by_slot[(counter.id, 3)]["status"] == "blocked"
+    others = [record for slot, record in by_slot.items() if slot[0] != counter.id]
+    assert len(others) == 6 and all(record["passed"] is True for record in others), others
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["infra_failures"] == 1 and summary["status_counts"]["infra"] == 1

@@ -26,10 +26,11 @@ def test_a_passing_verdict_passes_and_execution_scores_win() -> None:
 
 
 def test_a_runtime_error_never_passes_and_a_judge_error_is_its_bucket() -> None:
+    """A judge that gave no usable verdict decided nothing: judge_error, passed None (neither pass nor fail)."""
     verdict = Verdict(judge="new", passed=True)
     assert merge_verdict(_packet(FailureBucket.RUNTIME_ERROR), verdict, judge_name="new").passed is False
     failed = merge_verdict(_packet(FailureBucket.OK), JudgeError("no answer"), judge_name="new")
-    assert (failed.status, failed.passed, failed.error, failed.verdict) == (FailureBucket.JUDGE_ERROR, False, "no answer", None)
+    assert (failed.status, failed.passed, failed.error, failed.verdict) == (FailureBucket.JUDGE_ERROR, None, "no answer", None)
 
 
 def test_a_failed_build_keeps_its_bucket_and_carries_the_verdict() -> None:

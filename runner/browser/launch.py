@@ -95,6 +95,11 @@ class Viewport:
     device_scale_factor: float = 1.0
 
 
+class BrowserLost(RuntimeError):
+    """The browser process died or disconnected under a turn (killed, crashed): the harness failed, not the
+    artifact, so the slot is `infra` (the next session relaunches the browser)."""
+
+
 class BrowserPool:
     """Owns one browser; `session(url)` yields a PageSession in a fresh, isolated context.
 
@@ -125,6 +130,15 @@ class BrowserPool:
     @property
     def browser(self) -> Browser | None:
         return self._browser
+
+    def lost(self) -> bool:
+        """Whether the launched browser is gone (process killed or crashed, connection dropped). A kill by the
+        confined browser's own memory cap is the page's doing (a memory bomb: runtime_error), not a loss."""
+        if self._browser is None:
+            return False
+        if self.confinement is not None and self.confinement.oom_killed():
+            return False
+        return not self._browser.is_connected() or (self.confinement is not None and not self.confinement.alive())
 
     async def start(self) -> None:
         async with self._lock:

@@ -1,8 +1,9 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, llama.cpp, SGLang, ...) as a Model.
 
 Retries are ours (tenacity), not the client's, so the policy is explicit and testable: connection
-errors, timeouts, 429 and 5xx are retried with jittered exponential backoff; other 4xx are the
-caller's fault and fail at once. Whatever remains after the retries becomes a ProviderError
+errors (also a connection the server closes without an answer), timeouts, 429, 5xx and a 200 whose
+body is no chat completion (a proxy's page, a truncated body) are retried with jittered exponential
+backoff; other 4xx are the caller's fault and fail at once. Whatever remains after the retries becomes a ProviderError
 (failure bucket `provider_error`).
 """
 
@@ -54,7 +55,14 @@ class OpenAIModelSettings(GenerationSettings):
     cache_endpoint: str | None = None
 
 
+class _MalformedResponse(Exception):
+    """A 200 whose body is no chat completion: no model response was obtained (EvoGenUI-Bench §4.3,
+    e = 0), and like a 5xx it is the server's transient trouble, so it is retried."""
+
+
 def _is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, _MalformedResponse):
+        return True
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -161,12 +169,16 @@ class OpenAIModel:
         try:
             async for attempt in retrying:
                 with attempt:
-                    completion = await self._client.chat.completions.create(
-                        model=self.settings.model,
-                        messages=request.messages,
-                        extra_body=self.settings.extra_body or None,
-                        **params,
-                    )
+                    try:
+                        completion = await self._client.chat.completions.create(
+                            model=self.settings.model,
+                            messages=request.messages,
+                            extra_body=self.settings.extra_body or None,
+                            **params,
+                        )
+                    except ValueError as exc:  # a 200 whose JSON body does not decode
+                        raise _MalformedResponse(f"malformed response body: {exc}") from exc
+                    response = self._to_response(completion)
         except openai.APIStatusError as exc:
             n = attempt.retry_state.attempt_number
             raise ProviderError(
@@ -175,19 +187,20 @@ class OpenAIModel:
         except openai.APIError as exc:  # connection errors, timeouts, undecodable bodies
             n = attempt.retry_state.attempt_number
             raise ProviderError(f"{self.name}: {type(exc).__name__} after {n} attempt(s): {exc}") from exc
-        except ValueError as exc:  # a 200 whose JSON body does not decode
-            raise ProviderError(f"{self.name}: malformed response body: {exc}") from exc
-        return self._to_response(completion)
+        except _MalformedResponse as exc:
+            n = attempt.retry_state.attempt_number
+            raise ProviderError(f"{self.name}: {exc} after {n} attempt(s)") from exc
+        return response
 
     def _to_response(self, completion: Any) -> ModelResponse:
         choices = getattr(completion, "choices", None)
         if not choices:
-            raise ProviderError(f"{self.name}: malformed response (no choices): {str(completion)[:200]!r}")
+            raise _MalformedResponse(f"malformed response (no choices): {str(completion)[:200]!r}")
         choice = choices[0]
         message = getattr(choice, "message", None)
         content = getattr(message, "content", None)
         if content is not None and not isinstance(content, str):
-            raise ProviderError(f"{self.name}: malformed response (content is {type(content).__name__})")
+            raise _MalformedResponse(f"malformed response (content is {type(content).__name__})")
         usage = getattr(completion, "usage", None)
         return ModelResponse(
             text=content or "",  # an empty answer is the model's, not the provider's: invalid_output later

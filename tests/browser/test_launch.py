@@ -6,13 +6,13 @@ import asyncio
 import os
 import signal
 import time
-from pathlib import Path
 
 import pytest
 from playwright.async_api import Error as PlaywrightError
 from pydantic import ValidationError
 
 from runner.browser.launch import DETERMINISM_ARGS, PLATFORM_ARGS, BrowserPool, BrowserSettings
+from tests.support.processes import browser_pids
 
 pytestmark = pytest.mark.browser
 
@@ -91,43 +91,13 @@ def test_relaunches_after_browser_closed_behind_its_back(site, browser_settings)
     assert asyncio.run(main()) == ("alive", 2)
 
 
-def _ppid_and_name(pid: int) -> tuple[int, str]:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    name = stat[stat.index("(") + 1 : stat.rindex(")")]
-    return int(stat.rsplit(")", 1)[1].split()[1]), name
-
-
-def _our_browser_pids() -> list[int]:
-    """Main Chromium processes descended from this test process (never anyone else's)."""
-    table = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                table[int(entry.name)] = _ppid_and_name(int(entry.name))
-            except (OSError, ValueError):
-                continue
-    ours = {os.getpid()}
-    changed = True
-    while changed:  # transitive closure of children, bounded by the process table size
-        changed = False
-        for pid, (ppid, _) in table.items():
-            if ppid in ours and pid not in ours:
-                ours.add(pid)
-                changed = True
-    return [
-        pid
-        for pid in ours
-        if pid in table and "chrom" in table[pid][1] and "chrom" not in table.get(table[pid][0], (0, ""))[1]
-    ]
-
-
 def test_relaunches_after_browser_process_killed(site, browser_settings) -> None:
     url = site.add("/", "<p>alive again</p>")
 
     async def main() -> tuple[str, int]:
         async with BrowserPool(browser_settings) as pool:
             # This test started exactly one browser: kill that pid, as a crash would.
-            browsers = _our_browser_pids()
+            browsers = browser_pids(os.getpid())
             assert len(browsers) == 1
             os.kill(browsers[0], signal.SIGKILL)
             for _ in range(100):  # wait (bounded) until Playwright notices the disconnect

@@ -48,7 +48,10 @@ def test_llm_judge_and_actor_run_the_smoke_suite(tmp_path: Path) -> None:
         )
     assert result.returncode == 0, result.stderr[-3000:]
     records = {(r["task_id"], r["turn"]): r for r in map(json.loads, (run_dir / "turns.jsonl").read_text().splitlines())}
-    assert records[("smoke-counter", 2)]["status"] == "judge_error"
+    assert (records[("smoke-counter", 2)]["status"], records[("smoke-counter", 2)]["passed"]) == ("judge_error", None)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status_counts"]["judge_error"] == 1 and summary["unassessed_turns"] >= 1
+    assert summary["infra_failures"] == 0, "a judge failure is no infra failure of the model's slot"
     failed = records[("smoke-converter", 3)]
     assert failed["status"] == "ok" and failed["passed"] is False
     assert failed["verdict"]["mechanism"] == "affordance_binding"

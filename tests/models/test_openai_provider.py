@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,7 +29,8 @@ MSGS = [{"role": "system", "content": "You build UIs."}, {"role": "user", "conte
 
 @dataclass
 class Script:
-    """Actions: ("ok", text) | ("status", code) | ("status", code, headers) | ("hang", s) | ("raw", body, ctype)."""
+    """Actions: ("ok", text) | ("status", code) | ("status", code, headers) | ("hang", s) | ("raw", body, ctype)
+    | ("close",): the connection is closed without an answer."""
 
     queue: list[tuple] = field(default_factory=list)
     default: tuple = ("ok", "answer")
@@ -92,6 +94,9 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                     self._send(200, json.dumps(_completion("late", "")).encode())
                 elif kind == "raw":
                     self._send(200, action[1], ctype=action[2])
+                elif kind == "close":
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout); that is the point of the test
 
@@ -212,12 +217,42 @@ def test_client_errors_are_not_retried(server, code):
     assert script.calls == 1
 
 
-def test_malformed_json_body_is_provider_error(server):
+def test_malformed_json_body_is_retried_then_provider_error(server):
+    """A body that is no chat completion is no model response (EvoGenUI-Bench §4.3: e = 0): retried, then
+    provider_error. An answer that is a completion but breaks the output contract is invalid_output."""
     url, script = server
     script.default = ("raw", b'{"id": "x", "choices": [', "application/json")
-    with pytest.raises(ProviderError, match="malformed"):
-        _generate(OpenAIModel(_settings(url)))
-    assert script.calls == 1
+    with pytest.raises(ProviderError, match="malformed response body.* after 2 attempt"):
+        _generate(OpenAIModel(_settings(url, max_retries=1)))
+    assert script.calls == 2
+
+
+def test_malformed_body_once_then_ok_recovers(server):
+    url, script = server
+    script.queue = [("raw", b"<html>bad gateway</html>", "text/html")]
+    assert _generate(OpenAIModel(_settings(url))).text == "answer" and script.calls == 2
+
+
+def test_closed_connection_is_retried_then_provider_error(server):
+    url, script = server
+    script.default = ("close",)
+    with pytest.raises(ProviderError, match="APIConnectionError after 2 attempt"):
+        _generate(OpenAIModel(_settings(url, max_retries=1)))
+    assert script.calls == 2
+
+
+def test_closed_connection_once_then_ok_recovers(server):
+    url, script = server
+    script.queue = [("close",)]
+    assert _generate(OpenAIModel(_settings(url))).text == "answer" and script.calls == 2
+
+
+def test_unparsable_answer_is_a_response_not_a_provider_error(server):
+    """The model answered text the output contract cannot parse: the provider worked, the engine buckets it
+    invalid_output (p = 0, e = 1)."""
+    url, script = server
+    script.default = ("ok", "no files here, sorry")
+    assert _generate(OpenAIModel(_settings(url))).text == "no files here, sorry" and script.calls == 1
 
 
 @pytest.mark.parametrize(
