@@ -141,8 +141,8 @@ def main() -> None:
     if args.skip_run:
         return
     runner, browsers, seconds = run_peak(args.pages, args.episodes, args.model)
-    print(f"run of {args.pages} pages (model={args.model}) at {args.episodes} concurrent episodes ({seconds:.0f} s): peak RSS of the "
-          f"runner {runner / 2**20:.0f} MiB, of its browsers and other children {browsers / 2**20:.0f} MiB")
+    print(f"run of {args.pages} pages (model={args.model}) at {args.episodes} concurrent episodes ({seconds:.0f} s): "
+          f"peak RSS of the runner {runner / 2**20:.0f} MiB, of its browsers and other children {browsers / 2**20:.0f} MiB")
     print(f"goal: runner <= {GOAL_RUNNER_BYTES / 1e9:g} GB: {'met' if runner <= GOAL_RUNNER_BYTES else 'NOT met'}")
 
 
