@@ -46,6 +46,8 @@ DEFAULT_TAU = 0
 # skimage's default SSIM window (uniform 7x7); its mean drops a (7-1)//2 px border.
 SSIM_WIN = 7
 SSIM_BORDER = (SSIM_WIN - 1) // 2
+# Rows of one band of the SSIM map (ssim_map): bounds skimage's float64 intermediates on a tall page.
+SSIM_BAND_ROWS = 256
 # eq. 12 weights.
 INBOX_WEIGHT = 0.8
 OUTBOX_WEIGHT = 0.2
@@ -64,7 +66,9 @@ def load_rgb(source: Path | str | bytes) -> np.ndarray:
         img = Image.open(io.BytesIO(source))
     else:
         img = Image.open(source)
-    return np.asarray(img.convert("RGB"), dtype=np.uint8).copy()
+    if img.mode != "RGB":
+        img = img.convert("RGB")
+    return np.array(img, dtype=np.uint8)  # one writable copy
 
 
 def png_bytes(pixels: np.ndarray) -> bytes:
@@ -135,23 +139,47 @@ def ssim_map(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     exactly 1 (numerator and denominator are the same products), so the map is 1 outside the differing
     pixels' bounding box grown by a window radius. The box is grown by twice that (plus one), so every pixel
     whose window touches a difference sees the same neighbours as in the whole image, and reflected borders
-    of the box reflect identical pixels. The result equals skimage's map over the whole image (to float
-    rounding, ~1e-15: its running window sums start elsewhere); an edit of a few elements on a full page
-    costs a fraction of it.
+    of the box reflect identical pixels. Inside the box the map is computed in bands of SSIM_BAND_ROWS rows,
+    each read with a window radius of rows above and below, so skimage's float64 intermediates (about a
+    dozen arrays of the box's size per channel) stay a band's size on a tall page. The result equals
+    skimage's map over the whole image (to float rounding, ~1e-15: its running window sums start
+    elsewhere); an edit of a few elements on a full page costs a fraction of it.
     """
     a, b = pad_to_common(a, b)
     smap = np.ones(a.shape[:2], dtype=np.float64)
-    differs = np.nonzero((a != b).any(axis=2))
-    if differs[0].size == 0:
+    box = _differing_box(a, b)
+    if box is None:
         return smap
     margin = 2 * SSIM_BORDER + 1
     height, width = a.shape[:2]
-    top, bottom = _grown_span(int(differs[0].min()), int(differs[0].max()) + 1, margin, height)
-    left, right = _grown_span(int(differs[1].min()), int(differs[1].max()) + 1, margin, width)
-    _, box = structural_similarity(a[top:bottom, left:right], b[top:bottom, left:right], channel_axis=-1,
-                                   data_range=255, full=True)
-    smap[top:bottom, left:right] = box.astype(np.float64).mean(axis=2)
+    top, bottom = _grown_span(box[0], box[1], margin, height)
+    left, right = _grown_span(box[2], box[3], margin, width)
+    for start in range(top, bottom, SSIM_BAND_ROWS):
+        stop = min(bottom, start + SSIM_BAND_ROWS)
+        if bottom - stop < SSIM_WIN:  # no band thinner than a window at the end
+            stop = bottom
+        # Rows read: the band plus a window radius each side, within the box (its reflected edge as before).
+        read_top, read_bottom = max(top, start - SSIM_BORDER), min(bottom, stop + SSIM_BORDER)
+        _, band = structural_similarity(a[read_top:read_bottom, left:right], b[read_top:read_bottom, left:right],
+                                        channel_axis=-1, data_range=255, full=True)
+        smap[start:stop, left:right] = band[start - read_top : stop - read_top].mean(axis=2, dtype=np.float64)
+        if stop == bottom:
+            break
     return smap
+
+
+def _differing_box(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int] | None:
+    """(top, bottom, left, right) of the pixels where two same-shape images differ, None if none do.
+
+    Rows are found by reducing each row's bytes (a long axis: fast), columns within those rows only."""
+    height, width = a.shape[:2]
+    rows = np.flatnonzero((a != b).reshape(height, -1).any(axis=1))
+    if rows.size == 0:
+        return None
+    top, bottom = int(rows[0]), int(rows[-1]) + 1
+    columns = (a[top:bottom] != b[top:bottom]).any(axis=(0, 2))
+    differing = np.flatnonzero(columns)
+    return top, bottom, int(differing[0]), int(differing[-1]) + 1
 
 
 def _grown_span(start: int, stop: int, margin: int, size: int) -> tuple[int, int]:

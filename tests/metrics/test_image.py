@@ -268,3 +268,26 @@ def test_pixel_distance_is_the_channel_max_of_the_absolute_difference():
     expected = np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2)
     assert np.array_equal(im.pixel_distance(a, b), expected)
     assert im.pixel_distance(a, b).dtype == np.uint8 and im.pixel_distance(a, a).max() == 0
+
+
+@pytest.mark.parametrize("band_rows", [7, 16, 50])
+def test_ssim_map_in_bands_equals_the_whole_image_map(monkeypatch, band_rows):
+    # Band edges fall inside the differing box; every band's rows must be skimage's whole-image values.
+    monkeypatch.setattr(im, "SSIM_BAND_ROWS", band_rows)
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 256, size=(130, 40, 3), dtype=np.uint8)
+    b = a.copy()
+    b[10:121, 5:30] = rng.integers(0, 256, size=(111, 25, 3), dtype=np.uint8)
+    np.testing.assert_allclose(im.ssim_map(a, b), _whole_image_map(a, b), rtol=0, atol=1e-12)
+
+
+def test_differing_box_is_the_bounding_box_of_the_differing_pixels():
+    rng = np.random.default_rng(9)
+    a = rng.integers(0, 256, size=(50, 60, 3), dtype=np.uint8)
+    assert im._differing_box(a, a.copy()) is None
+    for points in ([(3, 7)], [(0, 59), (49, 0)], [(20, 30), (25, 31), (22, 10)]):
+        b = a.copy()
+        for y, x in points:
+            b[y, x, y % 3] ^= 1
+        ys, xs = np.nonzero((a != b).any(axis=2))
+        assert im._differing_box(a, b) == (ys.min(), ys.max() + 1, xs.min(), xs.max() + 1)

@@ -118,6 +118,9 @@ def test_build_and_serve_in_containers(tmp_path: Path, label: str, in_container:
                     assert "Hello from docker" in await session.visible_text()
                     agent = await session.page.evaluate("navigator.userAgent")
                     assert "Chrome/156" in agent
+                    # The full-page capture (a CDP session) works through the container browser's connection too.
+                    png = await session.full_page_png()
+                    assert png.startswith(b"\x89PNG") and int.from_bytes(png[16:20], "big") == 1280
         finally:
             await sandbox.aclose()
 

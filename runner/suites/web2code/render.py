@@ -209,8 +209,8 @@ async def open_rendered_page(pool: BrowserPool, source: PageSource) -> AsyncIter
 
 
 async def screenshot_png(session: PageSession) -> bytes:
-    """Full-page PNG of the current page (animations disabled, caret hidden)."""
-    return await session.page.screenshot(full_page=True, animations="disabled", caret="hide", type="png")
+    """Full-page PNG of the current page (animations disabled, caret hidden; PageSession.full_page_png)."""
+    return await session.full_page_png()
 
 
 def _png_size(png: bytes) -> tuple[int, int]:

@@ -336,13 +336,15 @@ class Web2CodeSuite(SuiteBase):
             task, turn, dict(judge_input.files), out)
         located = frozen["located"]
         png_path = out / frozen["render"]
-        model_img = load_rgb(png_path)
-        golden_img = load_rgb(traj.render_path(t - 1))
+        # Decoding and pixel scoring of a tall page take seconds of CPU: in a worker thread (numpy and Pillow
+        # release the GIL), so the event loop keeps serving the other slots' browsers and model calls.
+        model_img, golden_img = await asyncio.gather(asyncio.to_thread(load_rgb, png_path),
+                                                     asyncio.to_thread(load_rgb, traj.render_path(t - 1)))
         folder.write_judge_image(folder.SCORED_RENDER, png_path.read_bytes())
         if self.track == "micro":
-            input_path = out / frozen["input_render"]
-            result = scoring.score_micro(golden_img, load_rgb(input_path), model_img, targets, self.settings.tau,
-                                         outbox_mask=self.settings.outbox_mask)
+            input_img = await asyncio.to_thread(load_rgb, out / frozen["input_render"])
+            result = await asyncio.to_thread(scoring.score_micro, golden_img, input_img, model_img, targets,
+                                             self.settings.tau, outbox_mask=self.settings.outbox_mask)
             return self._verdict(judge_name, result["s_inbox"], result["s_outbox"], result["dimensions"],
                                  result["overall"], method="pixel",
                                  extra={"footprint_px": float(result["footprint_px"])},

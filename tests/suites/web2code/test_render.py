@@ -103,3 +103,29 @@ def test_html_string_with_asset_folder_and_blocked_external(tmp_path):
     assert not np.array_equal(load_rgb(diff.png), load_rgb(ref.png))
     assert leak.blocked == ["https://example.com/pixel.png"]
     assert vp == {"width": 1280, "height": 800} and dpr == 1
+
+
+def test_full_page_png_has_the_pixels_of_playwrights_full_page_screenshot():
+    # A page taller than the viewport (captured beyond it) and one that fits, and a page with a running Web
+    # Animation (Playwright's own path): each the same pixels as Playwright's screenshot of the same page.
+    tall = "<body style='margin:0'>" + "".join(
+        f"<div style='height:300px;background:hsl({i * 40},70%,60%)'>row {i}</div>" for i in range(8)) + "</body>"
+    short = "<body><h1>short</h1><input autofocus value='caret'></body>"
+    animated = (short + "<div id='a' style='width:50px;height:50px;background:red'></div>"
+                "<script>document.getElementById('a').animate([{opacity: 0}, {opacity: 1}], "
+                "{duration: 100000, iterations: Infinity})</script>")
+
+    async def run() -> list[tuple[bytes, bytes]]:
+        shots = []
+        async with BrowserPool(render_settings()) as pool:
+            for html in (tall, short, animated):
+                async with open_rendered_page(pool, PageSource.from_html(html, PAGES / "hearth-bakery")) as session:
+                    ours = await session.full_page_png()
+                    theirs = await session.page.screenshot(full_page=True, animations="disabled", caret="hide")
+                shots.append((ours, theirs))
+        return shots
+
+    shots = asyncio.run(run())
+    assert load_rgb(shots[0][0]).shape == (2400, 1280, 3)
+    for ours, theirs in shots:
+        assert np.array_equal(load_rgb(ours), load_rgb(theirs))
