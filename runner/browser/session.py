@@ -230,7 +230,8 @@ class PageSession:
         entry = self._entries.get(request)
         if entry is None:
             entry = NetworkRequest(url=request.url, method=request.method, resource_type=request.resource_type)
-            self._entries[request] = entry
+            if len(self.network) < _MAX_NETWORK_ENTRIES:  # past the cap a request flood keeps nothing here
+                self._entries[request] = entry
             self._log(entry)
         return entry
 

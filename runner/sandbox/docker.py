@@ -396,7 +396,7 @@ class DockerIsolation:
                 self.client().containers.create, self.images["build"].tag, command=command, user=user,
                 working_dir=cwd, network_mode=settings.network, labels=self._labels("build"),
                 volumes=_volumes(mounts), environment={"HOME": "/tmp", **env},
-                ulimits=[_ulimit("nofile", 1024), _ulimit("core", 0)],
+                ulimits=[_ulimit("nofile", 1024), _ulimit("core", 0)], log_config=_capped_log(settings.max_log_bytes),
                 detach=True, **self._hardening(settings.memory_mb, settings.pids),
             )
             self._track(container, "build")
@@ -418,6 +418,7 @@ class DockerIsolation:
                 exit_code = -1
                 with contextlib.suppress(Exception):
                     await asyncio.to_thread(container.kill)
+            # At most max-size: the engine rotates the build's log in place (_capped_log).
             output = await asyncio.to_thread(logs_after_exit, container, settle_s=2.0)
             await asyncio.to_thread(container.reload)
             oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
@@ -558,3 +559,12 @@ def _ulimit(name: str, value: int) -> Any:
     from docker.types import Ulimit
 
     return Ulimit(name=name, soft=value, hard=value)
+
+
+def _capped_log(max_bytes: int) -> Any:
+    """The engine's log of a build container, rotated in place at `max_bytes`: a build that prints gigabytes
+    fills neither the engine's disk nor, when read back, the runner's memory. What is kept is the output since
+    the last rotation (the engine does not say how much went before it)."""
+    from docker.types import LogConfig
+
+    return LogConfig(type=LogConfig.types.JSON, config={"max-size": str(max_bytes), "max-file": "1"})

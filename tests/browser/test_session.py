@@ -184,3 +184,25 @@ def test_dialogs_and_popups_never_block(site, browser_settings) -> None:
     assert dialogs == [{"type": "confirm", "message": "sure?"}]
     assert "yes" in text
     assert len(popups) == 1 and pages == 1
+
+
+def test_a_request_flood_past_the_network_cap_keeps_no_state() -> None:
+    from dataclasses import dataclass
+    from types import SimpleNamespace
+
+    from runner.browser import session as session_module
+
+    @dataclass(eq=False)  # hashed by identity, as Playwright's Request is
+    class FakeRequest:
+        url: str
+        method: str = "POST"
+        resource_type: str = "fetch"
+
+    page_session = session_module.PageSession(None, None, "http://127.0.0.1:8000/")  # type: ignore[arg-type]
+    cap = session_module._MAX_NETWORK_ENTRIES
+    for index in range(cap + 300):
+        request = FakeRequest(f"http://127.0.0.1:8000/__tools/call?{index}")
+        page_session._on_request(request)  # type: ignore[arg-type]
+        page_session._on_response(SimpleNamespace(request=request, status=404))  # type: ignore[arg-type]
+    assert len(page_session.network) == cap and len(page_session._entries) == cap
+    assert all(entry.status == 404 for entry in page_session.network)

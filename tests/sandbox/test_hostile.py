@@ -10,6 +10,7 @@ store. Docker side: marker `docker`; the images are the ones the runner's own lo
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import threading
@@ -17,16 +18,21 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
 from tests.conftest import REPO_ROOT, cli_env, runner_command
-from tests.sandbox.hostile.corpus import CASES, HostileCase
+from tests.sandbox.hostile.corpus import CASES, PRIVATE_PATHS, HostileCase
 from tests.support.components import skip_missing
 from tests.support.fault_server import FaultServer, completion
 
-# One whole run per sandbox happens in the first test that needs it.
+# One whole run per sandbox happens in the first test that needs it. Its builds run in the floweval template
+# (Tailwind's @config runs an answer's script at build time) under a short wall clock, so the build that never
+# ends costs BUILD_TIMEOUT_S.
+BUILD_TIMEOUT_S = 60
+PIDS_LIMIT = 256  # the build's pids cap in both sandboxes (their defaults)
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox, pytest.mark.timeout(1200)]
 
 SECRET = f"sk-genui-hostile-{uuid.uuid4().hex}"
@@ -112,11 +118,13 @@ def _docker_overrides() -> list[str]:
     except DockerSetupError as exc:
         skip_missing("docker", f"{exc}; start the engine with scripts/start-dockerd.sh, build with "
                      "scripts/build-images.sh")
-    return ["sandbox=docker", "+sandbox.options.browser_memory_mb=1024", "+sandbox.options.build_missing_images=false"]
+    return ["sandbox=docker", "+sandbox.options.browser_memory_mb=1024", "+sandbox.options.build_missing_images=false",
+            f"sandbox.options.build_timeout_s={BUILD_TIMEOUT_S}", "sandbox.options.memory_mb=1024"]
 
 
 @dataclass
 class CorpusRun:
+    sandbox: str
     run_dir: Path
     store: Path
     records: dict[str, dict]
@@ -128,7 +136,8 @@ class CorpusRun:
 
 @pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=pytest.mark.docker)])
 def corpus_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
-    sandbox = ["sandbox=local", "browser.memory_mb=1024"] if request.param == "local" else _docker_overrides()
+    sandbox = (["sandbox=local", "browser.memory_mb=1024", f"+sandbox.local.build_timeout_s={BUILD_TIMEOUT_S}"]
+               if request.param == "local" else _docker_overrides())
     tmp = tmp_path_factory.mktemp(f"hostile-{request.param}")
     tasks = _task_set(tmp / "tasks")
     run_dir, store = tmp / "run", tmp / "mlruns"
@@ -137,7 +146,7 @@ def corpus_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         started = time.monotonic()
         process = subprocess.run(runner_command(
             "model=local-openai", f"model.base_url={server.base_url}", "model.api_key_env=GENUI_TEST_SECRET",
-            "model.cache=false", "suite=smoke", f"suite.tasks_path={tasks}", "actor=probe", "judge=rules",
+            "model.cache=false", "suite=smoke", f"suite.tasks_path={tasks}", "suite.web_template=floweval", "actor=probe", "judge=rules",
             f"tracking.uri=sqlite:///{store}/mlflow.db", f"tracking.artifact_root={store}/artifacts",
             f"hydra.run.dir={run_dir}", *sandbox,
         ), cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900)
@@ -150,7 +159,7 @@ def corpus_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         record = json.loads(line)
         records[record["task_id"].removeprefix("hostile-")] = record
     print(f"hostile corpus, sandbox={request.param}: {len(records)} slots in {seconds:.0f} s")
-    return CorpusRun(run_dir, store, records, list(listeners.received), ports, seconds, process)
+    return CorpusRun(request.param, run_dir, store, records, list(listeners.received), ports, seconds, process)
 
 
 def _evidence(run: CorpusRun, case: HostileCase) -> Path:
@@ -206,10 +215,65 @@ def _check_dialogs(run: CorpusRun, case: HostileCase, folder: Path) -> None:
 def _check_console(run: CorpusRun, case: HostileCase, folder: Path) -> None:
     console = json.loads((folder / "console.json").read_text())
     assert 0 < len(console) <= 2001 and (folder / "console.json").stat().st_size < 1_000_000
-    assert run.records[case.id]["timings"]["total"] < 60
+    assert run.records[case.id]["timings"]["evidence"] < 30  # the page's own stage: the build's time is load's
+
+
+def _build_log(folder: Path) -> str:
+    return (folder / "build.log").read_text(errors="replace")
+
+
+def _check_fork_bomb(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    forked = re.search(r"fork bomb: (\d+) processes, then no more", _build_log(folder))
+    assert forked, _build_log(folder)[-2000:]
+    assert 10 < int(forked.group(1)) < PIDS_LIMIT // 2  # two processes per child, under the pids cap
+
+
+def _check_build_oom(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    assert "OOM: killed by the memory limit" in _build_log(folder), _build_log(folder)[-2000:]
+
+
+def _check_build_timed_out(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    assert f"timeout: killed after {BUILD_TIMEOUT_S:.1f}s wall clock" in _build_log(folder)
+    assert run.records[case.id]["timings"]["total"] < BUILD_TIMEOUT_S + 60
+
+
+def _check_build_log_capped(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    log = _build_log(folder)
+    assert (folder / "build.log").stat().st_size < 2 * 1024 * 1024 and "printed 300 MiB" in log
+    if run.sandbox == "local":  # read through the head+tail cap; Docker's engine rotates its log (no count)
+        assert "bytes of log dropped" in log, log[-2000:]
+
+
+def _check_network_capped(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    network = _network(folder)
+    assert 100 < len(network) <= 5000 and (folder / "network.json").stat().st_size < 5_000_000
+    assert all(entry["status"] in (404, None) for entry in network if entry["url"].endswith("/__tools/call"))
+    record = run.records[case.id]
+    if record["status"] == "runtime_error":  # the capture's own timeout ended it
+        assert any(why in record["error"] for why in ("capture timed out", "Timeout", "did not answer")), record["error"]
+    assert record["timings"]["evidence"] < 60
+
+
+def _check_private_unreachable(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    network = _network(folder)
+    origin = urlsplit(next(e["url"] for e in network if urlsplit(e["url"]).path == "/"))
+    probes = [e for e in network if urlsplit(e["url"]).netloc == origin.netloc
+              and urlsplit(e["url"]).path not in ("/", "/favicon.ico") and "/assets/" not in e["url"]]
+    assert len(probes) >= 15, probes  # the browser folds `..` and `%2e%2e`; the rest reach the server
+    assert all(e["status"] == 404 for e in probes), [e for e in probes if e["status"] != 404]
+    elsewhere = [e for e in network if urlsplit(e["url"]).netloc != origin.netloc]
+    assert all(e["blocked"] or not e["status"] for e in elsewhere), elsewhere
+    dom = "".join((folder / name).read_text(errors="replace") for name in ("dom.html", "final_dom.html")
+                  if (folder / name).is_file())
+    for leaked in ("hostile case", "text_visible", "root:x:", "task_id", "PATH="):
+        assert leaked not in dom, leaked
+    assert len(PRIVATE_PATHS) >= 30
 
 
 EVIDENCE_CHECKS = {
+    "fork_bomb_capped": _check_fork_bomb, "build_oom": _check_build_oom, "build_timed_out": _check_build_timed_out,
+    "build_log_capped": _check_build_log_capped, "network_capped": _check_network_capped,
+    "private_unreachable": _check_private_unreachable,
     "rejected": _check_rejected, "raw_capped": _check_raw_capped, "csp_blocked": _check_csp_blocked,
     "webrtc_recorded": _check_webrtc, "tool_call_refused": _check_tool_call, "popups": _check_popups,
     "dialogs": _check_dialogs, "console_capped": _check_console,
@@ -219,11 +283,11 @@ EVIDENCE_CHECKS = {
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_case_lands_in_its_bucket_with_its_evidence(corpus_run: CorpusRun, case: HostileCase):
     record = corpus_run.records[case.id]
-    assert record["status"] == case.bucket, (record["status"], record["error"][:500])
+    assert record["status"] in (case.bucket, *case.also), (record["status"], record["error"][:500])
     folder = _evidence(corpus_run, case)
     for name in case.evidence:
         EVIDENCE_CHECKS[name](corpus_run, case, folder)
-    if case.bucket != "build_failed":
+    if record["status"] not in ("build_failed", "timeout"):  # the page was loaded
         assert (folder / "network.json").is_file() and (folder / "dialogs.json").is_file()
 
 

@@ -19,6 +19,7 @@ class HostileCase:
     bucket: str  # the FailureBucket value the slot must be recorded with
     evidence: tuple[str, ...] = ()  # named checks on the evidence (see test_hostile.EVIDENCE_CHECKS)
     note: str = ""
+    also: tuple[str, ...] = ()  # other buckets the slot may land in, where the machine's load decides (see note)
 
     def answer(self, *, tcp: int, udp: int) -> str:
         files = {path: content.replace("{tcp}", str(tcp)).replace("{udp}", str(udp))
@@ -35,6 +36,34 @@ def _app(body: str, *, effect: str = "") -> dict[str, str]:
         f"  return <main>{body}</main>;\n"
         "}\n")}
 
+
+def _build_time(script: str) -> dict[str, str]:
+    """An answer whose `script` runs in Node during the build: Tailwind (the corpus run's template, floweval)
+    loads the JavaScript config a stylesheet names with `@config`, and builtins come through
+    process.getBuiltinModule, which no import names."""
+    return {"src/App.jsx": "import './page.css';\nexport default function App() { return <main>ready</main>; }\n",
+            "src/page.css": '@config "./page.config.cjs";\n.page { color: #123; }\n',
+            "src/page.config.cjs": script}
+
+
+def _probe_private(paths: list[str]) -> str:
+    """An effect fetching each of `paths` from the page and showing what came back (status and first bytes)."""
+    return ("const seen = [];"
+            f"Promise.all({json.dumps(paths)}.map((p) => fetch(p).then(async (r) => seen.push(p + ' ' + r.status + ' '"
+            " + (await r.text()).slice(0, 40)), (e) => seen.push(p + ' failed'))))"
+            ".then(() => { document.body.dataset.seen = JSON.stringify(seen); });")
+
+
+# The run dir's and the task's private files, as a page could guess them: the evidence bundle, the episode's
+# packet, records, verdicts and the task set (the contract), by plain, encoded and server-internal paths.
+PRIVATE_PATHS = [
+    "/turns.jsonl", "/../turns.jsonl", "/%2e%2e/turns.jsonl", "/..%2fturns.jsonl", "/%2e%2e%2f%2e%2e%2fturns.jsonl",
+    "/packet.json", "/../packet.json", "/evidence/", "/../evidence/", "/../../evidence/", "/build.log",
+    "/../build.log", "/raw_response.txt", "/../raw_response.txt", "/verdict.json", "/../verdicts.jsonl",
+    "/src/App.jsx", "/../src/App.jsx", "/../workspace/src/App.jsx", "/tasks/hostile.yaml", "/../../tasks/hostile.yaml",
+    "/bridge.json", "/../bridge.json", "/server.py", "/genui/server.py", "/__tools/state", "/__tools/log",
+    "/__resources/list", "/dist/index.html", "//127.0.0.1/etc/passwd", "/etc/passwd", "/proc/self/environ",
+]
 
 _REJECTED = "build_failed"  # the bucket the existing rejection path records (vetted and refused)
 
@@ -101,6 +130,40 @@ CASES: tuple[HostileCase, ...] = (
     HostileCase("memory-hog", _app("ready", effect=(
         "window.keep = []; for (let i = 0; i < 40; i++) { const a = new Uint8Array(50 * 1024 * 1024); a.fill(1);"
         " window.keep.push(a); }")), "runtime_error", note="2 GB against a 1 GB browser cap"),
+    # --- code the build runs (Tailwind's @config) ----------------------------------------------------------
+    HostileCase("build-fork-bomb", _build_time(
+        'const cp = process.getBuiltinModule("child_" + "process");\n'
+        "globalThis.forked = globalThis.forked || 0;\n"
+        "for (let i = 0; i < 5000; i++) {\n"
+        '  const child = cp.spawn("/bin/sh", ["-c", "sleep 30"], { stdio: "ignore" });\n'
+        '  child.on("error", () => {});\n'
+        "  if (child.pid === undefined) break;\n"
+        "  globalThis.forked++;\n"
+        "}\n"
+        'throw new Error("fork bomb: " + globalThis.forked + " processes, then no more");\n'), _REJECTED,
+        ("fork_bomb_capped",), note="each child is two processes (sh, sleep): the pids cap stops it"),
+    HostileCase("build-memory-bomb", _build_time(
+        "const keep = [];\nfor (let i = 0; i < 200; i++) keep.push(Buffer.alloc(64 * 1024 * 1024, 1));\n"
+        "module.exports = { content: [] };\n"), _REJECTED, ("build_oom",), note="12.5 GB against the build's cap"),
+    HostileCase("build-never-ends", _build_time("for (;;) {}\n"), "timeout", ("build_timed_out",),
+                note="the corpus run's build wall clock is short"),
+    HostileCase("build-log-flood", _build_time(
+        "const line = 'x'.repeat(1024 * 1024 - 1) + '\\n';\n"
+        "for (let i = 0; i < 300; i++) process.stdout.write(line);\n"
+        'throw new Error("printed 300 MiB");\n'), _REJECTED, ("build_log_capped",)),
+    # --- the page and the judge's material -----------------------------------------------------------------
+    HostileCase("request-flood", _app("ready", effect=(
+        "const body = JSON.stringify({ tool: 'x'.repeat(2000), arguments: {} }); let sent = 0;"
+        "const flood = setInterval(() => { for (let k = 0; k < 30; k++) fetch('/__tools/call', { method: 'POST', body })"
+        ".catch(() => {}); if ((sent += 30) >= 6000) clearInterval(flood); }, 10);")), "ok",
+        ("network_capped",), also=("runtime_error",),
+        note="about 3000 bridge calls a second for two seconds: capped; every request passes the harness's filter, "
+             "so on a loaded machine the page stays busy past the capture timeout (runtime_error), bounded"),
+    HostileCase("private-material", _app("ready", effect=(
+        _probe_private(PRIVATE_PATHS)
+        + "for (const src of ['file:///etc/passwd', 'file:///proc/self/environ', 'file:///']) {"
+        " const frame = document.createElement('iframe'); frame.src = src; document.body.append(frame); }"
+        "fetch('file:///etc/passwd').catch(() => {});")), "ok", ("private_unreachable",)),
     # --- the answer's files ------------------------------------------------------------------------------
     HostileCase("huge-file", {"src/App.jsx": "export default function App() { return <p>x</p>; }\n// "
                               + "A" * (30 * 1024 * 1024) + "\n"}, _REJECTED, ("rejected", "raw_capped")),
