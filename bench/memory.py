@@ -32,6 +32,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.proc_memory import process_tree_rss  # noqa: E402
 from runner.metrics import image  # noqa: E402
 from runner.suites.web2code import scoring  # noqa: E402
 
@@ -64,40 +65,6 @@ def scoring_peak(height: int, band_rows: int) -> tuple[int, dict]:
     return peak, result
 
 
-def rss_by_process() -> tuple[dict[int, int], dict[int, int]]:
-    """(parent pid, RSS bytes) of every process, from /proc."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    page = os.sysconf("SC_PAGE_SIZE")
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
-            parents[int(entry.name)] = int(fields[1])
-            rss[int(entry.name)] = int(fields[21]) * page
-        except (OSError, IndexError, ValueError):
-            continue
-    return parents, rss
-
-
-def sample(root: int) -> tuple[int, int]:
-    """(RSS of `root`, RSS of all its descendants)."""
-    parents, rss = rss_by_process()
-    children: dict[int, list[int]] = {}
-    for pid, parent in parents.items():
-        children.setdefault(parent, []).append(pid)
-    below, stack, seen = 0, list(children.get(root, [])), {root}
-    while stack:
-        pid = stack.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        below += rss.get(pid, 0)
-        stack += children.get(pid, [])
-    return rss.get(root, 0), below
-
-
 def run_peak(pages_n: int, episodes: int, model: str) -> tuple[int, int, float]:
     with tempfile.TemporaryDirectory(prefix="memory-bench-") as scratch:
         command = [sys.executable, "-m", "runner", "suite=micro", f"model={model}", "tracking=off",
@@ -111,7 +78,7 @@ def run_peak(pages_n: int, episodes: int, model: str) -> tuple[int, int, float]:
         def watch() -> None:
             nonlocal peak_runner, peak_browsers
             while not stop.is_set():
-                own, below = sample(process.pid)
+                own, below = process_tree_rss(process.pid)
                 peak_runner, peak_browsers = max(peak_runner, own), max(peak_browsers, below)
                 stop.wait(0.2)
 

@@ -41,6 +41,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.proc_memory import process_tree_rss  # noqa: E402
+
 APP = """import { useState } from "react";
 
 export default function App() {
@@ -118,34 +120,6 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def tree_rss_bytes(root: int) -> int:
-    """RSS of `root` and all its descendants, from /proc."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    page = os.sysconf("SC_PAGE_SIZE")
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
-            parents[int(entry.name)] = int(fields[1])
-            rss[int(entry.name)] = int(fields[21]) * page
-        except (OSError, IndexError, ValueError):
-            continue
-    total, stack, seen = 0, [root], set()
-    children: dict[int, list[int]] = {}
-    for pid, parent in parents.items():
-        children.setdefault(parent, []).append(pid)
-    while stack:
-        pid = stack.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        total += rss.get(pid, 0)
-        stack += children.get(pid, [])
-    return total
-
-
 class PeakMemory:
     def __init__(self, interval_s: float = 0.25) -> None:
         self.peak = 0
@@ -154,7 +128,7 @@ class PeakMemory:
 
     def _watch(self, interval_s: float) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, tree_rss_bytes(os.getpid()))
+            self.peak = max(self.peak, sum(process_tree_rss(os.getpid())))
             self._stop.wait(interval_s)
 
     def __enter__(self) -> "PeakMemory":
