@@ -60,7 +60,9 @@ def test_attach_generates_through_openai_provider() -> None:
     "behaviour, match, calls",
     [
         (lambda m: (500, '{"error": {"message": "boom"}}'), "HTTP 500", 3),  # retried: max_retries=2
-        (lambda m: (200, "{not json"), "malformed|APIError|JSON", 1),  # a broken body is not retried
+        # a body that is no chat completion is retried like a 5xx (a proxy's page, a truncated answer),
+        # then provider_error (docs/faults.md)
+        (lambda m: (200, "{not json"), "malformed|APIError|JSON|completion", 3),
         (lambda m: (200, None), "Timeout", 3),
     ],
     ids=["http-500", "malformed-json", "hang"],
