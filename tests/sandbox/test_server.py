@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from playwright.async_api import expect
 
 from runner.sandbox.base import ToolBridge
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
@@ -375,7 +376,9 @@ def test_the_templates_resource_client_reads_through_the_bridge_in_chromium(tmp_
             async with BrowserPool(BrowserSettings()) as pool:
                 async with pool.session(served.url) as session:
                     await session.goto()
-                    await session.page.wait_for_function("document.getElementById('out').textContent !== 'loading'")
+                    # Playwright's own assertion polls from its utility world: a string predicate polled in the
+                    # page is eval, which the artifact server's CSP refuses once the first check is early.
+                    await expect(session.page.locator("#out")).not_to_have_text("loading", timeout=15_000)
                     return await session.page.inner_text("#out")
 
     shown = json.loads(asyncio.run(scenario()))
