@@ -175,7 +175,8 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
             )
             await judging.judge_all(pending)
         summary = summarize_run(config, suite, run_dir.load_records(), tasks)
-        summary["run"]["ablated"] = ablated
+        if ablated:  # full evidence: the summary stays the source run's, key for key
+            summary["run"]["ablated"] = ablated
         run_dir.write_json(RunDirectory.SUMMARY, summary)
         try:
             await asyncio.to_thread(tracker.log_summary, summary, run_dir=run_dir.path)
