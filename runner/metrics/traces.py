@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import ot
 
 # FlowEval §3.3.1: "Sakoe-Chiba bands of 10% of the reference trace length".
 DEFAULT_BAND_FRACTION = 0.1
@@ -178,6 +177,8 @@ def wmd_distance(ref: np.ndarray, gen: np.ndarray) -> float:
     ref_array, gen_array = _pair(ref, gen)
     if gen_array.shape[0] == 0:
         raise ValueError("WMD is undefined for an empty generated trace (no mass to transport)")
+    import ot  # POT imports torch and scikit-learn when present (seconds): only where WMD is computed
+
     cost = ot.dist(ref_array, gen_array, metric="euclidean")
     ref_mass = np.full(ref_array.shape[0], 1.0 / ref_array.shape[0])
     gen_mass = np.full(gen_array.shape[0], 1.0 / gen_array.shape[0])
