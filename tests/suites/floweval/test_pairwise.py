@@ -9,25 +9,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from runner.models.base import GenerationRequest, ModelResponse
 from runner.suites.floweval.pairwise import CRITERIA, Candidate, PairwiseJudge, PairwiseRubric, presentation_swapped
+from tests.support.scripted_model import ScriptedModel
 
 
-class _ScriptedModel:
-    """Implements Model: the judge model's answers from a script (the fault injected: its answers)."""
-
-    name = "fake-mllm"
-
-    def __init__(self, answers: list[str]) -> None:
-        self.answers = list(answers)
-        self.requests: list[GenerationRequest] = []
-
-    async def generate(self, request: GenerationRequest) -> ModelResponse:
-        self.requests.append(request)
-        return ModelResponse(text=self.answers.pop(0))
-
-    async def aclose(self) -> None:
-        return None
+def _ScriptedModel(answers: list[str]) -> ScriptedModel:
+    return ScriptedModel(answers, name="fake-mllm")
 
 
 def _answer(a: int, b: int, **overrides: tuple[int, int]) -> str:

@@ -12,11 +12,11 @@ from runner.judges.base import JudgeInput
 from runner.judges.llm import LLMJudge
 from runner.judges.llm_settings import LLMJudgeSettings
 from runner.judges.rules import RulesJudge
-from runner.models.base import GenerationRequest, ModelResponse
 from runner.sandbox.base import BuildResult
 from runner.suites.iwebgen.loader import load_tasks
 from runner.suites.iwebgen.suite import IWebGenSuite, IWebGenSuiteSettings
 from tests.conftest import REPO_ROOT
+from tests.support.scripted_model import ScriptedModel
 
 TASK = next(task for task in load_tasks(REPO_ROOT / "tasks" / "iwebgen") if task.id == "econ-cobweb")
 ANSWER = {"topic": {"score": 14, "reason": "all modules"}, "visual": {"score": 22, "reason": "clean"},
@@ -24,21 +24,8 @@ ANSWER = {"topic": {"score": 14, "reason": "all modules"}, "visual": {"score": 2
           "clarity": {"score": 7, "reason": "labelled"}, "summary": "good"}
 
 
-class _ScriptedModel:
-    """The judge model's answers, in order (the fault injected: its answers); keeps what it was shown."""
-
-    name = "fake-vlm"
-
-    def __init__(self, answers: list[str]) -> None:
-        self.answers = list(answers)
-        self.requests: list[GenerationRequest] = []
-
-    async def generate(self, request: GenerationRequest) -> ModelResponse:
-        self.requests.append(request)
-        return ModelResponse(text=self.answers.pop(0))
-
-    async def aclose(self) -> None:
-        return None
+def _ScriptedModel(answers: list[str]) -> ScriptedModel:
+    return ScriptedModel(answers, name="fake-vlm")
 
 
 def _suite() -> IWebGenSuite:
