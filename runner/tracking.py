@@ -518,9 +518,21 @@ def _set_experiment_kind(client: MlflowClient, experiment_id: str, kind: str | N
     if current is not None and tags.get(kinds.KIND_SOURCE_TAG) != "runner":
         return
     wanted = kind or current or kinds.KIND_RUNS
-    if wanted != current:
-        client.set_experiment_tag(experiment_id, kinds.EXPERIMENT_KIND_TAG, wanted)
-        client.set_experiment_tag(experiment_id, kinds.KIND_SOURCE_TAG, "runner")
+    if wanted == current:
+        return
+    for attempt in range(3):
+        try:
+            client.set_experiment_tag(experiment_id, kinds.EXPERIMENT_KIND_TAG, wanted)
+            client.set_experiment_tag(experiment_id, kinds.KIND_SOURCE_TAG, "runner")
+            return
+        except MlflowException:
+            # A grid's jobs start together: another one inserted the same new tag first (the SQL store's unique
+            # key refuses the second insert). Its value is as good as ours when it is the one we want.
+            time.sleep(0.2 * (attempt + 1))
+            tags = client.get_experiment(experiment_id).tags
+            if tags.get(kinds.EXPERIMENT_KIND_TAG) == wanted and tags.get(kinds.KIND_SOURCE_TAG) == "runner":
+                return
+    raise RuntimeError(f"could not tag MLflow experiment {experiment_id} with its kind {wanted!r}")
 
 
 def _find_task_runs(client: MlflowClient, experiment_id: str, parent_run_id: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from mlflow import MlflowClient
+from mlflow.exceptions import MlflowException
 from PIL import Image
 
 from runner.records import (
@@ -269,3 +270,34 @@ def test_pure_helpers(tmp_path: Path) -> None:
     assert resolve_tracking_uri("http://127.0.0.1:5000", tmp_path) == "http://127.0.0.1:5000"
     record = TurnRecord(task_id="t", suite="s", turn=1, status=FailureBucket.BUILD_FAILED, passed=False)
     assert turn_metrics(record) == {"passed": 0.0, "unassessed": 0.0, "model_responded": 0.0, "status_build_failed": 1.0}
+
+
+class _RacedClient:
+    """A real client whose first experiment-tag write loses a race: another job of the grid writes the same tags
+    just before, and the store refuses the second insert (as the SQL store's unique key does)."""
+
+    def __init__(self, client: MlflowClient) -> None:
+        self.client = client
+        self.raced = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def set_experiment_tag(self, experiment_id: str, key: str, value: str) -> None:
+        if not self.raced:
+            self.raced = True
+            self.client.set_experiment_tag(experiment_id, key, value)
+            self.client.set_experiment_tag(experiment_id, "genui.experiment_kind_source", "runner")
+            raise MlflowException("(sqlite3.IntegrityError) UNIQUE constraint failed: experiment_tags.key")
+        self.client.set_experiment_tag(experiment_id, key, value)
+
+
+def test_concurrent_jobs_tagging_the_experiment_kind_do_not_fail(tmp_path: Path) -> None:
+    from runner import tracking
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment_id = client.create_experiment("raced")
+    raced = _RacedClient(client)
+    tracking._set_experiment_kind(raced, experiment_id, None)  # type: ignore[arg-type]
+    assert raced.raced
+    assert client.get_experiment(experiment_id).tags["mlflow.experimentKind"] == "custom_model_development"
