@@ -500,11 +500,11 @@ async def _browser_loss_is_infra(pool: BrowserPool) -> AsyncIterator[None]:
     try:
         yield
     except Exception as error:
-        if pool.lost():
+        if await pool.lost_after_round_trip():
             raise BrowserLost(f"the browser died or disconnected during the turn: {type(error).__name__}: {error}") \
                 from error
         raise
-    if pool.lost():
+    if await pool.lost_after_round_trip():
         raise BrowserLost("the browser died or disconnected during the turn")
 
 

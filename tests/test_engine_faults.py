@@ -16,6 +16,7 @@ import pytest
 from runner.models.parse import render_json_output
 from runner.suites.native import load_native_tasks
 from tests.conftest import REPO_ROOT, cli_env, runner_command
+from tests.support.components import in_ci
 from tests.support.fault_server import FaultServer, completion
 from tests.support.processes import browser_pids
 from tests.test_main import _records, _run
@@ -181,3 +182,63 @@ def test_a_browser_killed_mid_turn_makes_that_slot_infra_and_the_run_goes_on(tmp
     assert len(others) == 6 and all(record["passed"] is True for record in others), others
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["infra_failures"] == 1 and summary["status_counts"]["infra"] == 1
+
+
+def _restart_docker_engine() -> None:
+    """Stop the machine's dockerd as a restart would (SIGTERM: it stops every container first), then start it
+    again the way scripts/test-deps.sh does."""
+    found = subprocess.run(["pgrep", "-x", "dockerd"], capture_output=True, text=True)
+    pids = [int(pid) for pid in found.stdout.split()]
+    assert pids, "no dockerd process to restart"
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 90
+    while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in pids), "dockerd did not stop within 90 s"
+    subprocess.run(["bash", str(REPO_ROOT / "scripts" / "start-dockerd.sh")], check=True, timeout=180,
+                   capture_output=True)
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(1800)  # it first waits for a runner-image build in progress (engine_builds_paused)
+def test_a_docker_engine_restarted_mid_turn_makes_that_slot_infra_and_the_run_goes_on(tmp_path: Path) -> None:
+    """`sandbox=docker`: the engine stops (and with it the browser container) while the counter's turn 2 page
+    is open. That slot is infra, its turn 3 blocked; the later episode's builds wait for the engine, its
+    browser container is started again at the same address, and all its turns pass."""
+    from tests.support.runner_image import engine_builds_paused
+
+    if not in_ci() and os.environ.get("GENUI_TEST_RESTART_DOCKER") != "1":
+        pytest.skip("restarts this machine's Docker engine: runs under CI=true or GENUI_TEST_RESTART_DOCKER=1")
+    counter, todo = TASKS["Step counter"], TASKS["Task list"]
+
+    def answer(messages: list[dict]) -> tuple[int, str]:
+        task, turn = _slot_of(messages)
+        files = {"src/App.jsx": STALLING_APP} if task is counter and turn == 2 else task.turn(turn).reference_files
+        return 200, completion(render_json_output("done", files))
+
+    run_dir = tmp_path / "run"
+    with FaultServer(answer) as server, engine_builds_paused():
+        process = subprocess.Popen(
+            runner_command("model=local-openai", f"model.base_url={server.base_url}", "model.cache=false",
+                           "sandbox=docker", "tracking=off", "concurrency.episodes=1", "turn_timeout_s=120",
+                           f"suite.task_ids=[{counter.id},{todo.id}]", f"hydra.run.dir={run_dir}"),
+            cwd=REPO_ROOT, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        shot = run_dir / "evidence" / counter.id / "2" / "screenshot.png"
+        deadline = time.monotonic() + 400
+        while not shot.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert shot.exists(), "the slot's page was never captured"
+        _restart_docker_engine()
+        _, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stderr[-3000:]
+    by_slot = {(r["task_id"], r["turn"]): r for r in _records(run_dir)}
+    assert by_slot[(counter.id, 1)]["passed"] is True
+    assert by_slot[(counter.id, 2)]["status"] == "infra", by_slot[(counter.id, 2)]
+    assert by_slot[(counter.id, 3)]["status"] == "blocked"
+    assert [by_slot[(todo.id, t)]["passed"] for t in (1, 2, 3)] == [True, True, True], \
+        [by_slot[(todo.id, t)] for t in (1, 2, 3)]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["infra_failures"] == 1 and summary["status_counts"]["infra"] == 1
+    run_log = (run_dir / "__main__.log").read_text()
+    assert "starting it again" in run_log, "the browser container was not started again after the restart"

@@ -140,6 +140,20 @@ class BrowserPool:
             return False
         return not self._browser.is_connected() or (self.confinement is not None and not self.confinement.alive())
 
+    async def lost_after_round_trip(self) -> bool:
+        """`lost()`, confirmed by a round trip for a remote browser (connect_url): a browser container that was
+        stopped closes its pages before its connection says so."""
+        if self.lost():
+            return True
+        if self._browser is None or not self.settings.connect_url:
+            return False
+        try:
+            cdp = await asyncio.wait_for(self._browser.new_browser_cdp_session(), timeout=5)
+            await cdp.detach()
+        except Exception:
+            return True
+        return False
+
     async def start(self) -> None:
         async with self._lock:
             await self._ensure_browser()

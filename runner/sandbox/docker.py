@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
 import socket
@@ -96,6 +97,8 @@ class DockerSandboxSettings(BaseModel):
     browser_in_container: bool = True
     label: str = "genui-runner"
     docker_timeout_s: float = Field(120, gt=0)  # docker API calls
+    # An engine that stops answering (restarted mid-run): how long a build or a server waits for it to return.
+    engine_wait_s: float = Field(120, ge=0)
     max_files: int = DEFAULT_MAX_FILES
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     allowed_packages: list[str] = Field(default_factory=lambda: list(ALLOWED_PACKAGES))
@@ -157,6 +160,7 @@ class DockerIsolation:
         self._created: dict[str, str] = {}  # container id -> role, removed at aclose
         self._created_lock = threading.Lock()
         self._network: Any = None
+        self._browser_hosts = 0  # static addresses handed to browser containers (they keep them across restarts)
         self._browsers: list[tuple[Any, str]] = []  # (container, address on the internal network); [0] is the default
         self._handed_browsers = 0  # how many of them browser_settings gave to a worker
         self._next_port = FIRST_SERVE_PORT
@@ -240,22 +244,91 @@ class DockerIsolation:
     def _remove(self, container: Any) -> None:
         from docker.errors import APIError, NotFound
 
-        with contextlib.suppress(NotFound):
-            try:
-                container.remove(force=True)
-            except APIError as exc:  # "removal already in progress" and the like
-                log.debug("removing %s: %s", container.id[:12], exc)
+        try:
+            container.remove(force=True)
+        except NotFound:
+            pass
+        except APIError as exc:  # "removal already in progress" and the like
+            log.debug("removing %s: %s", container.id[:12], exc)
+        except Exception as exc:  # the engine is gone (restarting): aclose removes it once it is back
+            log.warning("could not remove container %s: %s", container.id[:12], exc)
+            return
         with self._created_lock:
             self._created.pop(container.id, None)
 
+    def wait_for_engine(self) -> None:
+        """Return once the engine answers; while it does not (a restart), wait up to `engine_wait_s`."""
+        deadline = time.monotonic() + self.settings.engine_wait_s
+        warned = False
+        while True:
+            try:
+                self.client().ping()
+                return
+            except Exception as exc:  # DockerSetupError (no client yet), or the client's ConnectionError
+                if time.monotonic() >= deadline:
+                    raise DockerSetupError(
+                        f"the Docker engine did not answer within {self.settings.engine_wait_s:g} s: {exc}") from exc
+                if not warned:
+                    log.warning("the Docker engine does not answer; waiting up to %g s for it",
+                                self.settings.engine_wait_s)
+                    warned = True
+                time.sleep(1.0)
+
+    def _with_engine(self, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """`call(...)`, repeated while the engine is unreachable (restarting), for at most `engine_wait_s`."""
+        deadline = time.monotonic() + self.settings.engine_wait_s
+        warned = False
+        while True:
+            try:
+                return call(*args, **kwargs)
+            except Exception as exc:
+                if not _engine_lost(exc) or time.monotonic() >= deadline:
+                    raise
+                if not warned:
+                    log.warning("the Docker engine went away (%s); retrying for up to %g s", exc,
+                                self.settings.engine_wait_s)
+                    warned = True
+                time.sleep(1.0)
+
     def _ensure_network(self) -> Any:
         if self._network is None:
-            name = f"genui-{self.settings.label}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-            # internal: no route out of the host, but the host reaches the containers on it.
-            self._network = self.client().networks.create(
-                name, driver="bridge", internal=True, labels=self._labels("network"), check_duplicate=True
-            )
+            self._network = self._create_network(f"genui-{self.settings.label}-{os.getpid()}-{uuid.uuid4().hex[:6]}")
         return self._network
+
+    def _create_network(self, name: str) -> Any:
+        """An internal bridge network (no route out of the host; the host reaches the containers on it) whose
+        subnet is pinned: the engine picks a free one, which is then declared explicitly, so that browser
+        containers can keep a static address in its lower half when they are started again after an engine
+        restart (their Playwright endpoint stays the same). Other containers draw from the upper half."""
+        from docker.errors import APIError
+        from docker.types import IPAMConfig, IPAMPool
+
+        client = self.client()
+        common = {"driver": "bridge", "internal": True, "labels": self._labels("network"), "check_duplicate": True}
+        for attempt in range(3):
+            picked = client.networks.create(name, **common)
+            picked.reload()
+            config = (picked.attrs.get("IPAM", {}).get("Config") or [{}])[0]
+            picked.remove()
+            if "Subnet" not in config:
+                return client.networks.create(name, **common)  # an engine that reports no subnet: no pinning
+            subnet = ipaddress.ip_network(config["Subnet"])
+            pool = IPAMPool(subnet=str(subnet), gateway=config.get("Gateway"), iprange=str(list(subnet.subnets(1))[1]))
+            try:
+                return client.networks.create(name, ipam=IPAMConfig(pool_configs=[pool]), **common)
+            except APIError:  # another network took the subnet in between
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _browser_address(self, network: Any) -> str | None:
+        """The next static address for a browser container (None: the network's subnet is not pinned)."""
+        network.reload()
+        pools = network.attrs.get("IPAM", {}).get("Config") or []
+        if not pools or not pools[0].get("IPRange"):
+            return None
+        self._browser_hosts += 1
+        return str(ipaddress.ip_network(pools[0]["Subnet"]).network_address + 1 + self._browser_hosts)
 
     def _hardening(self, memory_mb: int, pids: int) -> dict[str, Any]:
         return {
@@ -276,28 +349,51 @@ class DockerIsolation:
         hardening = self._hardening(settings.browser_memory_mb, settings.browser_pids)
         hardening["tmpfs"] = {"/tmp": "rw,nosuid,nodev,size=1g,mode=1777",
                               "/home/genui": "rw,nosuid,nodev,size=512m,uid=10001,gid=10001,mode=0700"}
+        static = self._browser_address(network)
+        endpoint = {network.name: self.client().api.create_endpoint_config(ipv4_address=static)} if static else None
         container = self.client().containers.create(
             self.images["browser"].tag, name=f"genui-browser-{os.getpid()}-{uuid.uuid4().hex[:6]}",
             # Appended to the image's `playwright run-server` entrypoint: accept the client's executablePath and
             # args (the runner's Chromium flags). Only the runner reaches this server (internal network).
-            command=["--unsafe"],
-            network=network.name, labels=self._labels("browser"), shm_size="512m", detach=True, **hardening,
+            command=["--unsafe"], network=network.name, networking_config=endpoint,
+            labels=self._labels("browser"), shm_size="512m", detach=True, **hardening,
         )
         self._track(container, "browser")
         container.start()
         container.reload()
         address = container.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
-        deadline = time.monotonic() + settings.browser_start_timeout_s
+        self._wait_for_playwright(container, address)
+        self._browsers.append((container, address))
+        return container, address
+
+    def _wait_for_playwright(self, container: Any, address: str) -> None:
+        deadline = time.monotonic() + self.settings.browser_start_timeout_s
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError), socket.create_connection((address, PLAYWRIGHT_PORT), 1):
-                self._browsers.append((container, address))
-                return container, address
+                return
             container.reload()
             if container.status not in ("created", "running"):
                 break
             time.sleep(0.1)
         logs = container.logs().decode(errors="replace")[-4000:]
         raise DockerSetupError(f"browser container did not start its Playwright server:\n{logs}")
+
+    def _revive_browser(self, container: Any, address: str) -> None:
+        """Start a worker's browser container again if it stopped (an engine restart stops every container).
+
+        It keeps its static address, so the worker's browser reconnects to the same Playwright endpoint."""
+        self._with_engine(container.reload)
+        if container.status == "running":
+            return
+        log.warning("browser container %s is %s (the engine restarted?); starting it again",
+                    container.name, container.status)
+        self._with_engine(container.start)
+        container.reload()
+        now = container.attrs["NetworkSettings"]["Networks"][self._network.name]["IPAddress"]
+        if now != address:
+            raise DockerSetupError(f"browser container {container.name} came back at {now}, not {address}: its "
+                                   "worker cannot reconnect (the sandbox network has no pinned subnet)")
+        self._wait_for_playwright(container, address)
 
     @property
     def browser_ws_endpoint(self) -> str | None:
@@ -390,37 +486,50 @@ class DockerIsolation:
         ours = (os.getuid(), os.getgid())
         container = None
         try:
+            await asyncio.to_thread(self.wait_for_engine)
             if chown_to is not None:
                 await asyncio.to_thread(self._hand_over, mounts, chown_to)
             container = await asyncio.to_thread(
-                self.client().containers.create, self.images["build"].tag, command=command, user=user,
+                self._with_engine, self.client().containers.create, self.images["build"].tag, command=command, user=user,
                 working_dir=cwd, network_mode=settings.network, labels=self._labels("build"),
                 volumes=_volumes(mounts), environment={"HOME": "/tmp", **env},
                 ulimits=[_ulimit("nofile", 1024), _ulimit("core", 0)], log_config=_capped_log(settings.max_log_bytes),
                 detach=True, **self._hardening(settings.memory_mb, settings.pids),
             )
             self._track(container, "build")
-            await asyncio.to_thread(container.start)
+            await asyncio.to_thread(self._with_engine, container.start)
         except Exception as exc:  # docker errors: the sandbox failed, not the artifact
             if container is not None:
                 await asyncio.to_thread(self._remove, container)
             return RunOutcome(None, "", setup_error=f"could not start the build container: {exc}")
         timed_out = False
+        started = time.monotonic()
         try:
             try:
                 outcome = await asyncio.to_thread(container.wait, timeout=timeout_s)
                 exit_code = int(outcome.get("StatusCode", -1))
+                if exit_code in (137, 143) and not await asyncio.to_thread(self._engine_answers):
+                    # Killed as the engine shut down (it stops every container), not by the artifact.
+                    return RunOutcome(None, "", setup_error="the Docker engine stopped during the build "
+                                                            f"(the build container exited with {exit_code})")
             except asyncio.CancelledError:
                 self._remove(container)  # the turn was cancelled: never leave the build running
                 raise
-            except Exception:  # requests' ReadTimeout/ConnectionError: the wall clock ran out
+            except Exception as exc:  # requests' ReadTimeout (the wall clock ran out) or the engine went away
+                if time.monotonic() - started < timeout_s - 1 and not await asyncio.to_thread(self._engine_answers):
+                    return RunOutcome(None, "", setup_error=f"the Docker engine stopped during the build: {exc}")
                 timed_out = True
                 exit_code = -1
                 with contextlib.suppress(Exception):
                     await asyncio.to_thread(container.kill)
-            # At most max-size: the engine rotates the build's log in place (_capped_log).
-            output = await asyncio.to_thread(logs_after_exit, container, settle_s=2.0)
-            await asyncio.to_thread(container.reload)
+            try:
+                # At most max-size: the engine rotates the build's log in place (_capped_log).
+                output = await asyncio.to_thread(logs_after_exit, container, settle_s=2.0)
+                await asyncio.to_thread(container.reload)
+            except Exception as exc:  # the engine stopped (and killed the build) as it ended
+                if not _engine_lost(exc) and await asyncio.to_thread(self._engine_answers):
+                    raise
+                return RunOutcome(None, "", setup_error=f"the Docker engine stopped during the build: {exc}")
             oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
         finally:
             await asyncio.to_thread(self._remove, container)
@@ -433,6 +542,13 @@ class DockerIsolation:
         if oom:
             notes.append(f"[sandbox] OOM: killed by the memory limit ({settings.memory_mb} MB)")
         return RunOutcome(exit_code, sink.text(), timed_out=timed_out, timeout_s=timeout_s, oom=oom, notes=notes)
+
+    def _engine_answers(self) -> bool:
+        try:
+            self.client().ping()
+            return True
+        except Exception:
+            return False
 
     # ---- serve -----------------------------------------------------------------------------------
     def _serve_port(self) -> int:
@@ -458,25 +574,27 @@ class DockerIsolation:
         container = None
         user, chown_to = self._run_user()
         try:
+            await asyncio.to_thread(self.wait_for_engine)
             if chown_to is not None:
                 await asyncio.to_thread(self._hand_over, mounts, chown_to)
             if settings.browser_in_container:
                 port = self._serve_port()
                 browser = self._browser_for(network)
                 browser_ip = next(ip for c, ip in self._browsers if c is browser)
+                await asyncio.to_thread(self._revive_browser, browser, browser_ip)
                 network_args: dict[str, Any] = {"network_mode": f"container:{browser.id}"}
             else:
                 port = 8000
                 network_args = {"network": (await asyncio.to_thread(self._ensure_network)).name}
             container = await asyncio.to_thread(
-                self.client().containers.create, self.images["build"].tag,
+                self._with_engine, self.client().containers.create, self.images["build"].tag,
                 command=["python3", "-B", "-s", "-c", LISTEN_SHIM, "0.0.0.0", str(port), *command],
                 user=user, working_dir="/tmp", labels=self._labels("serve"), volumes=_volumes(mounts),
                 environment={"PYTHONUTF8": "1", "HOME": "/tmp"}, detach=True, **network_args,
                 **self._hardening(settings.server_memory_mb, settings.server_pids),
             )
             self._track(container, "serve")
-            await asyncio.to_thread(container.start)
+            await asyncio.to_thread(self._with_engine, container.start)
             if settings.browser_in_container:
                 probe_url, url = f"http://{browser_ip}:{port}/", f"http://127.0.0.1:{port}/"
             else:
@@ -500,12 +618,18 @@ class DockerIsolation:
         with self._created_lock:
             leftovers = list(self._created)
         for container_id in leftovers:
-            with contextlib.suppress(NotFound, APIError):
+            try:
                 self._client.containers.get(container_id).remove(force=True)
+            except (NotFound, APIError):
+                pass
+            except Exception as exc:  # the engine is gone: the next run's stale clean-up removes them
+                log.warning("could not remove container %s: %s", container_id[:12], exc)
+                if _engine_lost(exc):
+                    break
             with self._created_lock:
                 self._created.pop(container_id, None)
         if self._network is not None:
-            with contextlib.suppress(NotFound, APIError):
+            with contextlib.suppress(Exception):  # in use, gone, or the engine is: the stale clean-up's job then
                 self._network.remove()
             self._network = None
         self._browsers = []
@@ -553,6 +677,17 @@ def present_images(options: dict[str, Any], *, cache_root: Path | None = None) -
     finally:
         if isolation._client is not None:
             isolation._client.close()
+
+
+def _engine_lost(error: Exception) -> bool:
+    """An error of the engine's connection (refused, reset), as the docker client raises it, or the engine's
+    own answer while it shuts down."""
+    import requests
+    from docker.errors import APIError
+
+    if isinstance(error, requests.exceptions.ConnectionError):
+        return True
+    return isinstance(error, APIError) and "shutting down" in str(error).lower()
 
 
 def _ulimit(name: str, value: int) -> Any:

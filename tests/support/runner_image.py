@@ -6,8 +6,11 @@ test that needs it and runs beside the other tests; the test's fixture then wait
 
 from __future__ import annotations
 
+import fcntl
 import subprocess
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,11 +54,27 @@ def _build_image() -> ImageBuild:
         return ImageBuild(TAG, f"building {TAG} failed: {error}", no_engine=isinstance(error, FileNotFoundError))
 
 
+@contextmanager
+def engine_builds_paused() -> Iterator[None]:
+    """While held, no test process of this machine builds the runner image (a test restarting the engine
+    holds it); and the builds of several xdist workers run one at a time, the later ones finding it cached."""
+    lock_path = REPO_ROOT / ".cache" / "runner-image-build.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _build_image_once_per_machine() -> ImageBuild:
+    with engine_builds_paused():
+        return _build_image()
+
+
 def start_runner_image_build() -> None:
     """Start the build (once per session); later calls do nothing."""
     global _build
     if _build is None:
-        _build = _pool.submit(_build_image)
+        _build = _pool.submit(_build_image_once_per_machine)
 
 
 def runner_image_build(timeout: float = 2400) -> ImageBuild:
