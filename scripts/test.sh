@@ -5,4 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/test-deps.sh
-exec .venv/bin/python -m pytest -rs "$@"
+# Two workers by default (TEST_WORKERS=0 runs in one process); tests/conftest.py keeps a module's tests on one worker
+# and runs the Docker and vLLM tests one after another.
+exec .venv/bin/python -m pytest -rs -n "${TEST_WORKERS:-2}" --dist loadgroup "$@"

@@ -55,6 +55,36 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
     _fail_missing_component_in_ci(outcome.get_result())
 
 
+# Tests that hold a machine-wide resource share one xdist group, so they run one after another on one worker:
+# the Docker engine (one test restarts it) and vLLM CPU servers (each takes most of the memory and both cores).
+_SHARED_RESOURCE_MARKS = ("docker", "vllm")
+
+
+# The longest groups start first (xdist hands out groups in collection order), so that no long group is left to
+# run alone at the end: a greedy longest-first schedule. The rest keep their order.
+_LONGEST_GROUPS_FIRST = ("vllm", "docker", "tests/suites/evogenui/test_end_to_end.py", "tests/sandbox/test_hostile.py",
+                         "tests/test_main.py", "tests/test_rejudge.py", "tests/test_cluster.py")
+
+
+def _group_of(item: pytest.Item) -> str:
+    resource = next((mark for mark in _SHARED_RESOURCE_MARKS if item.get_closest_marker(mark)), None)
+    return resource or item.nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `-n N --dist loadgroup`: a module's tests stay on one worker (its module fixtures are built once)."""
+    groups = {}
+    for item in items:
+        marker = item.get_closest_marker("xdist_group")
+        groups[item.nodeid] = marker.args[0] if marker is not None and marker.args else _group_of(item)
+        if marker is None:
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+    rank = {group: index for index, group in enumerate(_LONGEST_GROUPS_FIRST)}
+    order = {item.nodeid: index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (rank.get(groups[item.nodeid], len(rank)), order[item.nodeid]))
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     # The runner image's cold build is mostly downloads: start it now, beside the other tests.
     if session.config.option.collectonly:
