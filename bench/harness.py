@@ -1,12 +1,20 @@
-"""Per-turn harness overhead on the smoke artifacts: the runner's pipeline against a naive one.
+"""Per-turn harness overhead: the runner's pipeline in both sandboxes against a naive pipeline, stage by stage.
 
-    .venv/bin/python bench/harness.py [--repeats 1]
+    .venv/bin/python bench/harness.py [--repeats 2] [--sandboxes local,docker]
 
-Runner pipeline: the shared read-only template node_modules, one warm browser, a fresh context per
-artifact, bubblewrap build + sandboxed server. Naive pipeline: a fresh `npm install` per turn and a new
-browser per turn (no sandbox). Both build, serve, capture evidence and run the probe on the same reference
-artifacts; the model and the judge are excluded. Prints medians and the ratio measured in this one run.
-Target: runner median <= 2 s per turn here, and >= 3x faster than naive.
+Runner: the smoke suite's oracle run (9 React turns, rules judge, probe actor, tracking off, one episode at a
+time), run in-process through the real engine once per sandbox (`sandbox=local`: bubblewrap; `sandbox=docker`:
+pinned containers, its browser in the browser image). Stage seconds come from each turn record's `timings`, as
+the engine measures them: build, serve (the sandboxed artifact server started and a browser page opened on it),
+evidence, actor, checks (live contract checks), judge. The harness overhead of a turn is everything but the
+model and the judge: `total - model - judge`.
+
+Naive: the same reference artifacts, each with a fresh `npm install` and `vite build` in a copy of the
+template, a new browser per turn and a plain HTTP server (no sandbox); evidence and the probe as the runner
+does them.
+
+Prints each stage's median per pipeline, the overhead medians and the ratios measured in this one run.
+Goals: local median overhead <= 1.0 s per React turn; naive / local >= 4x; docker / local <= 2x.
 """
 
 from __future__ import annotations
@@ -19,36 +27,43 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from threading import Thread
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.experiment import run_quietly  # noqa: E402
 from runner.actors.base import ActorContext  # noqa: E402
 from runner.actors.probe import ProbeActor, ProbeSettings  # noqa: E402
 from runner.browser.evidence import capture_evidence  # noqa: E402
 from runner.browser.launch import BrowserPool, BrowserSettings  # noqa: E402
-from runner.sandbox.local import LocalSandbox, LocalSandboxSettings  # noqa: E402
-from runner.sandbox.web_template import TEMPLATE_DIR, ensure_template_modules  # noqa: E402
+from runner.sandbox.web_template import TEMPLATE_DIR, WORKSPACE_GUARD, ensure_template_modules  # noqa: E402
 from runner.suites.native import load_native_tasks  # noqa: E402
 
-
-def smoke_artifacts() -> list[tuple[object, object]]:
-    tasks = load_native_tasks(REPO / "tasks" / "smoke", suite="smoke")
-    return [(task, turn) for task in tasks for turn in task.turns]
+STAGES = ("build", "serve", "evidence", "actor", "checks", "judge")
+GOAL_LOCAL_S, GOAL_NAIVE_RATIO, GOAL_DOCKER_RATIO = 1.0, 4.0, 2.0
 
 
-async def runner_turn(sandbox: LocalSandbox, pool: BrowserPool, probe: ProbeActor, task, turn, scratch: Path) -> float:
-    started = time.perf_counter()
-    build = await sandbox.build(turn.reference_files, scratch / "workspace")
-    assert build.ok, build.log[-500:]
-    async with sandbox.serve(build.dist_dir) as served, pool.session(served.url) as session:
-        evidence = await capture_evidence(session, scratch)
-        await probe.act(session, ActorContext(task=task, turn=turn, evidence=evidence, out_dir=scratch))
-    return time.perf_counter() - started
+def overhead(timings: dict[str, float]) -> float:
+    """A turn's harness seconds: all it took but the model call and the verdict."""
+    return timings.get("total", 0.0) - timings.get("model", 0.0) - timings.get("judge", 0.0)
+
+
+def runner_turns(sandbox: str, repeats: int, scratch: Path) -> list[dict[str, float]]:
+    timings: list[dict[str, float]] = []
+    for repeat in range(repeats):
+        records = run_quietly(["model=oracle", "suite=smoke", "judge=rules", "actor=probe", f"sandbox={sandbox}",
+                               "tracking=off", "concurrency.episodes=1"], scratch / f"{sandbox}-{repeat}")
+        failed = [f"{r['task_id']}/{r['turn']}: {r['status']}" for r in records if r["status"] != "ok"]
+        if failed:
+            raise SystemExit(f"sandbox={sandbox}: turns did not pass, the figures would not be a React turn's: {failed}")
+        timings += [r["timings"] for r in records]
+    return timings
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -57,7 +72,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 
 @asynccontextmanager
-async def plain_http(directory: Path):
+async def plain_http(directory: Path):  # noqa: ANN201
     handler = lambda *a, **k: _QuietHandler(*a, directory=str(directory), **k)  # noqa: E731
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = Thread(target=server.serve_forever, daemon=True)
@@ -68,52 +83,95 @@ async def plain_http(directory: Path):
         server.shutdown()
 
 
-async def naive_turn(probe: ProbeActor, settings: BrowserSettings, task, turn, scratch: Path) -> float:
+@contextmanager
+def stage(timings: dict[str, float], name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - started
+
+
+async def naive_turn(probe: ProbeActor, settings: BrowserSettings, task: Any, turn: Any, scratch: Path) -> dict[str, float]:
+    timings: dict[str, float] = {}
     started = time.perf_counter()
     workspace = scratch / "naive"
-    shutil.copytree(TEMPLATE_DIR, workspace, ignore=shutil.ignore_patterns("node_modules", "dist"))
-    for path, content in turn.reference_files.items():
-        (workspace / path).parent.mkdir(parents=True, exist_ok=True)
-        (workspace / path).write_text(content)
-    subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=workspace, check=True, capture_output=True)
-    subprocess.run(["npx", "vite", "build"], cwd=workspace, check=True, capture_output=True)
+    with stage(timings, "build"):
+        shutil.copytree(TEMPLATE_DIR, workspace, ignore=shutil.ignore_patterns("node_modules", "dist"))
+        shutil.copy2(WORKSPACE_GUARD, workspace / WORKSPACE_GUARD.name)  # the template's config imports it
+        for path, content in turn.reference_files.items():
+            (workspace / path).parent.mkdir(parents=True, exist_ok=True)
+            (workspace / path).write_text(content)
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=workspace, check=True, capture_output=True)
+        subprocess.run(["npx", "vite", "build"], cwd=workspace, check=True, capture_output=True)
     pool = BrowserPool(settings)
-    await pool.start()
+    with stage(timings, "serve"):
+        await pool.start()
     try:
-        async with plain_http(workspace / "dist") as url, pool.session(url) as session:
-            evidence = await capture_evidence(session, scratch)
-            await probe.act(session, ActorContext(task=task, turn=turn, evidence=evidence, out_dir=scratch))
+        async with plain_http(workspace / "dist") as url:
+            with stage(timings, "serve"):
+                session_scope = pool.session(url)
+                session = await session_scope.__aenter__()
+            try:
+                with stage(timings, "evidence"):
+                    evidence = await capture_evidence(session, scratch)
+                with stage(timings, "actor"):
+                    await probe.act(session, ActorContext(task=task, turn=turn, evidence=evidence, out_dir=scratch))
+            finally:
+                await session_scope.__aexit__(None, None, None)
     finally:
         await pool.aclose()
-    return time.perf_counter() - started
+    timings["total"] = time.perf_counter() - started
+    return timings
 
 
-async def main(repeats: int) -> None:
+async def naive_turns(repeats: int) -> list[dict[str, float]]:
     ensure_template_modules()
-    artifacts = smoke_artifacts() * repeats
+    tasks = load_native_tasks(REPO / "tasks" / "smoke", suite="smoke")
     probe = ProbeActor(ProbeSettings(screenshots=True))
-    settings = BrowserSettings()
-    sandbox = LocalSandbox(LocalSandboxSettings())
-    pool = BrowserPool(settings)
-    await pool.start()
-    fast, naive = [], []
-    try:
-        for task, turn in artifacts:
-            with tempfile.TemporaryDirectory() as scratch:
-                fast.append(await runner_turn(sandbox, pool, probe, task, turn, Path(scratch)))
-            with tempfile.TemporaryDirectory() as scratch:
-                naive.append(await naive_turn(probe, settings, task, turn, Path(scratch)))
-    finally:
-        await pool.aclose()
-        await sandbox.aclose()
-    fast_median, naive_median = statistics.median(fast), statistics.median(naive)
-    print(f"turns measured:          {len(fast)}")
-    print(f"runner median per turn:  {fast_median:.2f} s   (target <= 2.0 s)")
-    print(f"naive median per turn:   {naive_median:.2f} s")
-    print(f"speed-up (naive/runner): {naive_median / fast_median:.1f}x   (target >= 3x)")
+    timings = []
+    for _ in range(repeats):
+        for task in tasks:
+            for turn in task.turns:
+                with tempfile.TemporaryDirectory() as scratch:
+                    timings.append(await naive_turn(probe, BrowserSettings(), task, turn, Path(scratch)))
+    return timings
+
+
+def median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def cell(value: float | None) -> str:
+    return f"{value:8.2f}" if value is not None else "       -"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=2, help="runs of the smoke suite per pipeline")
+    parser.add_argument("--sandboxes", default="local,docker", help="runner pipelines to measure")
+    args = parser.parse_args()
+    pipelines: dict[str, list[dict[str, float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="genui-harness-") as scratch:
+        for sandbox in args.sandboxes.split(","):
+            pipelines[sandbox] = runner_turns(sandbox, args.repeats, Path(scratch))
+            print(f"{sandbox}: {len(pipelines[sandbox])} turns measured", flush=True)
+    pipelines["naive"] = asyncio.run(naive_turns(args.repeats))
+    print(f"naive: {len(pipelines['naive'])} turns measured\n", flush=True)
+
+    names = list(pipelines)
+    print("median seconds per turn " + "".join(f"{name:>9}" for name in names))
+    for name in STAGES:
+        print(f"  {name:<22}" + "".join(f" {cell(median([t[name] for t in pipelines[p] if name in t]))}" for p in names))
+    overheads = {p: median([overhead(t) for t in turns]) or 0.0 for p, turns in pipelines.items()}
+    print(f"  {'overhead (no model/judge)':<22}" + "".join(f" {cell(overheads[p])}" for p in names))
+    local = overheads.get("local")
+    if local:
+        print(f"\nlocal overhead median: {local:.2f} s (goal <= {GOAL_LOCAL_S} s)")
+        print(f"naive / local: x{overheads['naive'] / local:.1f} (goal >= {GOAL_NAIVE_RATIO}x)")
+        if "docker" in overheads:
+            print(f"docker / local: x{overheads['docker'] / local:.2f} (goal <= {GOAL_DOCKER_RATIO}x)")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=1)
-    asyncio.run(main(parser.parse_args().repeats))
+    main()

@@ -41,6 +41,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.experiment import compose_config  # noqa: E402
 from bench.proc_memory import process_tree_rss  # noqa: E402
 
 APP = """import { useState } from "react";
@@ -138,20 +139,6 @@ class PeakMemory:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-
-
-def compose_config(overrides: list[str]):
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
-    from runner.validation import validate_config
-
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("config", overrides=overrides)
-    raw = OmegaConf.to_container(cfg, resolve=True)
-    raw.pop("hydra", None)
-    raw["project_root"] = str(REPO)
-    return validate_config(raw)
 
 
 def run_level(level: int, episodes: int, base_url: str, scratch: Path, browsers: int) -> dict[str, float]:
