@@ -188,6 +188,15 @@ class BrowserConfinement:
             if self._holder.stderr:
                 self._holder.stderr.close()
             self._holder = None
+        if self.netns:
+            # The namespace belongs to bubblewrap's inner child, which dies after the holder (die-with-parent), a
+            # moment later on a loaded machine: kill it too and wait until it is gone, so the namespace is.
+            child = Path(self.netns).parent.parent
+            with contextlib.suppress(ProcessLookupError, PermissionError, ValueError):
+                os.kill(int(child.name), signal.SIGKILL)
+            deadline = time.monotonic() + 5
+            while child.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
         if self.cgroups is not None:
             self.cgroups.cleanup()
             self.cgroups = None
