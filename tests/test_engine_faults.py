@@ -147,27 +147,36 @@ STALLING_APP = ('import { useEffect } from "react";\n'
                 "  return <p>stalls</p>;\n}\n")
 
 
+def _stall_the_counters_turn_2(messages: list[dict]) -> tuple[int, str]:
+    """Reference answers, but the counter's turn 2 is STALLING_APP: its page is live and stuck for a while."""
+    task, turn = _slot_of(messages)
+    stalls = task is TASKS["Step counter"] and turn == 2
+    files = {"src/App.jsx": STALLING_APP} if stalls else task.turn(turn).reference_files
+    return 200, completion(render_json_output("done", files))
+
+
+def _run_until_the_stalled_page_is_captured(server: FaultServer, run_dir: Path, *overrides: str,
+                                            wait_s: float) -> subprocess.Popen[str]:
+    """The CLI against `server`, episodes one at a time; returns once the counter's turn 2 page is captured."""
+    process = subprocess.Popen(
+        runner_command("model=local-openai", f"model.base_url={server.base_url}", "model.cache=false",
+                       "tracking=off", "concurrency.episodes=1", *overrides, f"hydra.run.dir={run_dir}"),
+        cwd=REPO_ROOT, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    shot = run_dir / "evidence" / TASKS["Step counter"].id / "2" / "screenshot.png"
+    deadline = time.monotonic() + wait_s
+    while not shot.exists() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    assert shot.exists(), "the slot's page was never captured"
+    return process
+
+
 def test_a_browser_killed_mid_turn_makes_that_slot_infra_and_the_run_goes_on(tmp_path: Path) -> None:
     """Episodes one at a time, so the killed browser holds only the counter's turn 2: that slot is infra (not a
     runtime_error of the model), its turn 3 is blocked, and the relaunched browser passes every other slot."""
     counter = TASKS["Step counter"]
-
-    def answer(messages: list[dict]) -> tuple[int, str]:
-        task, turn = _slot_of(messages)
-        files = {"src/App.jsx": STALLING_APP} if task is counter and turn == 2 else task.turn(turn).reference_files
-        return 200, completion(render_json_output("done", files))
-
     run_dir = tmp_path / "run"
-    with FaultServer(answer) as server:
-        process = subprocess.Popen(
-            runner_command("model=local-openai", f"model.base_url={server.base_url}", "model.cache=false",
-                           "tracking=off", "concurrency.episodes=1", "turn_timeout_s=90", f"hydra.run.dir={run_dir}"),
-            cwd=REPO_ROOT, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        shot = run_dir / "evidence" / counter.id / "2" / "screenshot.png"
-        deadline = time.monotonic() + 300
-        while not shot.exists() and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        assert shot.exists(), "the slot's page was never captured"
+    with FaultServer(_stall_the_counters_turn_2) as server:
+        process = _run_until_the_stalled_page_is_captured(server, run_dir, "turn_timeout_s=90", wait_s=300)
         killed = browser_pids(process.pid)
         assert killed, "no browser of the run found"
         for pid in killed:
@@ -211,24 +220,11 @@ def test_a_docker_engine_restarted_mid_turn_makes_that_slot_infra_and_the_run_go
     if not in_ci() and os.environ.get("GENUI_TEST_RESTART_DOCKER") != "1":
         pytest.skip("restarts this machine's Docker engine: runs under CI=true or GENUI_TEST_RESTART_DOCKER=1")
     counter, todo = TASKS["Step counter"], TASKS["Task list"]
-
-    def answer(messages: list[dict]) -> tuple[int, str]:
-        task, turn = _slot_of(messages)
-        files = {"src/App.jsx": STALLING_APP} if task is counter and turn == 2 else task.turn(turn).reference_files
-        return 200, completion(render_json_output("done", files))
-
     run_dir = tmp_path / "run"
-    with FaultServer(answer) as server, engine_builds_paused():
-        process = subprocess.Popen(
-            runner_command("model=local-openai", f"model.base_url={server.base_url}", "model.cache=false",
-                           "sandbox=docker", "tracking=off", "concurrency.episodes=1", "turn_timeout_s=120",
-                           f"suite.task_ids=[{counter.id},{todo.id}]", f"hydra.run.dir={run_dir}"),
-            cwd=REPO_ROOT, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        shot = run_dir / "evidence" / counter.id / "2" / "screenshot.png"
-        deadline = time.monotonic() + 400
-        while not shot.exists() and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        assert shot.exists(), "the slot's page was never captured"
+    with FaultServer(_stall_the_counters_turn_2) as server, engine_builds_paused():
+        process = _run_until_the_stalled_page_is_captured(
+            server, run_dir, "sandbox=docker", "turn_timeout_s=120", f"suite.task_ids=[{counter.id},{todo.id}]",
+            wait_s=400)
         _restart_docker_engine()
         _, stderr = process.communicate(timeout=600)
     assert process.returncode == 0, stderr[-3000:]
