@@ -256,24 +256,6 @@ class DockerIsolation:
         with self._created_lock:
             self._created.pop(container.id, None)
 
-    def wait_for_engine(self) -> None:
-        """Return once the engine answers; while it does not (a restart), wait up to `engine_wait_s`."""
-        deadline = time.monotonic() + self.settings.engine_wait_s
-        warned = False
-        while True:
-            try:
-                self.client().ping()
-                return
-            except Exception as exc:  # DockerSetupError (no client yet), or the client's ConnectionError
-                if time.monotonic() >= deadline:
-                    raise DockerSetupError(
-                        f"the Docker engine did not answer within {self.settings.engine_wait_s:g} s: {exc}") from exc
-                if not warned:
-                    log.warning("the Docker engine does not answer; waiting up to %g s for it",
-                                self.settings.engine_wait_s)
-                    warned = True
-                time.sleep(1.0)
-
     def _with_engine(self, call: Any, *args: Any, **kwargs: Any) -> Any:
         """`call(...)`, repeated while the engine is unreachable (restarting), for at most `engine_wait_s`."""
         deadline = time.monotonic() + self.settings.engine_wait_s
@@ -486,7 +468,6 @@ class DockerIsolation:
         ours = (os.getuid(), os.getgid())
         container = None
         try:
-            await asyncio.to_thread(self.wait_for_engine)
             if chown_to is not None:
                 await asyncio.to_thread(self._hand_over, mounts, chown_to)
             container = await asyncio.to_thread(
@@ -574,7 +555,6 @@ class DockerIsolation:
         container = None
         user, chown_to = self._run_user()
         try:
-            await asyncio.to_thread(self.wait_for_engine)
             if chown_to is not None:
                 await asyncio.to_thread(self._hand_over, mounts, chown_to)
             if settings.browser_in_container:
