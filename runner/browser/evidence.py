@@ -94,15 +94,20 @@ async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeo
     return evidence
 
 
+async def _shoot(session: PageSession, viewport: Path, full: Path) -> None:
+    """A viewport and a full-page screenshot. When the whole page is in view the full-page shot would be the
+    same pixels, so the viewport capture is copied instead of taken twice."""
+    await session.screenshot(viewport, full_page=False)
+    if await session.evaluate(_FITS_VIEWPORT_JS):
+        shutil.copyfile(viewport, full)
+    else:
+        await session.screenshot(full, full_page=True)
+
+
 async def _capture_page(session: PageSession, out_dir: Path, evidence: Evidence) -> None:
     try:
-        await session.screenshot(out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT, full_page=False)
+        await _shoot(session, out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT, out_dir / EvidenceFolder.SCREENSHOT_FULL)
         evidence.screenshot_viewport = EvidenceFolder.SCREENSHOT_VIEWPORT
-        if await session.evaluate(_FITS_VIEWPORT_JS):
-            # The whole page is in view: the full-page shot would be the same pixels; save the capture.
-            shutil.copyfile(out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT, out_dir / EvidenceFolder.SCREENSHOT_FULL)
-        else:
-            await session.screenshot(out_dir / EvidenceFolder.SCREENSHOT_FULL, full_page=True)
         evidence.screenshot_full = EvidenceFolder.SCREENSHOT_FULL
         EvidenceFolder(out_dir).write_text(EvidenceFolder.DOM, await session.page.content())
         evidence.dom_path = EvidenceFolder.DOM
@@ -123,9 +128,9 @@ async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evi
     out_dir = Path(out_dir)
 
     async def capture() -> None:
-        await session.screenshot(out_dir / EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT, full_page=False)
+        await _shoot(session, out_dir / EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT,
+                     out_dir / EvidenceFolder.FINAL_SCREENSHOT_FULL)
         evidence.final_screenshot_viewport = EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT
-        await session.screenshot(out_dir / EvidenceFolder.FINAL_SCREENSHOT_FULL, full_page=True)
         evidence.final_screenshot_full = EvidenceFolder.FINAL_SCREENSHOT_FULL
         EvidenceFolder(out_dir).write_text(EvidenceFolder.FINAL_DOM, await session.page.content())
         evidence.final_dom_path = EvidenceFolder.FINAL_DOM

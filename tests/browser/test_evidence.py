@@ -184,3 +184,26 @@ def test_final_capture_keeps_the_load_time_files_and_adds_the_page_after_the_act
         assert view.size == (1280, 800)
     saved = json.loads((tmp_path / "evidence.json").read_text())
     assert saved["final_dom_path"] == "final_dom.html" and saved["dom_path"] == "dom.html"
+
+
+def test_a_page_in_view_gets_the_pixels_a_full_page_shot_would_have(site, browser_settings, tmp_path):
+    """The full-page shot of a page that fits the viewport is the viewport capture (taken once): it must be the
+    same pixels as Playwright's own full-page screenshot, at load and after the actor."""
+    from runner.browser.evidence import capture_final_state
+
+    url = site.add("/", "<!doctype html><body style='margin:0;background:#fed'><h1>Short</h1><button>b</button></body>")
+
+    async def main():
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                evidence = await capture_evidence(session, tmp_path)
+                await capture_final_state(session, tmp_path, evidence)
+                await session.screenshot(tmp_path / "playwright_full.png", full_page=True)
+                return evidence
+
+    evidence = asyncio.run(main())
+    with Image.open(tmp_path / "playwright_full.png") as reference:
+        expected = np.asarray(reference.convert("RGB"))
+    for name in (evidence.screenshot_full, evidence.final_screenshot_full):
+        with Image.open(tmp_path / name) as shot:
+            assert np.array_equal(np.asarray(shot.convert("RGB")), expected), name
