@@ -60,6 +60,8 @@ _MAX_ERROR_CHARS = 4000
 # session stops listening (Playwright then stops sending the events) and only counts what it missed.
 _MAX_CONSOLE_ENTRIES = 2000
 _MAX_CONSOLE_BYTES = 512 * 1024
+_TOOL_BRIDGE_PREFIXES = ("/__tools/", "/__resources/")  # the artifact server's tool bridge (runner/sandbox/server.py)
+_TWO_FRAMES_JS = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
 _MAX_REPORTS = 500  # CSP / WebRTC reports, dialogs and popups kept per session
 _MAX_NETWORK_ENTRIES = 5000
 
@@ -189,6 +191,7 @@ class PageSession:
         self._reports = 0
         self._csp_refused: set[str] = set()  # URLs already logged as refused by the CSP
         self._entries: dict[Request, NetworkRequest] = {}
+        self._tool_calls_in_flight: set[Request] = set()  # the page's tool-bridge requests not yet answered
 
     @classmethod
     async def open(
@@ -214,6 +217,7 @@ class PageSession:
         context.on("request", self._on_request)
         context.on("response", self._on_response)
         context.on("requestfailed", self._on_request_failed)
+        context.on("requestfinished", self._on_request_finished)
         context.on("page", self._on_new_page)
         self._watch_page(page)
         return self
@@ -278,11 +282,32 @@ class PageSession:
 
     def _on_request(self, request: Request) -> None:
         self._entry(request)
+        if urlsplit(request.url).path.startswith(_TOOL_BRIDGE_PREFIXES):
+            self._tool_calls_in_flight.add(request)
+
+    def _on_request_finished(self, request: Request) -> None:
+        self._tool_calls_in_flight.discard(request)
+
+    async def tool_calls_answered(self, timeout_s: float) -> bool:
+        """Wait (at most `timeout_s`) until every tool-bridge request the page made has its answer, then two
+        frames, so what the page renders from the answers is on screen. A person waits for a lookup to come
+        back before using what it fills in; False when calls were still open at the deadline."""
+        if not self._tool_calls_in_flight:
+            return True
+        deadline = time.monotonic() + timeout_s
+        while self._tool_calls_in_flight and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        try:
+            await self.page.evaluate(_TWO_FRAMES_JS)
+        except PlaywrightError:
+            pass
+        return not self._tool_calls_in_flight
 
     def _on_response(self, response: Response) -> None:
         self._entry(response.request).status = response.status
 
     def _on_request_failed(self, request: Request) -> None:
+        self._tool_calls_in_flight.discard(request)
         entry = self._entry(request)
         entry.failure = request.failure or "failed"
         if entry.blocked:

@@ -481,6 +481,9 @@ async def run_check(
         steps.append(StepOutcome(index, step_summary(step), not error, error, took))
         if error:
             return done(RequirementStatus.FAILED, f"step {index} ({step.action}): {error}", steps=steps)
+        # The next step acts on what this one's tool calls bring back (a lookup fills the form the next step
+        # uses): without this wait a correct page fails whenever the bridge answers slower than the steps run.
+        await session.tool_calls_answered(step_timeout_s)
 
     ctx = _Context(session, tool_log_reader, state_reader, tool_log_start)
     # Poll until every assertion holds at once (a UI may render a frame or a tool round-trip later).

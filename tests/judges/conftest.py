@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -49,11 +50,12 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        if self.path != "/tool":
+        if self.path not in ("/tool", "/__tools/call"):  # the second is the artifact server's bridge path
             self.send_error(404)
             return
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
+        time.sleep(float(body.get("delay_ms") or 0) / 1000)  # a slow tool backend
         call = {"tool": body.get("tool"), "arguments": body.get("arguments") or {}, "ok": not body.get("fail")}
         self.site.record_call(call)
         payload = json.dumps({"ok": call["ok"]}).encode()

@@ -226,3 +226,25 @@ def test_failed_and_unassessed_mix_is_failed(site, browse, pages) -> None:
     outcome = browse(url, lambda s: run_check(s, check(payload), assert_timeout_s=0.2))
     assert outcome.status is RequirementStatus.FAILED
     assert [a.status for a in outcome.assertions] == [RequirementStatus.FAILED, RequirementStatus.UNASSESSED]
+
+
+LOOKUP_PAGE = """<!doctype html><body>
+<button onclick="fetch('/__tools/call', {method: 'POST', body: JSON.stringify({tool: 'find', delay_ms: 700})})
+  .then((r) => r.json()).then(() => { window.found = true; document.getElementById('out').textContent = 'Found'; })">Find</button>
+<button onclick="document.getElementById('out').textContent = window.found ? 'Used' : 'Find first'">Use</button>
+<p id=out></p></body>"""
+
+
+@pytest.mark.browser
+def test_a_step_waits_for_the_tool_calls_the_step_before_started(site, browse) -> None:
+    """A lookup over the tool bridge fills what the next step uses: the check waits for its answer, as a person
+    would, instead of failing a correct page whenever the bridge is slower than the steps."""
+    url = site.page("lookup.html", LOOKUP_PAGE)
+    payload = {
+        "steps": [{"action": "click", "target": {"role": "button", "name": "Find"}},
+                  {"action": "click", "target": {"role": "button", "name": "Use"}}],
+        "assert": [{"type": "text_visible", "text": "Used"}],
+    }
+    outcome = browse(url, lambda s: run_check(s, check(payload), assert_timeout_s=0.3))
+    assert outcome.status is RequirementStatus.PASSED, outcome.reason
+    assert outcome.steps[0].duration_s < 0.5  # the click itself returned at once; the wait came after it
