@@ -288,12 +288,12 @@ class PageSession:
     def _on_request_finished(self, request: Request) -> None:
         self._tool_calls_in_flight.discard(request)
 
-    async def tool_calls_answered(self, timeout_s: float) -> bool:
+    async def tool_calls_answered(self, timeout_s: float) -> None:
         """Wait (at most `timeout_s`) until every tool-bridge request the page made has its answer, then two
         frames, so what the page renders from the answers is on screen. A person waits for a lookup to come
-        back before using what it fills in; False when calls were still open at the deadline."""
+        back before using what it fills in. Calls still open at the deadline are left to the next step."""
         if not self._tool_calls_in_flight:
-            return True
+            return
         deadline = time.monotonic() + timeout_s
         while self._tool_calls_in_flight and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
@@ -301,7 +301,6 @@ class PageSession:
             await self.page.evaluate(_TWO_FRAMES_JS)
         except PlaywrightError:
             pass
-        return not self._tool_calls_in_flight
 
     def _on_response(self, response: Response) -> None:
         self._entry(response.request).status = response.status
