@@ -192,6 +192,7 @@ class PageSession:
         self._csp_refused: set[str] = set()  # URLs already logged as refused by the CSP
         self._entries: dict[Request, NetworkRequest] = {}
         self._tool_calls_in_flight: set[Request] = set()  # the page's tool-bridge requests not yet answered
+        self._tool_bridge_active_at = float("-inf")  # monotonic time a bridge request last started or ended
 
     @classmethod
     async def open(
@@ -284,9 +285,21 @@ class PageSession:
         self._entry(request)
         if urlsplit(request.url).path.startswith(_TOOL_BRIDGE_PREFIXES):
             self._tool_calls_in_flight.add(request)
+            self._tool_bridge_active_at = time.monotonic()
+
+    def _tool_call_ended(self, request: Request) -> None:
+        if request in self._tool_calls_in_flight:
+            self._tool_calls_in_flight.discard(request)
+            self._tool_bridge_active_at = time.monotonic()
 
     def _on_request_finished(self, request: Request) -> None:
-        self._tool_calls_in_flight.discard(request)
+        self._tool_call_ended(request)
+
+    def tool_bridge_idle_s(self) -> float:
+        """Seconds since the page's last tool-bridge request started or was answered; 0 while one is open."""
+        if self._tool_calls_in_flight:
+            return 0.0
+        return time.monotonic() - self._tool_bridge_active_at
 
     async def tool_calls_answered(self, timeout_s: float) -> None:
         """Wait (at most `timeout_s`) until every tool-bridge request the page made has its answer, then two
@@ -306,7 +319,7 @@ class PageSession:
         self._entry(response.request).status = response.status
 
     def _on_request_failed(self, request: Request) -> None:
-        self._tool_calls_in_flight.discard(request)
+        self._tool_call_ended(request)
         entry = self._entry(request)
         entry.failure = request.failure or "failed"
         if entry.blocked:

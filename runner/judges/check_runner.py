@@ -53,6 +53,7 @@ StateReader = Callable[[], Any]
 
 DEFAULT_STEP_TIMEOUT_S = 2.0
 DEFAULT_ASSERT_TIMEOUT_S = 2.0
+DEFAULT_MAX_ASSERT_WAIT_S = 10.0
 _POLL_INTERVAL_S = 0.1
 _MAX_ERROR_CHARS = 300
 
@@ -444,11 +445,15 @@ async def run_check(
     state_reader: StateReader | None = None,
     step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
     assert_timeout_s: float = DEFAULT_ASSERT_TIMEOUT_S,
+    max_assert_wait_s: float = DEFAULT_MAX_ASSERT_WAIT_S,
 ) -> CheckOutcome:
     """Run `check` on the live page of `session` and say whether its assertions hold.
 
     Tool calls count only when made during this check: the log length is taken before the reload, so
     calls the fresh page makes on load belong to the check too, earlier calls do not.
+
+    Assertions are polled until they all hold, for `assert_timeout_s` past the later of the last step and
+    the page's last tool-bridge activity, and never longer than `max_assert_wait_s` in all.
     """
     started = time.monotonic()
 
@@ -486,12 +491,17 @@ async def run_check(
         await session.tool_calls_answered(step_timeout_s)
 
     ctx = _Context(session, tool_log_reader, state_reader, tool_log_start)
-    # Poll until every assertion holds at once (a UI may render a frame or a tool round-trip later).
-    deadline = time.monotonic() + assert_timeout_s
+    # Poll until every assertion holds at once. A UI may render a frame or a tool round-trip later, and one
+    # action may chain calls (a booking, then re-reading two lists): while the page still talks to the bridge
+    # the window stays open, so a correct page does not fail because the machine is busy.
+    asserts_started = time.monotonic()
     while True:
         outcomes = await _evaluate_all(check.assertions, ctx)
         status, reason = _combine(outcomes)
-        if status is not RequirementStatus.FAILED or time.monotonic() >= deadline:
+        waited = time.monotonic() - asserts_started
+        if status is not RequirementStatus.FAILED or waited >= max_assert_wait_s:
+            break
+        if waited >= assert_timeout_s and session.tool_bridge_idle_s() >= assert_timeout_s:
             break
         await asyncio.sleep(_POLL_INTERVAL_S)
     return done(status, reason, steps=steps, assertions=outcomes)

@@ -40,6 +40,8 @@ class RulesJudgeSettings(BaseModel):
     check_timeout_s: float = Field(20, gt=0)
     step_timeout_s: float = Field(2.0, gt=0)
     assert_timeout_s: float = Field(2.0, ge=0)
+    # Assertions wait assert_timeout_s past the page's last tool-bridge activity, at most this long in all.
+    max_assert_wait_s: float = Field(10.0, gt=0)
 
 
 @dataclass
@@ -304,6 +306,7 @@ class RulesJudge:
                     state_reader=readers.state,
                     step_timeout_s=s.step_timeout_s,
                     assert_timeout_s=s.assert_timeout_s,
+                    max_assert_wait_s=s.max_assert_wait_s,
                 ),
                 timeout=s.check_timeout_s,
             )

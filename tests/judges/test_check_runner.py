@@ -248,3 +248,43 @@ def test_a_step_waits_for_the_tool_calls_the_step_before_started(site, browse) -
     outcome = browse(url, lambda s: run_check(s, check(payload), assert_timeout_s=0.3))
     assert outcome.status is RequirementStatus.PASSED, outcome.reason
     assert outcome.steps[0].duration_s < 0.5  # the click itself returned at once; the wait came after it
+
+
+# A booking, then re-reading two lists: three bridge calls one after another, with a pause between them.
+CHAINED_PAGE = """<!doctype html><body>
+<script>
+const call = (tool) => fetch('/__tools/call', {method: 'POST', body: JSON.stringify({tool, delay_ms: 400})});
+const pause = () => new Promise((done) => setTimeout(done, 100));
+async function save() {
+  await call('reserve'); await pause(); await call('list_slips'); await pause(); await call('list_reservations');
+  document.getElementById('out').textContent = 'Booked';
+}
+</script>
+<button onclick="save()">Save</button><p id=out></p></body>"""
+
+# A page that keeps asking the bridge and never shows what the check wants.
+POLLING_PAGE = """<!doctype html><body><script>
+setInterval(() => fetch('/__tools/call', {method: 'POST', body: JSON.stringify({tool: 'poll', delay_ms: 50})}), 150);
+</script><p>Waiting</p></body>"""
+
+
+@pytest.mark.browser
+def test_assertions_wait_while_the_page_still_talks_to_the_tool_bridge(site, browse) -> None:
+    """The rows a booking refreshes arrive a chain of calls after the click; the assertion window stays open
+    while the page is still calling the bridge, so a correct page passes on a busy machine."""
+    url = site.page("chained.html", CHAINED_PAGE)
+    payload = {"steps": [{"action": "click", "target": {"role": "button", "name": "Save"}}],
+               "assert": [{"type": "text_visible", "text": "Booked"}]}
+    outcome = browse(url, lambda s: run_check(s, check(payload), assert_timeout_s=0.3))
+    assert outcome.status is RequirementStatus.PASSED, outcome.reason
+    assert [c["tool"] for c in site.tool_log] == ["reserve", "list_slips", "list_reservations"]
+
+
+@pytest.mark.browser
+def test_a_page_that_never_stops_calling_fails_at_the_assertion_cap(site, browse) -> None:
+    url = site.page("polling.html", POLLING_PAGE)
+    payload = {"steps": [], "assert": [{"type": "text_visible", "text": "Done"}]}
+    outcome = browse(url, lambda s: run_check(s, check(payload), assert_timeout_s=0.3, max_assert_wait_s=1.5))
+    assert outcome.status is RequirementStatus.FAILED
+    assert "'Done' is not visible" in outcome.reason
+    assert 1.5 <= outcome.duration_s < 4.0  # kept open past 0.3 s by the polling, closed by the cap
