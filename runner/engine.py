@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from runner.actors.base import Actor, ActorContext
-from runner.browser.evidence import capture_evidence, capture_final_state
+from runner.browser.evidence import capture_evidence, capture_final_state, write_dialogs
 from runner.browser.launch import BrowserLost, BrowserPool, BrowserPools
 from runner.errors import ConfigError
 from runner.config import RunnerConfig
@@ -417,6 +417,7 @@ class Engine:
                     timings["actor"] = time.perf_counter() - start
                     # The judge sees the page the actor left (EvoGenUI-Bench §4.2 "final DOM and screenshot").
                     await capture_final_state(session, evidence_dir, evidence)
+                write_dialogs(session, evidence_dir, evidence)
                 # The state the user's interactions left is what carries over; the judge's own check
                 # calls happen after this snapshot and never leak into the next turn.
                 carried_state = self._read_runtime_state(bridge)

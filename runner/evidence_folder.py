@@ -14,10 +14,11 @@ Who writes what, and when (each file once; docs/ARCHITECTURE.md, "Evidence folde
     state.json, runtime_logs.json       the artifact server: the runtime state after every call
     screenshot*.png, dom.html,          capture_evidence (runner.browser.evidence): the page after load
       console.json, network.json,
-      page_errors.json, dialogs.json
+      page_errors.json
     trace.json (+ step screenshots)     the actor
     final_*.png, final_dom.html,        capture_final_state: the page the actor left
       evidence.json
+    dialogs.json                        write_dialogs: the visit's dialogs and popups, once it is over
     state_carried.json                  the engine: the runtime state the user's interactions left
     episode_state.json                  the engine: what the next turn (or a resume) continues from
     packet.json                         the engine, last: its presence marks the slot as executed
@@ -73,7 +74,7 @@ class EvidenceFolder:
     CONSOLE = "console.json"
     NETWORK = "network.json"
     PAGE_ERRORS = "page_errors.json"
-    DIALOGS = "dialogs.json"  # alert/confirm/prompt and popups the page opened
+    DIALOGS = "dialogs.json"  # alert/confirm/prompt and popups the page opened, on load and under the actor
     FINAL_SCREENSHOT_VIEWPORT = "final_screenshot.png"
     FINAL_SCREENSHOT_FULL = "final_screenshot_full.png"
     FINAL_DOM = "final_dom.html"

@@ -1,5 +1,6 @@
 """capture_evidence: load an artifact once and write what it shows (screenshots, DOM, logs) to disk;
-capture_final_state: the same page again after the actor, without reloading it."""
+capture_final_state: the same page again after the actor, without reloading it; write_dialogs: the dialogs
+and popups of the whole visit, once it is over."""
 
 from __future__ import annotations
 
@@ -82,16 +83,28 @@ async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeo
     evidence.console_dropped = session.console_dropped
     evidence.page_errors = list(session.page_errors)
     evidence.network = list(session.network)
-    evidence.dialogs = list(session.dialogs)
-    evidence.popups = list(session.popups)
+    _take_dialogs(session, evidence)
     console = evidence.console + ([{"type": "genui", "text": f"{session.console_dropped} more console messages "
                                     "dropped (capture cap)", "location": {}}] if session.console_dropped else [])
     folder = EvidenceFolder(out_dir)
     folder.write_json(folder.CONSOLE, console)
     folder.write_json(folder.PAGE_ERRORS, evidence.page_errors)
     folder.write_json(folder.NETWORK, [asdict(n) for n in evidence.network])
-    folder.write_json(folder.DIALOGS, {"dialogs": evidence.dialogs, "popups": evidence.popups})
     return evidence
+
+
+def _take_dialogs(session: PageSession, evidence: Evidence) -> None:
+    evidence.dialogs = list(session.dialogs)
+    evidence.popups = list(session.popups)
+
+
+def write_dialogs(session: PageSession, out_dir: Path, evidence: Evidence) -> None:
+    """Write dialogs.json once the visit is over (after the actor and the final capture, when there are any).
+
+    A popup is reported by its own browser event, which may arrive after the load-time capture has
+    finished, and an actor's clicks open dialogs too: written at load, the file would miss both."""
+    _take_dialogs(session, evidence)
+    EvidenceFolder(out_dir).write_json(EvidenceFolder.DIALOGS, {"dialogs": evidence.dialogs, "popups": evidence.popups})
 
 
 async def _shoot(session: PageSession, viewport: Path, full: Path) -> None:
@@ -136,6 +149,7 @@ async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evi
         evidence.final_dom_path = EvidenceFolder.FINAL_DOM
         evidence.final_visible_text = (await session.visible_text())[:MAX_VISIBLE_TEXT]
 
+    _take_dialogs(session, evidence)  # evidence.json holds the dialogs the actor's steps opened too
     try:
         await asyncio.wait_for(capture(), timeout=capture_timeout_s)
     except asyncio.TimeoutError:

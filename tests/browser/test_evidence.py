@@ -207,3 +207,38 @@ def test_a_page_in_view_gets_the_pixels_a_full_page_shot_would_have(site, browse
     for name in (evidence.screenshot_full, evidence.final_screenshot_full):
         with Image.open(tmp_path / name) as shot:
             assert np.array_equal(np.asarray(shot.convert("RGB")), expected), name
+
+
+POPUP_PAGE = """<!doctype html><html><body><p>Popups</p>
+<script>window.open('about:blank');</script>
+<button id=more onclick="window.open('about:blank'); alert('saved');">More</button></body></html>"""
+
+
+def test_dialogs_file_holds_the_popups_and_dialogs_of_the_whole_visit(site, browser_settings, tmp_path):
+    """The load opens one popup, the actor's click another and an alert: dialogs.json, written once the visit
+    is over, lists all of them, and evidence.json agrees."""
+    from runner.browser.evidence import capture_final_state, write_dialogs
+
+    url = site.add("/", POPUP_PAGE)
+
+    async def main():
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                evidence = await capture_evidence(session, tmp_path)
+                assert not (tmp_path / "dialogs.json").exists()  # the visit is not over yet
+                await session.page.click("#more")  # what an actor does
+                for _ in range(100):  # the popup's and the dialog's events arrive on their own
+                    if len(session.popups) == 2 and session.dialogs:
+                        break
+                    await asyncio.sleep(0.05)
+                await capture_final_state(session, tmp_path, evidence)
+                write_dialogs(session, tmp_path, evidence)
+                return evidence
+
+    evidence = asyncio.run(main())
+    written = json.loads((tmp_path / "dialogs.json").read_text())
+    assert len(written["popups"]) == 2
+    assert written["dialogs"] == [{"type": "alert", "message": "saved"}]
+    saved = json.loads((tmp_path / "evidence.json").read_text())
+    assert saved["popups"] == written["popups"] and saved["dialogs"] == written["dialogs"]
+    assert evidence.popups == written["popups"]
