@@ -218,7 +218,7 @@ class PageSession:
         context.on("request", self._on_request)
         context.on("response", self._on_response)
         context.on("requestfailed", self._on_request_failed)
-        context.on("requestfinished", self._on_request_finished)
+        context.on("requestfinished", self._tool_call_ended)
         context.on("page", self._on_new_page)
         self._watch_page(page)
         return self
@@ -287,13 +287,10 @@ class PageSession:
             self._tool_calls_in_flight.add(request)
             self._tool_bridge_active_at = time.monotonic()
 
-    def _tool_call_ended(self, request: Request) -> None:
+    def _tool_call_ended(self, request: Request) -> None:  # answered or failed
         if request in self._tool_calls_in_flight:
             self._tool_calls_in_flight.discard(request)
             self._tool_bridge_active_at = time.monotonic()
-
-    def _on_request_finished(self, request: Request) -> None:
-        self._tool_call_ended(request)
 
     def tool_bridge_idle_s(self) -> float:
         """Seconds since the page's last tool-bridge request started or was answered; 0 while one is open."""
