@@ -302,11 +302,17 @@ class PageSession:
         """Wait (at most `timeout_s`) until every tool-bridge request the page made has its answer, then two
         frames, so what the page renders from the answers is on screen. A person waits for a lookup to come
         back before using what it fills in. Calls still open at the deadline are left to the next step."""
+        # A request's event reaches us from the browser's network side, after the click that started it has
+        # returned: two frames first, so a call the step just made is in the set before it is read.
+        await self._two_frames()
         if not self._tool_calls_in_flight:
             return
         deadline = time.monotonic() + timeout_s
         while self._tool_calls_in_flight and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
+        await self._two_frames()
+
+    async def _two_frames(self) -> None:
         try:
             await self.page.evaluate(_TWO_FRAMES_JS)
         except PlaywrightError:
