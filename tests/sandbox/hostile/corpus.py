@@ -141,7 +141,7 @@ CASES: tuple[HostileCase, ...] = (
         "  globalThis.forked++;\n"
         "}\n"
         'throw new Error("fork bomb: " + globalThis.forked + " processes, then no more");\n'), _REJECTED,
-        ("fork_bomb_capped",), note="each child is two processes (sh, sleep): the pids cap stops it"),
+        ("fork_bomb_capped",), note="each child is one or two processes (sh, sleep): the pids cap stops it"),
     HostileCase("build-memory-bomb", _build_time(
         "const keep = [];\nfor (let i = 0; i < 200; i++) keep.push(Buffer.alloc(64 * 1024 * 1024, 1));\n"
         "module.exports = { content: [] };\n"), _REJECTED, ("build_oom",), note="12.5 GB against the build's cap"),
