@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO))
 from bench.experiment import run_quietly  # noqa: E402
 from runner.actors.base import ActorContext  # noqa: E402
 from runner.actors.probe import ProbeActor, ProbeSettings  # noqa: E402
-from runner.browser.evidence import capture_evidence  # noqa: E402
+from runner.browser.evidence import capture_evidence, write_visit_logs  # noqa: E402
 from runner.browser.launch import BrowserPool, BrowserSettings  # noqa: E402
 from runner.sandbox.web_template import TEMPLATE_DIR, WORKSPACE_GUARD, ensure_template_modules  # noqa: E402
 from runner.suites.native import load_native_tasks  # noqa: E402
@@ -122,6 +122,8 @@ async def naive_turn(probe: ProbeActor, settings: BrowserSettings, task: Any, tu
                     evidence = await capture_evidence(session, scratch)
                 with stage(timings, "actor"):
                     await probe.act(session, ActorContext(task=task, turn=turn, evidence=evidence, out_dir=scratch))
+                with stage(timings, "evidence"):
+                    await write_visit_logs(session, scratch, evidence)
             finally:
                 await session_scope.__aexit__(None, None, None)
     finally:

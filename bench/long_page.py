@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from runner.browser.evidence import capture_evidence  # noqa: E402
+from runner.browser.evidence import capture_evidence, write_visit_logs  # noqa: E402
 from runner.browser.launch import BrowserPool  # noqa: E402
 from runner.metrics.image import load_rgb  # noqa: E402
 from runner.suites.web2code import scoring  # noqa: E402
@@ -69,6 +69,7 @@ async def time_evidence(pool: BrowserPool, root: Path, scratch: Path) -> float:
         started = time.perf_counter()
         async with pool.session(site.url("index.html")) as session:
             evidence = await capture_evidence(session, scratch)
+            await write_visit_logs(session, scratch, evidence)
         seconds = time.perf_counter() - started
     assert not evidence.load_error, evidence.load_error
     return seconds

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from runner.actors.base import Actor, ActorContext
-from runner.browser.evidence import capture_evidence, capture_final_state, write_dialogs
+from runner.browser.evidence import capture_evidence, capture_final_state, write_visit_logs
 from runner.browser.launch import BrowserLost, BrowserPool, BrowserPools
 from runner.errors import ConfigError
 from runner.config import RunnerConfig
@@ -408,16 +408,18 @@ class Engine:
                 evidence = await capture_evidence(session, evidence_dir)
                 timings["evidence"] = time.perf_counter() - start
                 trace: Trace | None = None
-                if self.services.actor is not None and self.suite.actor_on_slot_page and not evidence.load_error:
-                    start = time.perf_counter()
-                    context = ActorContext(task=task, turn=turn, evidence=evidence, out_dir=evidence_dir,
-                                           tool_names=sorted(task.extra.get("tools", {})),
-                                           instructions=self.suite.actor_instructions)
-                    trace = await self.services.actor.act(session, context)  # the actor writes trace.json
-                    timings["actor"] = time.perf_counter() - start
-                    # The judge sees the page the actor left (EvoGenUI-Bench §4.2 "final DOM and screenshot").
-                    await capture_final_state(session, evidence_dir, evidence)
-                write_dialogs(session, evidence_dir, evidence)
+                try:  # the visit's logs are evidence also when the actor fails
+                    if self.services.actor is not None and self.suite.actor_on_slot_page and not evidence.load_error:
+                        start = time.perf_counter()
+                        context = ActorContext(task=task, turn=turn, evidence=evidence, out_dir=evidence_dir,
+                                               tool_names=sorted(task.extra.get("tools", {})),
+                                               instructions=self.suite.actor_instructions)
+                        trace = await self.services.actor.act(session, context)  # the actor writes trace.json
+                        timings["actor"] = time.perf_counter() - start
+                        # The judge sees the page the actor left (EvoGenUI-Bench §4.2 "final DOM and screenshot").
+                        await capture_final_state(session, evidence_dir, evidence)
+                finally:
+                    await write_visit_logs(session, evidence_dir, evidence)
                 # The state the user's interactions left is what carries over; the judge's own check
                 # calls happen after this snapshot and never leak into the next turn.
                 carried_state = self._read_runtime_state(bridge)

@@ -12,13 +12,12 @@ Who writes what, and when (each file once; docs/ARCHITECTURE.md, "Evidence folde
     state_in.json, tool_log.jsonl,      the suite's tool bridge, before serving (the logs start empty);
       resource_log.jsonl                  the artifact server appends one line per call / read
     state.json, runtime_logs.json       the artifact server: the runtime state after every call
-    screenshot*.png, dom.html,          capture_evidence (runner.browser.evidence): the page after load
-      console.json, network.json,
-      page_errors.json
+    screenshot*.png, dom.html           capture_evidence (runner.browser.evidence): the page after load
     trace.json (+ step screenshots)     the actor
     final_*.png, final_dom.html,        capture_final_state: the page the actor left
       evidence.json
-    dialogs.json                        write_dialogs: the visit's dialogs and popups, once it is over
+    console.json, network.json,         write_visit_logs: the whole visit's logs, dialogs and popups,
+      page_errors.json, dialogs.json      once it is over (before the live checks)
     state_carried.json                  the engine: the runtime state the user's interactions left
     episode_state.json                  the engine: what the next turn (or a resume) continues from
     packet.json                         the engine, last: its presence marks the slot as executed

@@ -1,6 +1,6 @@
 """capture_evidence: load an artifact once and write what it shows (screenshots, DOM, logs) to disk;
-capture_final_state: the same page again after the actor, without reloading it; write_dialogs: the dialogs
-and popups of the whole visit, once it is over."""
+capture_final_state: the same page again after the actor, without reloading it; write_visit_logs: the
+console, network log, page errors, dialogs and popups of the whole visit, once it is over."""
 
 from __future__ import annotations
 
@@ -79,18 +79,16 @@ async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeo
     if session.left_origin and not evidence.load_error:
         # The same verdict in every sandbox: a page that leaves its artifact did not run as an artifact.
         evidence.load_error = f"the page navigated away from the artifact (to {session.left_origin[0][:200]})"
+    _take_logs(session, evidence)
+    return evidence
+
+
+def _take_logs(session: PageSession, evidence: Evidence) -> None:
     evidence.console = list(session.console)
     evidence.console_dropped = session.console_dropped
     evidence.page_errors = list(session.page_errors)
     evidence.network = list(session.network)
     _take_dialogs(session, evidence)
-    console = evidence.console + ([{"type": "genui", "text": f"{session.console_dropped} more console messages "
-                                    "dropped (capture cap)", "location": {}}] if session.console_dropped else [])
-    folder = EvidenceFolder(out_dir)
-    folder.write_json(folder.CONSOLE, console)
-    folder.write_json(folder.PAGE_ERRORS, evidence.page_errors)
-    folder.write_json(folder.NETWORK, [asdict(n) for n in evidence.network])
-    return evidence
 
 
 def _take_dialogs(session: PageSession, evidence: Evidence) -> None:
@@ -98,13 +96,27 @@ def _take_dialogs(session: PageSession, evidence: Evidence) -> None:
     evidence.popups = list(session.popups)
 
 
-def write_dialogs(session: PageSession, out_dir: Path, evidence: Evidence) -> None:
-    """Write dialogs.json once the visit is over (after the actor and the final capture, when there are any).
+async def write_visit_logs(session: PageSession, out_dir: Path, evidence: Evidence, *,
+                           answers_wait_s: float = 1.0) -> None:
+    """Write console.json, network.json, page_errors.json and dialogs.json once the visit is over (after the
+    actor and the final capture, when there are any), each once.
 
-    A popup is reported by its own browser event, which may arrive after the load-time capture has
-    finished, and an actor's clicks open dialogs too: written at load, the file would miss both."""
+    Written at load they would miss what arrives later: a request's response, a popup's own browser event,
+    what the actor's steps log, open or call. Requests still unanswered get `answers_wait_s` to finish, so a
+    status is not reported missing for a response that was a few milliseconds away; past it they are
+    written as they are (status null). `evidence` gets the visit's dialogs and popups; its console, network
+    and page errors stay the load-time copy the judge reads (it gets the later page errors on its own)."""
+    await session.requests_answered(answers_wait_s)
     _take_dialogs(session, evidence)
-    EvidenceFolder(out_dir).write_json(EvidenceFolder.DIALOGS, {"dialogs": evidence.dialogs, "popups": evidence.popups})
+    console = list(session.console)
+    if session.console_dropped:
+        console.append({"type": "genui", "text": f"{session.console_dropped} more console messages dropped "
+                        "(capture cap)", "location": {}})
+    folder = EvidenceFolder(out_dir)
+    folder.write_json(folder.CONSOLE, console)
+    folder.write_json(folder.PAGE_ERRORS, list(session.page_errors))
+    folder.write_json(folder.NETWORK, [asdict(n) for n in session.network])
+    folder.write_json(folder.DIALOGS, {"dialogs": evidence.dialogs, "popups": evidence.popups})
 
 
 async def _shoot(session: PageSession, viewport: Path, full: Path) -> None:

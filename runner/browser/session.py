@@ -312,6 +312,17 @@ class PageSession:
             await asyncio.sleep(0.02)
         await self._two_frames()
 
+    def requests_unanswered(self) -> int:
+        """The page's requests (within the network log's cap) that have neither a response nor a failure yet."""
+        return sum(1 for entry in self._entries.values()
+                   if entry.status is None and not entry.failure and not entry.blocked)
+
+    async def requests_answered(self, timeout_s: float) -> None:
+        """Wait (at most `timeout_s`) until every logged request has its response or its failure."""
+        deadline = time.monotonic() + timeout_s
+        while self.requests_unanswered() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
     async def _two_frames(self) -> None:
         try:
             await self.page.evaluate(_TWO_FRAMES_JS)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 
 class StaticSite:
-    """Serves `pages` ({path: html or (content_type, bytes)}); unknown paths get 404. Records every path hit."""
+    """Serves `pages` ({path: html or (content_type, bytes)}); unknown paths get 404. Records every path hit.
+    A path added with `delay_s` answers that much later (a slow backend)."""
 
     def __init__(self) -> None:
         self.pages: dict[str, tuple[str, bytes, int]] = {}
+        self.delays: dict[str, float] = {}
         self.hits: list[str] = []
         site = self
 
@@ -19,6 +22,7 @@ class StaticSite:
             def do_GET(self) -> None:  # noqa: N802 (stdlib naming)
                 path = urlsplit(self.path).path
                 site.hits.append(self.path)
+                time.sleep(site.delays.get(path, 0.0))
                 page = site.pages.get(path)
                 if page is None:
                     self.send_response(404)
@@ -45,8 +49,10 @@ class StaticSite:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def add(
-        self, path: str, body: str | bytes, content_type: str = "text/html; charset=utf-8", status: int = 200
+        self, path: str, body: str | bytes, content_type: str = "text/html; charset=utf-8", status: int = 200,
+        delay_s: float = 0.0,
     ) -> str:
+        self.delays[path] = delay_s
         self.pages[path] = (content_type, body.encode() if isinstance(body, str) else body, status)
         return self.url(path)
 

@@ -7,12 +7,13 @@ import json
 import socket
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from runner.browser.evidence import capture_evidence
+from runner.browser.evidence import capture_evidence, capture_final_state, write_visit_logs
 from runner.browser.launch import BrowserPool
 
 pytestmark = pytest.mark.browser
@@ -39,7 +40,9 @@ def _capture(settings, url: str, out_dir: Path):
             async with pool.session(url) as session:
                 started = time.monotonic()
                 evidence = await capture_evidence(session, out_dir)
-                return evidence, time.monotonic() - started
+                elapsed = time.monotonic() - started
+                await write_visit_logs(session, out_dir, evidence)
+                return evidence, elapsed
 
     return asyncio.run(main())
 
@@ -158,7 +161,6 @@ GROWING_PAGE = """<!doctype html><html><body style="margin:0"><p id=out>Clicks: 
 def test_final_capture_keeps_the_load_time_files_and_adds_the_page_after_the_actor(site, browser_settings, tmp_path):
     """EvoGenUI-Bench §4.2/§5.2: the final DOM and a refreshed full-page screenshot, taken after the actor,
     beside the load-time capture (which stays as it was)."""
-    from runner.browser.evidence import capture_final_state
 
     url = site.add("/", GROWING_PAGE)
 
@@ -189,7 +191,6 @@ def test_final_capture_keeps_the_load_time_files_and_adds_the_page_after_the_act
 def test_a_page_in_view_gets_the_pixels_a_full_page_shot_would_have(site, browser_settings, tmp_path):
     """The full-page shot of a page that fits the viewport is the viewport capture (taken once): it must be the
     same pixels as Playwright's own full-page screenshot, at load and after the actor."""
-    from runner.browser.evidence import capture_final_state
 
     url = site.add("/", "<!doctype html><body style='margin:0;background:#fed'><h1>Short</h1><button>b</button></body>")
 
@@ -211,14 +212,13 @@ def test_a_page_in_view_gets_the_pixels_a_full_page_shot_would_have(site, browse
 
 POPUP_PAGE = """<!doctype html><html><body><p>Popups</p>
 <script>window.open('about:blank');</script>
-<button id=more onclick="window.open('about:blank'); alert('saved');">More</button></body></html>"""
+<button id=more onclick="window.open('about:blank'); console.log('clicked'); alert('saved');">More</button>
+</body></html>"""
 
 
-def test_dialogs_file_holds_the_popups_and_dialogs_of_the_whole_visit(site, browser_settings, tmp_path):
+def test_visit_logs_hold_the_whole_visit(site, browser_settings, tmp_path):
     """The load opens one popup, the actor's click another and an alert: dialogs.json, written once the visit
-    is over, lists all of them, and evidence.json agrees."""
-    from runner.browser.evidence import capture_final_state, write_dialogs
-
+    is over, lists all of them, and evidence.json agrees; console.json holds what the click logged."""
     url = site.add("/", POPUP_PAGE)
 
     async def main():
@@ -226,13 +226,14 @@ def test_dialogs_file_holds_the_popups_and_dialogs_of_the_whole_visit(site, brow
             async with pool.session(url) as session:
                 evidence = await capture_evidence(session, tmp_path)
                 assert not (tmp_path / "dialogs.json").exists()  # the visit is not over yet
+                assert not (tmp_path / "network.json").exists()
                 await session.page.click("#more")  # what an actor does
                 for _ in range(100):  # the popup's and the dialog's events arrive on their own
                     if len(session.popups) == 2 and session.dialogs:
                         break
                     await asyncio.sleep(0.05)
                 await capture_final_state(session, tmp_path, evidence)
-                write_dialogs(session, tmp_path, evidence)
+                await write_visit_logs(session, tmp_path, evidence)
                 return evidence
 
     evidence = asyncio.run(main())
@@ -242,3 +243,30 @@ def test_dialogs_file_holds_the_popups_and_dialogs_of_the_whole_visit(site, brow
     saved = json.loads((tmp_path / "evidence.json").read_text())
     assert saved["popups"] == written["popups"] and saved["dialogs"] == written["dialogs"]
     assert evidence.popups == written["popups"]
+    console = json.loads((tmp_path / "console.json").read_text())
+    assert any(c["text"] == "clicked" for c in console), console
+
+
+SLOW_BACKEND_PAGE = """<!doctype html><html><body><p>Loading</p>
+<script>setTimeout(() => { fetch('/slow'); fetch('/never'); }, 0);</script></body></html>"""
+
+
+def test_network_log_waits_briefly_for_answers_on_their_way(site, browser_settings, tmp_path):
+    """A request the page made just before the visit ended is written with its status once it arrives; one
+    that never answers is written without a status after the bounded wait, not waited for."""
+    site.add("/slow", "{}", content_type="application/json", delay_s=0.4)
+    site.add("/never", "{}", content_type="application/json", delay_s=20)
+    url = site.add("/", SLOW_BACKEND_PAGE)
+
+    async def main():
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                evidence = await capture_evidence(session, tmp_path)
+                started = time.monotonic()
+                await write_visit_logs(session, tmp_path, evidence, answers_wait_s=1.5)
+                return time.monotonic() - started
+
+    waited = asyncio.run(main())
+    statuses = {urlsplit(e["url"]).path: e["status"] for e in json.loads((tmp_path / "network.json").read_text())}
+    assert statuses["/slow"] == 200 and statuses["/never"] is None, statuses
+    assert 1.0 < waited < 3.0
