@@ -204,14 +204,23 @@ class PageSession:
         settle_ms: int = 150,
         extra_origins: Sequence[str] = (),
     ) -> "PageSession":
+        session = await cls.prepare(context, nav_timeout_ms=nav_timeout_ms, settle_ms=settle_ms)
+        session.aim(url, extra_origins)
+        return session
+
+    @classmethod
+    async def prepare(cls, context: BrowserContext, *, nav_timeout_ms: int = 15000,
+                      settle_ms: int = 150) -> "PageSession":
+        """A session on a blank page of `context` with its init script, listeners and request filter in place,
+        not yet aimed at an artifact (`aim`): until then it allows no origin. Preparing costs about as much
+        as a page load's own work, so a pool prepares the next session while its worker builds."""
         holder: list[PageSession] = []
         await context.expose_binding("__genuiReport", lambda source, data: holder and holder[0]._on_report(data))
         await context.add_init_script(script=_INIT_SCRIPT)
         context.set_default_navigation_timeout(nav_timeout_ms)
         page = await context.new_page()
-        self = cls(
-            context, page, url, nav_timeout_ms=nav_timeout_ms, settle_ms=settle_ms, extra_origins=extra_origins
-        )
+        self = cls(context, page, "about:blank", nav_timeout_ms=nav_timeout_ms, settle_ms=settle_ms)
+        self.allowed_origins = set()
         holder.append(self)
         await context.route("**/*", self._route)
         await context.route_web_socket(re.compile(r".*"), self._route_ws)
@@ -222,6 +231,12 @@ class PageSession:
         context.on("page", self._on_new_page)
         self._watch_page(page)
         return self
+
+    def aim(self, url: str, extra_origins: Sequence[str] = ()) -> None:
+        """Point a prepared session at the artifact at `url` (loaded by `goto`); `extra_origins` are allowed too."""
+        self.url = url
+        self.origin = origin_of(url)
+        self.allowed_origins = {self.origin, *(origin_of(o) for o in extra_origins)}
 
     # ---- network ----------------------------------------------------------------------------------------
 

@@ -78,6 +78,31 @@ def test_each_session_is_a_fresh_context(site, browser_settings) -> None:
     assert asyncio.run(main()) == ["empty"] * 4
 
 
+def test_sessions_start_on_pages_prepared_in_the_background(site, browser_settings) -> None:
+    """Each default-viewport session but a busy pool's takes the page prepared after the last one closed: a
+    context of its own, never one a session used before; a session at another viewport gets a fresh one."""
+    from runner.browser.launch import Viewport
+
+    url = site.add("/", "<script>document.title = localStorage.getItem('k') || 'empty'; localStorage.setItem('k', 'set')</script>")
+
+    async def main(settings: BrowserSettings) -> tuple[list[str], int, int]:
+        titles, contexts = [], []  # kept alive, so no two can share an id
+        async with BrowserPool(settings) as pool:
+            for _ in range(3):
+                async with pool.session(url) as session:
+                    contexts.append(session.context)
+                    await session.goto()
+                    titles.append(await session.page.title())
+            async with pool.session(url, viewport=Viewport(640, 480)) as session:
+                await session.goto()
+                assert await session.page.evaluate("innerWidth") == 640
+            return titles, len({id(context) for context in contexts}), pool.spares_used
+
+    assert asyncio.run(main(browser_settings)) == (["empty"] * 3, 3, 3)
+    without = browser_settings.model_copy(update={"spare_page": False})
+    assert asyncio.run(main(without)) == (["empty"] * 3, 3, 0)
+
+
 def test_relaunches_after_browser_closed_behind_its_back(site, browser_settings) -> None:
     url = site.add("/", "<p>alive</p>")
 
