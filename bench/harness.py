@@ -1,6 +1,6 @@
 """Per-turn harness overhead: the runner's pipeline in both sandboxes against a naive pipeline, stage by stage.
 
-    .venv/bin/python bench/harness.py [--repeats 2] [--sandboxes local,docker]
+    .venv/bin/python bench/harness.py [--repeats 2] [--sandboxes local,docker[,local-fresh-page]]
 
 Runner: the smoke suite's oracle run (9 React turns, rules judge, probe actor, tracking off, one episode at a
 time), run in-process through the real engine once per sandbox (`sandbox=local`: bubblewrap; `sandbox=docker`:
@@ -10,6 +10,9 @@ evidence, actor, checks (the rules judge's live contract checks), judge. The har
 build, serve, evidence and probe with the glue between them: `total - model - judge - checks`. The checks are
 the judge's own work (the rules judge decides from them; a VLM judge runs none), and the naive pipeline has no
 judge either; the bench also prints the overhead with the checks counted in.
+
+`local-fresh-page` is `sandbox=local` with `browser.spare_page=false`: every session creates its context and
+page when the turn needs them instead of taking the one the pool prepared while the turn built.
 
 Naive: the same reference artifacts, each with a fresh `npm install` and `vite build` in a copy of the
 template, a new browser per turn and a plain HTTP server (no sandbox); evidence and the probe as the runner
@@ -59,14 +62,20 @@ def overhead(timings: dict[str, float], *, excluded: tuple[str, ...] = JUDGING) 
     return timings.get("total", 0.0) - sum(timings.get(name, 0.0) for name in excluded)
 
 
-def runner_turns(sandbox: str, repeats: int, scratch: Path) -> list[dict[str, float]]:
+PIPELINES = {"local": ["sandbox=local"], "docker": ["sandbox=docker"],
+             "local-fresh-page": ["sandbox=local", "browser.spare_page=false"]}
+
+
+def runner_turns(pipeline: str, repeats: int, scratch: Path) -> list[dict[str, float]]:
+    if pipeline not in PIPELINES:
+        raise SystemExit(f"--sandboxes: unknown pipeline {pipeline!r} (known: {', '.join(PIPELINES)})")
     timings: list[dict[str, float]] = []
     for repeat in range(repeats):
-        records = run_quietly(["model=oracle", "suite=smoke", "judge=rules", "actor=probe", f"sandbox={sandbox}",
-                               "tracking=off", "concurrency.episodes=1"], scratch / f"{sandbox}-{repeat}")
+        records = run_quietly(["model=oracle", "suite=smoke", "judge=rules", "actor=probe", *PIPELINES[pipeline],
+                               "tracking=off", "concurrency.episodes=1"], scratch / f"{pipeline}-{repeat}")
         failed = [f"{r['task_id']}/{r['turn']}: {r['status']}" for r in records if r["status"] != "ok"]
         if failed:
-            raise SystemExit(f"sandbox={sandbox}: turns did not pass, the figures would not be a React turn's: {failed}")
+            raise SystemExit(f"{pipeline}: turns did not pass, the figures would not be a React turn's: {failed}")
         timings += [r["timings"] for r in records]
     return timings
 
@@ -149,8 +158,8 @@ def median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def cell(value: float | None) -> str:
-    return f"{value:8.2f}" if value is not None else "       -"
+def cell(value: float | None, width: int = 8) -> str:
+    return f"{value:{width}.2f}" if value is not None else f"{'-':>{width}}"
 
 
 def main() -> None:
@@ -167,20 +176,25 @@ def main() -> None:
     print(f"naive: {len(pipelines['naive'])} turns measured\n", flush=True)
 
     names = list(pipelines)
-    print("median seconds per turn " + "".join(f"{name:>9}" for name in names))
+    width = max(9, *(len(name) + 1 for name in names))
+    print("median seconds per turn " + "".join(f"{name:>{width}}" for name in names))
     for name in STAGES:
-        print(f"  {name:<22}" + "".join(f" {cell(median([t[name] for t in pipelines[p] if name in t]))}" for p in names))
+        print(f"  {name:<22}" + "".join(
+            f" {cell(median([t[name] for t in pipelines[p] if name in t]), width - 1)}" for p in names))
     overheads = {p: median([overhead(t) for t in turns]) or 0.0 for p, turns in pipelines.items()}
     with_checks = {p: median([overhead(t, excluded=("model", "judge")) for t in turns]) for p, turns in pipelines.items()}
-    print(f"  {'overhead':<22}" + "".join(f" {cell(overheads[p])}" for p in names))
+    print(f"  {'overhead':<22}" + "".join(f" {cell(overheads[p], width - 1)}" for p in names))
     print(f"  {'overhead + checks':<22}" + "".join(
-        f" {cell(with_checks[p] if p != 'naive' else None)}" for p in names))
+        f" {cell(with_checks[p] if p != 'naive' else None, width - 1)}" for p in names))
     local = overheads.get("local")
     if local:
         print(f"\nlocal overhead median: {local:.2f} s (goal <= {GOAL_LOCAL_S} s)")
         print(f"naive / local: x{overheads['naive'] / local:.1f} (goal >= {GOAL_NAIVE_RATIO}x)")
         if "docker" in overheads:
             print(f"docker / local: x{overheads['docker'] / local:.2f} (goal <= {GOAL_DOCKER_RATIO}x)")
+        if "local-fresh-page" in overheads:
+            print(f"local-fresh-page / local: x{overheads['local-fresh-page'] / local:.2f} "
+                  "(the prepared page's share of the overhead)")
 
 
 if __name__ == "__main__":
