@@ -77,8 +77,9 @@ class BrowserSettings(BaseModel):
     confine: bool = False
     memory_mb: int = Field(4096, gt=0)  # the confined browser's memory cap (the docker browser's default)
     # Keep the next session's context and blank page prepared (init script, listeners, request filter) while
-    # the worker builds: a turn then skips about 0.2 s of context and page creation. Never shared: each
-    # prepared context serves one session and is closed with it.
+    # the worker waits for its model and builds: a turn then skips the context and page creation (0.14 s of
+    # its serve stage on the 2-core machine, docs/performance.md). Never shared: each prepared context serves
+    # one session and is closed with it.
     spare_page: bool = True
 
     @field_validator("executable_path")

@@ -212,8 +212,8 @@ class PageSession:
     async def prepare(cls, context: BrowserContext, *, nav_timeout_ms: int = 15000,
                       settle_ms: int = 150) -> "PageSession":
         """A session on a blank page of `context` with its init script, listeners and request filter in place,
-        not yet aimed at an artifact (`aim`): until then it allows no origin. Preparing costs about as much
-        as a page load's own work, so a pool prepares the next session while its worker builds."""
+        not yet aimed at an artifact (`aim`): until then it allows no origin. A pool prepares the next session
+        while its worker is busy elsewhere (browser.spare_page)."""
         holder: list[PageSession] = []
         await context.expose_binding("__genuiReport", lambda source, data: holder and holder[0]._on_report(data))
         await context.add_init_script(script=_INIT_SCRIPT)
