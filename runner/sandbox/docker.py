@@ -256,6 +256,44 @@ class DockerIsolation:
         with self._created_lock:
             self._created.pop(container.id, None)
 
+    async def _launch(self, role: str, **options: Any) -> Any:
+        """Create and start a container of the build image for `role` in a worker thread; return it started.
+
+        A turn cancelled meanwhile (its timeout, a stopped run) cannot stop the thread's engine calls, and a
+        container they make after it gave up would be nobody's: never removed, and once started a build that
+        runs on. So the thread removes, unstarted, what it creates after the cancellation, and the cancelled
+        coroutine removes what was created before it. A container whose start fails is removed too."""
+        gave_up = False
+        made: list[Any] = []
+        lock = threading.Lock()
+
+        def launch() -> Any:
+            container = self._with_engine(self.client().containers.create, self.images["build"].tag,
+                                          labels=self._labels(role), **options)
+            self._track(container, role)
+            with lock:
+                made.append(container)
+                abandoned = gave_up
+            if abandoned:
+                self._remove(container)
+                return container
+            try:
+                self._with_engine(container.start)
+            except BaseException:
+                self._remove(container)
+                raise
+            return container
+
+        try:
+            return await asyncio.to_thread(launch)
+        except asyncio.CancelledError:
+            with lock:
+                gave_up = True
+                leftovers = list(made)
+            for container in leftovers:
+                self._remove(container)
+            raise
+
     def _with_engine(self, call: Any, *args: Any, **kwargs: Any) -> Any:
         """`call(...)`, repeated while the engine is unreachable (restarting), for at most `engine_wait_s`."""
         deadline = time.monotonic() + self.settings.engine_wait_s
@@ -470,18 +508,14 @@ class DockerIsolation:
         try:
             if chown_to is not None:
                 await asyncio.to_thread(self._hand_over, mounts, chown_to)
-            container = await asyncio.to_thread(
-                self._with_engine, self.client().containers.create, self.images["build"].tag, command=command, user=user,
-                working_dir=cwd, network_mode=settings.network, labels=self._labels("build"),
+            container = await self._launch(
+                "build", command=command, user=user,
+                working_dir=cwd, network_mode=settings.network,
                 volumes=_volumes(mounts), environment={"HOME": "/tmp", **env},
                 ulimits=[_ulimit("nofile", 1024), _ulimit("core", 0)], log_config=_capped_log(settings.max_log_bytes),
                 detach=True, **self._hardening(settings.memory_mb, settings.pids),
             )
-            self._track(container, "build")
-            await asyncio.to_thread(self._with_engine, container.start)
         except Exception as exc:  # docker errors: the sandbox failed, not the artifact
-            if container is not None:
-                await asyncio.to_thread(self._remove, container)
             return RunOutcome(None, "", setup_error=f"could not start the build container: {exc}")
         timed_out = False
         started = time.monotonic()
@@ -566,15 +600,12 @@ class DockerIsolation:
             else:
                 port = 8000
                 network_args = {"network": (await asyncio.to_thread(self._ensure_network)).name}
-            container = await asyncio.to_thread(
-                self._with_engine, self.client().containers.create, self.images["build"].tag,
-                command=["python3", "-B", "-s", "-c", LISTEN_SHIM, "0.0.0.0", str(port), *command],
-                user=user, working_dir="/tmp", labels=self._labels("serve"), volumes=_volumes(mounts),
+            container = await self._launch(
+                "serve", command=["python3", "-B", "-s", "-c", LISTEN_SHIM, "0.0.0.0", str(port), *command],
+                user=user, working_dir="/tmp", volumes=_volumes(mounts),
                 environment={"PYTHONUTF8": "1", "HOME": "/tmp"}, detach=True, **network_args,
                 **self._hardening(settings.server_memory_mb, settings.server_pids),
             )
-            self._track(container, "serve")
-            await asyncio.to_thread(self._with_engine, container.start)
             if settings.browser_in_container:
                 probe_url, url = f"http://{browser_ip}:{port}/", f"http://127.0.0.1:{port}/"
             else:

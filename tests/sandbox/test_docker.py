@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import subprocess
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -267,6 +268,45 @@ def test_hanging_build_is_killed_at_the_timeout(tmp_path: Path, label: str) -> N
     assert result.status == "timeout", result.log
     assert "killed after 3.0s" in result.log
     assert elapsed < 20
+
+
+def test_a_build_cancelled_while_its_container_is_made_leaves_no_container(tmp_path: Path, label: str,
+                                                                           engine, monkeypatch) -> None:
+    """The engine is slow to create the build container (a fault injected into the client) and the turn is
+    cancelled meanwhile: the container the engine still makes is removed, never started, before the
+    sandbox closes (an untracked one would outlive the run, and a started hanging build would run on)."""
+    from docker.models.containers import ContainerCollection
+
+    real_create = ContainerCollection.create
+    creating = threading.Event()
+
+    def slow_create(self, *args, **kwargs):
+        if (kwargs.get("labels") or {}).get(LABEL_SANDBOX) == label:
+            creating.set()
+            time.sleep(1.5)
+        return real_create(self, *args, **kwargs)
+
+    monkeypatch.setattr(ContainerCollection, "create", slow_create)
+    flt = {"label": f"{LABEL_SANDBOX}={label}"}
+
+    async def scenario() -> list:
+        sandbox = _sandbox(label, browser_in_container=False, build_command=["node", "-e", "setInterval(() => {}, 1000)"])
+        try:
+            build = asyncio.create_task(sandbox.build(FILES, tmp_path / "ws"))
+            for _ in range(1200):  # the build's set-up first (images, modules volume), then the slow create
+                if creating.is_set():
+                    break
+                await asyncio.sleep(0.05)
+            assert creating.is_set()
+            build.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await build
+            await asyncio.sleep(3.0)  # the create returns meanwhile
+            return engine.containers.list(all=True, filters=flt)
+        finally:
+            await sandbox.aclose()
+
+    assert asyncio.run(scenario()) == []
 
 
 def test_limits_and_hardening_are_applied(tmp_path: Path, label: str) -> None:
