@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from runner.models.parse import render_json_output
+from runner.sandbox.docker import LABEL_OWNER
 from runner.suites.native import load_native_tasks
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 from tests.support.components import in_ci
@@ -238,3 +241,9 @@ def test_a_docker_engine_restarted_mid_turn_makes_that_slot_infra_and_the_run_go
     assert summary["infra_failures"] == 1 and summary["status_counts"]["infra"] == 1
     run_log = (run_dir / "__main__.log").read_text()
     assert "starting it again" in run_log, "the browser container was not started again after the restart"
+    # Creates the engine carried out while it went down (their answers lost, so made again) are removed too.
+    import docker
+
+    with contextlib.closing(docker.from_env(timeout=30)) as client:
+        owner = f"{socket.gethostname()}:{process.pid}"
+        assert client.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner}"}) == []

@@ -628,6 +628,12 @@ class DockerIsolation:
 
         with self._created_lock:
             leftovers = list(self._created)
+        # Also what the engine made for this process that it never heard of: a create the engine carried out
+        # while its answer was lost (the engine restarting; `_with_engine` then creates again).
+        with contextlib.suppress(Exception):
+            owned = self._client.containers.list(all=True, filters={"label": [
+                f"{LABEL_SANDBOX}={self.settings.label}", f"{LABEL_OWNER}={self.owner}"]})
+            leftovers += [container.id for container in owned if container.id not in leftovers]
         for container_id in leftovers:
             try:
                 self._client.containers.get(container_id).remove(force=True)
