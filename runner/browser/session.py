@@ -155,7 +155,7 @@ class PageSession:
     """One page of a fresh context on the artifact at `url`.
 
     Everything the page asks for outside the artifact's own origin is refused and logged as blocked.
-    Create with `PageSession.open(context, url)` (BrowserPool.session does this).
+    Create with `PageSession.prepare(context)`, then `aim(url)` (BrowserPool.session does this).
     """
 
     def __init__(
@@ -193,20 +193,6 @@ class PageSession:
         self._entries: dict[Request, NetworkRequest] = {}
         self._tool_calls_in_flight: set[Request] = set()  # the page's tool-bridge requests not yet answered
         self._tool_bridge_active_at = float("-inf")  # monotonic time a bridge request last started or ended
-
-    @classmethod
-    async def open(
-        cls,
-        context: BrowserContext,
-        url: str,
-        *,
-        nav_timeout_ms: int = 15000,
-        settle_ms: int = 150,
-        extra_origins: Sequence[str] = (),
-    ) -> "PageSession":
-        session = await cls.prepare(context, nav_timeout_ms=nav_timeout_ms, settle_ms=settle_ms)
-        session.aim(url, extra_origins)
-        return session
 
     @classmethod
     async def prepare(cls, context: BrowserContext, *, nav_timeout_ms: int = 15000,
@@ -327,7 +313,7 @@ class PageSession:
             await asyncio.sleep(0.02)
         await self._two_frames()
 
-    def requests_unanswered(self) -> int:
+    def _requests_unanswered(self) -> int:
         """The page's requests (within the network log's cap) that have neither a response nor a failure yet."""
         return sum(1 for entry in self._entries.values()
                    if entry.status is None and not entry.failure and not entry.blocked)
@@ -335,7 +321,7 @@ class PageSession:
     async def requests_answered(self, timeout_s: float) -> None:
         """Wait (at most `timeout_s`) until every logged request has its response or its failure."""
         deadline = time.monotonic() + timeout_s
-        while self.requests_unanswered() and time.monotonic() < deadline:
+        while self._requests_unanswered() and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
 
     async def _two_frames(self) -> None:
