@@ -5,15 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from runner.browser.confine import BrowserConfinement
+from runner.browser.launcher import DEFAULT_DISABLED_FEATURES, FEATURE_NAME, write_launcher
 from runner.browser.session import PageSession
 
 log = logging.getLogger(__name__)
@@ -81,11 +85,23 @@ class BrowserSettings(BaseModel):
     # its serve stage on the 2-core machine, docs/performance.md). Never shared: each prepared context serves
     # one session and is closed with it.
     spare_page: bool = True
+    # Chromium features turned off in every browser the runner launches itself (local, confined or not), merged
+    # with Playwright's own list by the launcher (runner/browser/launcher.py: the omnibox popup WebUI and the
+    # spare renderer, which start two renderer processes per context that no page uses). [] keeps them all.
+    disable_features: list[str] = Field(default_factory=lambda: list(DEFAULT_DISABLED_FEATURES))
 
     @field_validator("executable_path")
     @classmethod
     def _empty_is_none(cls, value: str | None) -> str | None:
         return value or None
+
+    @field_validator("disable_features")
+    @classmethod
+    def _feature_names(cls, value: list[str]) -> list[str]:
+        bad = [name for name in value if not FEATURE_NAME.match(name)]
+        if bad:
+            raise ValueError(f"not a Chromium feature name (letters, digits, _): {', '.join(map(repr, bad))}")
+        return value
 
     def args(self) -> list[str]:
         return [*self.launch_args, *self.extra_args]
@@ -124,6 +140,7 @@ class BrowserPool:
         self.confinement: BrowserConfinement | None = None
         self._spare: asyncio.Task[PageSession] | None = None  # the next default-viewport session, being prepared
         self.spares_used = 0  # sessions that started on a prepared page (tests, benches)
+        self._launcher_dir: Path | None = None  # an unconfined browser's launcher (runner/browser/launcher.py)
 
     def _count_launch(self) -> None:
         self.launches += 1
@@ -181,6 +198,9 @@ class BrowserPool:
             confinement, self.confinement = self.confinement, None
             if confinement is not None:
                 await asyncio.to_thread(confinement.close)
+            launcher_dir, self._launcher_dir = self._launcher_dir, None
+            if launcher_dir is not None:
+                shutil.rmtree(launcher_dir, ignore_errors=True)
 
     async def __aenter__(self) -> "BrowserPool":
         await self.start()
@@ -215,13 +235,17 @@ class BrowserPool:
             )
             self._count_launch()
             return self._browser
-        executable = s.executable_path
+        chromium = s.executable_path or self._playwright.chromium.executable_path
         if s.confine:
             if self.confinement is None:
                 confinement = BrowserConfinement(memory_mb=s.memory_mb)
                 await asyncio.to_thread(confinement.start)
                 self.confinement = confinement
-            executable = self.confinement.wrapper(executable or self._playwright.chromium.executable_path)
+            executable = self.confinement.wrapper(chromium, disable_features=s.disable_features)
+        else:
+            self._launcher_dir = self._launcher_dir or Path(tempfile.mkdtemp(prefix="genui-chromium-"))
+            executable = write_launcher(self._launcher_dir / "chromium", chromium,
+                                        disable_features=s.disable_features)
         self._browser = await self._playwright.chromium.launch(
             executable_path=executable,
             headless=s.headless,

@@ -1,0 +1,69 @@
+"""The shell launcher every locally started Chromium goes through: it merges feature switches, then execs.
+
+Chromium keeps only the last `--disable-features=` (and `--enable-features=`) switch of its command line.
+Playwright passes its own list (features it turns off so automation works: paint holding, HTTPS upgrades,
+background requests to Google, ...), so a second switch among the runner's flags would silently turn those
+back on. The launcher joins every occurrence into one switch and adds the runner's own list
+(`BrowserSettings.disable_features`) to it.
+
+The runner's default list (measured on the 2-core machine, docs/performance.md): Chromium's headless mode runs
+the full browser, which opens a window for every new context and preloads that window's omnibox popup, a
+WebUI page in a renderer process of its own (`WebUIOmniboxPopup`, `WebUIOmniboxAimPopup`), and keeps a spare
+renderer started for the next tab (`SpareRendererForSitePerProcess`), which a context that opens one page
+never uses. Each context then started three renderers for one page; without them it starts one, and a
+context with one page load costs about half the CPU (0.25 instead of 0.5 s). None of them takes part in
+rendering a page.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+# Chromium's own feature names (base::Feature); only these characters, so they go into the script as they are.
+FEATURE_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+
+# Not used by a page the runner loads; see the module docstring.
+DEFAULT_DISABLED_FEATURES: tuple[str, ...] = (
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+    "SpareRendererForSitePerProcess",
+)
+
+
+def launcher_script(chromium: str, *, disable_features: Sequence[str] = (), preamble: str = "",
+                    exec_prefix: Sequence[str] = ()) -> str:
+    """A POSIX sh script that runs `preamble`, then execs `exec_prefix + [chromium]` with its own arguments,
+    every feature switch among them merged into one (and `disable_features` added to the disabled ones)."""
+    bad = [name for name in disable_features if not FEATURE_NAME.match(name)]
+    if bad:
+        raise ValueError(f"browser.disable_features: not a Chromium feature name: {', '.join(map(repr, bad))}")
+    command = " ".join(shlex.quote(part) for part in [*exec_prefix, chromium])
+    return (
+        "#!/bin/sh\n"
+        f"{preamble}"
+        f"disabled={shlex.quote(','.join(disable_features))}\n"
+        "enabled=\n"
+        "for arg do\n"
+        "  shift\n"
+        "  case $arg in\n"
+        '    --disable-features=*) disabled="${disabled:+$disabled,}${arg#--disable-features=}" ;;\n'
+        '    --enable-features=*) enabled="${enabled:+$enabled,}${arg#--enable-features=}" ;;\n'
+        '    *) set -- "$@" "$arg" ;;\n'
+        "  esac\n"
+        "done\n"
+        '[ -n "$enabled" ] && set -- "$@" "--enable-features=$enabled"\n'
+        '[ -n "$disabled" ] && set -- "$@" "--disable-features=$disabled"\n'
+        f'exec {command} "$@"\n'
+    )
+
+
+def write_launcher(path: Path, chromium: str, *, disable_features: Sequence[str] = (), preamble: str = "",
+                   exec_prefix: Sequence[str] = ()) -> str:
+    """Write `launcher_script(...)` to `path` as an executable; return its path."""
+    path.write_text(launcher_script(chromium, disable_features=disable_features, preamble=preamble,
+                                    exec_prefix=exec_prefix))
+    path.chmod(0o755)
+    return str(path)
