@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import (
     BrowserContext,
+    CDPSession,
     ConsoleMessage,
     Dialog,
     Error as PlaywrightError,
@@ -193,6 +194,7 @@ class PageSession:
         self._entries: dict[Request, NetworkRequest] = {}
         self._tool_calls_in_flight: set[Request] = set()  # the page's tool-bridge requests not yet answered
         self._tool_bridge_active_at = float("-inf")  # monotonic time a bridge request last started or ended
+        self._cdp: CDPSession | None = None  # for the fast screenshots; closes with the page
 
     @classmethod
     async def prepare(cls, context: BrowserContext, *, nav_timeout_ms: int = 15000,
@@ -459,12 +461,17 @@ class PageSession:
     async def screenshot(self, path: Path, *, full_page: bool = False) -> None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if full_page:
-            path.write_bytes(await self.full_page_png())
-            return
-        await self.page.screenshot(
-            path=str(path), full_page=False, animations="disabled", caret="hide", timeout=self.nav_timeout_ms
-        )
+        path.write_bytes(await (self.full_page_png() if full_page else self.viewport_png()))
+
+    async def viewport_png(self) -> bytes:
+        """The viewport as a PNG: the pixels of Playwright's `screenshot(animations="disabled", caret="hide")`,
+        encoded for speed like full_page_png (measured: 17 ms instead of 33 ms for a 1280 x 800 view, and no
+        style element added to the page, which Playwright's caret hiding does and a mutation observer sees)."""
+        size = await self.evaluate(_PAGE_SIZE_JS)
+        if size is None or size["animations"]:
+            return await self.page.screenshot(full_page=False, animations="disabled", caret="hide",
+                                              timeout=self.nav_timeout_ms, type="png")
+        return await self._fast_png({})
 
     async def full_page_png(self) -> bytes:
         """A full-page PNG: the pixels of Playwright's `screenshot(full_page=True, animations="disabled",
@@ -481,14 +488,15 @@ class PageSession:
                                               timeout=self.nav_timeout_ms, type="png")
         fits = size["width"] <= size["viewport_width"] and size["height"] <= size["viewport_height"]
         clip = {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}
-        cdp = await self.context.new_cdp_session(self.page)
-        try:
-            shot = await asyncio.wait_for(
-                cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True, "clip": clip,
-                                                    "captureBeyondViewport": not fits}),
-                timeout=self.nav_timeout_ms / 1000)
-        finally:
-            await cdp.detach()
+        return await self._fast_png({"clip": clip, "captureBeyondViewport": not fits})
+
+    async def _fast_png(self, options: dict[str, Any]) -> bytes:
+        """Page.captureScreenshot with the fast PNG encoder, over this page's own CDP session (kept open)."""
+        if self._cdp is None:
+            self._cdp = await self.context.new_cdp_session(self.page)
+        shot = await asyncio.wait_for(
+            self._cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True, **options}),
+            timeout=self.nav_timeout_ms / 1000)
         return base64.b64decode(shot["data"])
 
     async def visible_text(self) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
 import pytest
 
 from runner.browser.launch import BrowserPool
 from runner.browser.session import origin_of
+from runner.metrics.image import load_rgb
 
 pytestmark = pytest.mark.browser
 
@@ -161,6 +163,39 @@ def test_animations_are_frozen_without_touching_the_dom(site, browser_settings) 
                 return style
 
     assert asyncio.run(main()) == ["0s", "0s", 1]  # only the page's own <style>: ours is adopted, not inserted
+
+
+def test_viewport_png_has_playwrights_pixels_and_adds_nothing_to_the_dom(site, browser_settings) -> None:
+    # Unscrolled and scrolled, with a focused input (its caret hidden in both), and a page with a running Web
+    # Animation (Playwright's own path): the pixels of Playwright's screenshot, and no mutation on the page.
+    plain = ("<body><input autofocus value='caret'>" + "<p>a paragraph of text</p>" * 80 + "</body>")
+    animated = (plain + "<div id='a' style='width:50px;height:50px;background:red'></div><script>"
+                "document.getElementById('a').animate([{opacity: 0}, {opacity: 1}], "
+                "{duration: 100000, iterations: Infinity})</script>")
+    urls = [site.add("/plain", plain), site.add("/animated", animated)]
+
+    async def main() -> list[tuple[bytes, bytes, int]]:
+        shots = []
+        async with BrowserPool(browser_settings) as pool:
+            for url in urls:
+                async with pool.session(url) as session:
+                    await session.goto()
+                    await session.page.focus("input")
+                    for scroll in (0, 600):
+                        await session.page.evaluate("(y) => window.scrollTo(0, y)", scroll)
+                        await session.reset_mutations()
+                        ours = await session.viewport_png()
+                        mutations = await session.mutation_count(character_data=True)
+                        theirs = await session.page.screenshot(animations="disabled", caret="hide")
+                        shots.append((ours, theirs, mutations))
+        return shots
+
+    shots = asyncio.run(main())
+    for ours, theirs, _ in shots:
+        assert np.array_equal(load_rgb(ours), load_rgb(theirs))
+        assert load_rgb(ours).shape == (browser_settings.viewport_height, browser_settings.viewport_width, 3)
+    assert [mutations for _, _, mutations in shots[:2]] == [0, 0]  # the fast path touches no node
+    assert not np.array_equal(load_rgb(shots[0][0]), load_rgb(shots[1][0]))  # the scrolled view is captured
 
 
 def test_dialogs_and_popups_never_block(site, browser_settings) -> None:
