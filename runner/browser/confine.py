@@ -25,7 +25,6 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 from runner.browser.launcher import write_launcher
@@ -160,9 +159,9 @@ class BrowserConfinement:
                     raise ConfinementError(f"the browser's network namespace has no loopback: {exc}") from exc
                 time.sleep(0.01)
 
-    def wrapper(self, chromium: str, *, disable_features: Sequence[str] = ()) -> str:
+    def wrapper(self, chromium: str) -> str:
         """An executable that joins the cgroups and the namespace, then execs `chromium` with its arguments
-        (feature switches merged, `disable_features` added: runner/browser/launcher.py)."""
+        (feature switches merged: runner/browser/launcher.py)."""
         if not self.netns:
             raise ConfinementError("confinement not started")
         self._scratch = self._scratch or Path(tempfile.mkdtemp(prefix="genui-browser-"))
@@ -170,8 +169,8 @@ class BrowserConfinement:
         if nsenter is None:
             raise ConfinementError("nsenter (util-linux) is not installed (needed to confine the browser)")
         joins = "".join(f'echo $$ > "{p}" || exit 125\n' for p in (self.cgroups.procs_files if self.cgroups else []))
-        return write_launcher(self._scratch / "chromium", chromium, disable_features=disable_features,
-                              preamble=joins, exec_prefix=[nsenter, f"--net={self.netns}", "--"])
+        return write_launcher(self._scratch / "chromium", chromium, preamble=joins,
+                              exec_prefix=[nsenter, f"--net={self.netns}", "--"])
 
     def alive(self) -> bool:
         """Whether a browser still runs in the cgroup (False once the kernel killed it whole)."""

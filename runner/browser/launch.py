@@ -85,9 +85,10 @@ class BrowserSettings(BaseModel):
     # its serve stage on the 2-core machine, docs/performance.md). Never shared: each prepared context serves
     # one session and is closed with it.
     spare_page: bool = True
-    # Chromium features turned off in every browser the runner launches itself (local, confined or not), merged
-    # with Playwright's own list by the launcher (runner/browser/launcher.py: the omnibox popup WebUI and the
-    # spare renderer, which start two renderer processes per context that no page uses). [] keeps them all.
+    # Chromium features turned off in every browser (local, confined or in the docker browser container): one
+    # `--disable-features=` argument of args(), merged with Playwright's own list by the launcher every browser
+    # starts through (runner/browser/launcher.py: the omnibox popup WebUI and the spare renderer, which start
+    # two renderer processes per context that no page uses). [] keeps them all.
     disable_features: list[str] = Field(default_factory=lambda: list(DEFAULT_DISABLED_FEATURES))
 
     @field_validator("executable_path")
@@ -104,7 +105,9 @@ class BrowserSettings(BaseModel):
         return value
 
     def args(self) -> list[str]:
-        return [*self.launch_args, *self.extra_args]
+        """The launch arguments; `extra_args` last, so they can still override any of the others."""
+        features = [f"--disable-features={','.join(self.disable_features)}"] if self.disable_features else []
+        return [*self.launch_args, *features, *self.extra_args]
 
 
 @dataclass(frozen=True)
@@ -225,7 +228,8 @@ class BrowserPool:
             self._playwright = await async_playwright().start()
         s = self.settings
         if s.connect_url:
-            # playwright run-server reads the launch options of each connection from this header.
+            # playwright run-server reads the launch options of each connection from this header; the docker
+            # sandbox's executable_path is the image's launcher (/opt/genui/chromium), which merges the switches.
             options = {"headless": s.headless, "args": s.args()}
             if s.executable_path:
                 options["executablePath"] = s.executable_path
@@ -241,11 +245,10 @@ class BrowserPool:
                 confinement = BrowserConfinement(memory_mb=s.memory_mb)
                 await asyncio.to_thread(confinement.start)
                 self.confinement = confinement
-            executable = self.confinement.wrapper(chromium, disable_features=s.disable_features)
+            executable = self.confinement.wrapper(chromium)
         else:
             self._launcher_dir = self._launcher_dir or Path(tempfile.mkdtemp(prefix="genui-chromium-"))
-            executable = write_launcher(self._launcher_dir / "chromium", chromium,
-                                        disable_features=s.disable_features)
+            executable = write_launcher(self._launcher_dir / "chromium", chromium)
         self._browser = await self._playwright.chromium.launch(
             executable_path=executable,
             headless=s.headless,

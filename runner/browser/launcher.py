@@ -1,10 +1,13 @@
-"""The shell launcher every locally started Chromium goes through: it merges feature switches, then execs.
+"""The shell launcher every Chromium the runner starts goes through: it merges feature switches, then execs.
 
 Chromium keeps only the last `--disable-features=` (and `--enable-features=`) switch of its command line.
 Playwright passes its own list (features it turns off so automation works: paint holding, HTTPS upgrades,
-background requests to Google, ...), so a second switch among the runner's flags would silently turn those
-back on. The launcher joins every occurrence into one switch and adds the runner's own list
-(`BrowserSettings.disable_features`) to it.
+background requests to Google, ...), and the runner passes its own list as an ordinary launch argument
+(`BrowserSettings.args()` adds `--disable-features=` of `BrowserSettings.disable_features`), so one of the two
+would silently turn the other back on. The launcher joins every occurrence into one switch and execs Chromium.
+It is one mechanism for every browser: written next to a locally launched Chromium (confined or not), and
+shipped in the docker sandbox's browser image as /opt/genui/chromium (images/browser/Dockerfile), the
+executablePath the runner sends to its Playwright server.
 
 The runner's default list (measured on the 2-core machine, docs/performance.md): Chromium's headless mode runs
 the full browser, which opens a window for every new context and preloads that window's omnibox popup, a
@@ -22,7 +25,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-# Chromium's own feature names (base::Feature); only these characters, so they go into the script as they are.
+# Chromium's own feature names (base::Feature): letters, digits and _, so a list is one plain argument.
 FEATURE_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 
 # Not used by a page the runner loads; see the module docstring.
@@ -33,18 +36,14 @@ DEFAULT_DISABLED_FEATURES: tuple[str, ...] = (
 )
 
 
-def launcher_script(chromium: str, *, disable_features: Sequence[str] = (), preamble: str = "",
-                    exec_prefix: Sequence[str] = ()) -> str:
+def launcher_script(chromium: str, *, preamble: str = "", exec_prefix: Sequence[str] = ()) -> str:
     """A POSIX sh script that runs `preamble`, then execs `exec_prefix + [chromium]` with its own arguments,
-    every feature switch among them merged into one (and `disable_features` added to the disabled ones)."""
-    bad = [name for name in disable_features if not FEATURE_NAME.match(name)]
-    if bad:
-        raise ValueError(f"browser.disable_features: not a Chromium feature name: {', '.join(map(repr, bad))}")
+    every `--disable-features=` among them merged into one (and every `--enable-features=` into one)."""
     command = " ".join(shlex.quote(part) for part in [*exec_prefix, chromium])
     return (
         "#!/bin/sh\n"
         f"{preamble}"
-        f"disabled={shlex.quote(','.join(disable_features))}\n"
+        "disabled=\n"
         "enabled=\n"
         "for arg do\n"
         "  shift\n"
@@ -60,10 +59,8 @@ def launcher_script(chromium: str, *, disable_features: Sequence[str] = (), prea
     )
 
 
-def write_launcher(path: Path, chromium: str, *, disable_features: Sequence[str] = (), preamble: str = "",
-                   exec_prefix: Sequence[str] = ()) -> str:
+def write_launcher(path: Path, chromium: str, *, preamble: str = "", exec_prefix: Sequence[str] = ()) -> str:
     """Write `launcher_script(...)` to `path` as an executable; return its path."""
-    path.write_text(launcher_script(chromium, disable_features=disable_features, preamble=preamble,
-                                    exec_prefix=exec_prefix))
+    path.write_text(launcher_script(chromium, preamble=preamble, exec_prefix=exec_prefix))
     path.chmod(0o755)
     return str(path)

@@ -36,7 +36,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.browser.launch import BrowserSettings
 from runner.processes import pid_alive
-from runner.sandbox.images import OFFLINE_BASE, ImageInfo, ensure_images, logs_after_exit, tracking_tags
+from runner.sandbox.images import (
+    IMAGE_LAUNCHER,
+    OFFLINE_BASE,
+    ImageInfo,
+    ensure_images,
+    logs_after_exit,
+    tracking_tags,
+)
 from runner.sandbox.isolation import (
     IN_MODULES,
     BuildTools,
@@ -442,8 +449,9 @@ class DockerIsolation:
                     await asyncio.to_thread(self._start_browser)
                 container, address = self._browsers[self._handed_browsers]
                 self._handed_browsers += 1
+            # The image's launcher, not its Chromium: it merges Playwright's and the runner's feature lists.
             return base.model_copy(update={"connect_url": f"ws://{address}:{PLAYWRIGHT_PORT}/",
-                                           "serve_network": container.id})
+                                           "serve_network": container.id, "executable_path": IMAGE_LAUNCHER})
         # The host's browser reaches the artifact servers by their addresses on the internal network; the
         # resolver lockdown (runner/browser/launch.py) maps IP literals too, so let that subnet through.
         network = await asyncio.to_thread(self._ensure_network)

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from runner import progress
-from runner.sandbox.web_template import TEMPLATE_DIR, ensure_template_modules
+from runner.browser.launcher import launcher_script
+from runner.sandbox.web_template import DEFAULT_CACHE_ROOT, TEMPLATE_DIR, ensure_template_modules
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,10 @@ _BUILD_STEP = re.compile(r"Step (\d+)/(\d+) : (.{0,60})")
 PROXY_ARGS = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 _APT_PACKAGES_ARG = re.compile(r'^ARG\s+APT_PACKAGES="([^"]*)"', re.MULTILINE)
 _SIMULATED_INSTALL = re.compile(r"^Inst (\S+) (?:\[\S+\] )?\((\S+) ", re.MULTILINE)
+IMAGE_CHROMIUM = "/usr/bin/chromium"  # Debian's Chromium in the browser image
+# The browser image's launcher (runner/browser/launcher.py): the executablePath the runner sends, so the
+# container's Chromium gets one merged --disable-features= (Playwright's list and the runner's), as a local one.
+IMAGE_LAUNCHER = "/opt/genui/chromium"
 
 
 @dataclass(frozen=True)
@@ -108,9 +113,25 @@ def _playwright_version(driver: Path) -> str:
     return str(json.loads((driver / "package" / "package.json").read_text())["version"])
 
 
+def browser_launcher_file(cache_root: Path | None = None) -> Path:
+    """The browser image's launcher script, written under the cache root for its build context. Its content
+    depends on nothing but the launcher's code, so the image's recipe (and tag) changes exactly when that does."""
+    script = launcher_script(IMAGE_CHROMIUM)
+    path = Path(cache_root or DEFAULT_CACHE_ROOT).resolve() / "images" / "browser" / "chromium-launcher"
+    current = path.read_text() if path.is_file() else None
+    if current != script or path.stat().st_mode & 0o777 != 0o755:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_name(f".{path.name}.{os.getpid()}")  # renamed into place: never seen half-written
+        scratch.write_text(script)
+        scratch.chmod(0o755)  # the legacy builder keeps the context file's mode: executable for uid 10001
+        os.replace(scratch, path)
+    return path
+
+
 def image_specs(cache_root: Path | None = None) -> dict[str, ImageSpec]:
     """The two sandbox images. Installs the template's node_modules on the host if needed (npm ci, once)."""
     modules = ensure_template_modules(cache_root)
+    launcher = browser_launcher_file(cache_root)
     lockfile = TEMPLATE_DIR / "package-lock.json"
     driver = playwright_driver_dir()
     node = _node_binary()
@@ -133,7 +154,8 @@ def image_specs(cache_root: Path | None = None) -> dict[str, ImageSpec]:
             repository="genui-browser",
             dockerfile=IMAGES_DIR / "browser" / "Dockerfile",
             # The driver's package.json carries the exact Playwright version; its node binary is hashed too.
-            context={"playwright-driver": (driver, driver / "package" / "package.json")},
+            context={"playwright-driver": (driver, driver / "package" / "package.json"),
+                     "chromium-launcher": (launcher, launcher)},
             fixed_versions={"playwright": _playwright_version(driver)},
             recorded_packages=("chromium", "fonts-liberation", "fonts-dejavu-core", "fontconfig"),
         ),

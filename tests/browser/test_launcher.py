@@ -1,4 +1,4 @@
-"""The Chromium launcher: feature switches merged into one, the runner's disabled features added."""
+"""The Chromium launcher: feature switches merged into one, the runner's disabled features among them."""
 
 from __future__ import annotations
 
@@ -24,27 +24,43 @@ def _echo_args(tmp_path: Path) -> str:
 
 
 def test_every_feature_switch_becomes_one_and_other_arguments_pass_unchanged(tmp_path) -> None:
-    launcher = write_launcher(tmp_path / "chromium", _echo_args(tmp_path), disable_features=["Ours", "Second"])
+    launcher = write_launcher(tmp_path / "chromium", _echo_args(tmp_path))
     out = subprocess.run(
         [launcher, "--disable-features=A,B", "--headless", "--enable-features=X", "two words", "$HOME",
-         "--disable-features=C", "--enable-features=Y", "--lang=en"],
+         "--disable-features=C", "--enable-features=Y", "--lang=en", "--disable-features=Ours,Second"],
         capture_output=True, text=True, check=True, timeout=10,
     ).stdout.splitlines()
     assert out[:4] == ["--headless", "two words", "$HOME", "--lang=en"]  # in order, spaces and $ kept
-    assert out[4:] == ["--enable-features=X,Y", "--disable-features=Ours,Second,A,B,C"]
+    assert out[4:] == ["--enable-features=X,Y", "--disable-features=A,B,C,Ours,Second"]
 
 
-def test_without_own_features_or_switches_nothing_is_added(tmp_path) -> None:
+def test_without_switches_nothing_is_added(tmp_path) -> None:
     launcher = write_launcher(tmp_path / "chromium", _echo_args(tmp_path))
     out = subprocess.run([launcher, "--a"], capture_output=True, text=True, check=True, timeout=10).stdout
     assert out.splitlines() == ["--a"]
 
 
+def test_the_script_holds_no_feature_list_of_its_own() -> None:
+    """The same script for every browser (the docker image ships it): the runner's list travels as an argument."""
+    script = launcher_script("/usr/bin/chromium")
+    assert "disabled=\n" in script and not any(name in script for name in DEFAULT_DISABLED_FEATURES)
+    assert script == launcher_script("/usr/bin/chromium"), "deterministic: the browser image's tag hashes it"
+
+
+def test_settings_pass_the_runners_features_as_one_argument() -> None:
+    default = BrowserSettings()
+    assert default.args()[-1] == "--disable-features=" + ",".join(DEFAULT_DISABLED_FEATURES)
+    assert sum(a.startswith("--disable-features=") for a in default.args()) == 1
+    assert not any(a.startswith("--disable-features=") for a in BrowserSettings(disable_features=[]).args())
+    assert BrowserSettings(disable_features=["One"], extra_args=["--x"]).args()[-2:] == [
+        "--disable-features=One", "--x"]  # extra_args stay last
+
+
 def test_a_feature_name_that_is_no_name_is_refused() -> None:
-    with pytest.raises(ValueError, match="not a Chromium feature name: 'A;rm'"):
-        launcher_script("/usr/bin/chromium", disable_features=["A;rm"])
     with pytest.raises(ValidationError, match="disable_features"):
         BrowserSettings(disable_features=["$(x)"])
+    with pytest.raises(ValidationError, match="not a Chromium feature name"):
+        BrowserSettings(disable_features=["A,B"])  # a comma would smuggle in a second list
     assert BrowserSettings().disable_features == list(DEFAULT_DISABLED_FEATURES)
 
 

@@ -229,6 +229,54 @@ def test_each_worker_has_its_own_browser_container_and_loopback(tmp_path: Path, 
     asyncio.run(scenario())
 
 
+def _container_processes(container) -> list[list[str]]:
+    """The argv of every process in a running container (the browser image has no ps: /proc, read by sh)."""
+    script = 'for f in /proc/[0-9]*/cmdline; do cat "$f" 2>/dev/null; printf "\\n"; done'
+    code, output = container.exec_run(["sh", "-c", script], user="10001:10001")
+    assert code == 0, output
+    return [line.rstrip("\0").split("\0") for line in output.decode(errors="replace").splitlines() if line]
+
+
+@pytest.mark.browser
+def test_the_container_browser_gets_one_feature_switch_with_the_runners_features(tmp_path: Path, label: str,
+                                                                                 engine) -> None:
+    """Connected as the runner connects (browser_settings, x-playwright-launch-options): the image's launcher
+    merges Playwright's --disable-features= and the runner's into the one switch Chromium keeps, so a context
+    with one page runs one renderer (not three) in the container too."""
+    from runner.browser.launch import BrowserPool, BrowserSettings
+    from runner.browser.launcher import DEFAULT_DISABLED_FEATURES
+
+    async def scenario() -> list[list[str]]:
+        sandbox = _sandbox(label)
+        try:
+            settings = await sandbox.browser_settings(BrowserSettings())
+            container = engine.containers.get(settings.serve_network)
+            dist = tmp_path / "dist"
+            dist.mkdir()
+            (dist / "index.html").write_text("<!doctype html><title>one</title><p>one page</p>")
+            pool = BrowserPool(settings)
+            async with pool, sandbox.serve(dist, network=pool.network_namespace) as served:
+                async with pool.session(served.url) as session:
+                    await session.goto()
+                    assert "one page" in await session.visible_text()
+                    return await asyncio.to_thread(_container_processes, container)
+        finally:
+            await sandbox.aclose()
+
+    processes = asyncio.run(scenario())
+    # Chromium's children rewrite their title (one string: "/usr/lib/chromium/chromium --type=renderer ...").
+    chromium = [argv for argv in processes if argv and argv[0].split(" ", 1)[0].endswith("/chromium")]
+    main = [argv for argv in chromium if "--type=" not in " ".join(argv)]
+    assert len(main) == 1, processes
+    switches = [a[len("--disable-features="):].split(",") for a in main[0] if a.startswith("--disable-features=")]
+    assert len(switches) == 1, switches  # Chromium keeps only the last one
+    # Playwright's own list (e.g. its paint holding switch) and the runner's, together.
+    assert "PaintHolding" in switches[0] and set(DEFAULT_DISABLED_FEATURES) <= set(switches[0]), switches
+    assert sum(a.startswith("--enable-features=") for a in main[0]) <= 1, main[0]
+    renderers = [argv for argv in chromium if " --type=renderer " in " ".join(argv) + " "]
+    assert len(renderers) == 1, renderers  # no omnibox popup page, no spare renderer
+
+
 def test_build_has_no_network(tmp_path: Path, label: str) -> None:
     probe = (
         "fetch('http://deb.debian.org/debian/').then(() => { console.log('REACHED'); process.exit(0); })"

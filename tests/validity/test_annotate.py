@@ -52,7 +52,7 @@ def test_three_slots_labelled_in_a_browser_and_resumed_after_a_restart(tmp_path:
     async def scenario() -> list[str]:
         settings = BrowserSettings()
         async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(executable_path=settings.executable_path, args=settings.args())
+            browser = await playwright.chromium.launch(executable_path=settings.executable_path, args=settings.launch_args)
             page = await browser.new_page()
             server = build_page(Annotation(sample, labels))
             url = server.start()
