@@ -130,7 +130,8 @@ async def naive_turn(probe: ProbeActor, settings: BrowserSettings, task: Any, tu
                 with stage(timings, "evidence"):
                     evidence = await capture_evidence(session, scratch)
                 with stage(timings, "actor"):
-                    await probe.act(session, ActorContext(task=task, turn=turn, evidence=evidence, out_dir=scratch))
+                    await probe.act(session, ActorContext(task=task, turn=turn, evidence=evidence, out_dir=scratch,
+                                                                    page_as_loaded=True))
                 with stage(timings, "evidence"):
                     await write_visit_logs(session, scratch, evidence)
             finally:

@@ -413,7 +413,7 @@ class Engine:
                         start = time.perf_counter()
                         context = ActorContext(task=task, turn=turn, evidence=evidence, out_dir=evidence_dir,
                                                tool_names=sorted(task.extra.get("tools", {})),
-                                               instructions=self.suite.actor_instructions)
+                                               instructions=self.suite.actor_instructions, page_as_loaded=True)
                         trace = await self.services.actor.act(session, context)  # the actor writes trace.json
                         timings["actor"] = time.perf_counter() - start
                         # The judge sees the page the actor left (EvoGenUI-Bench §4.2 "final DOM and screenshot").

@@ -26,6 +26,10 @@ class ActorContext:
     # A user task to carry out as stated (FlowEval's flow goal, §3.2), for actors that take one instruction
     # (UI-TARS); None: the actor checks the turn's request and requirements.
     goal: str | None = None
+    # The page is as its load left it: only the evidence capture (screenshots, DOM and text reads, none of
+    # which changes the DOM) ran on it since, so its mutation counter has counted the page alone since then.
+    # The probe takes that window as its idle window instead of waiting a new one.
+    page_as_loaded: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -299,21 +299,22 @@ class ProbeActor:
         return None
 
     async def act(self, session: "PageSession", context: ActorContext) -> Trace:
-        trace = await self.probe(session, context.out_dir)
-        return trace
+        return await self.probe(session, context.out_dir, page_as_loaded=context.page_as_loaded)
 
     @property
     def _benchmark(self) -> bool:
         return self.settings.mode == "benchmark"
 
-    async def probe(self, session: "PageSession", out_dir: Path) -> Trace:
-        """Run the probe on the session's page; write step screenshots and trace.json into out_dir."""
+    async def probe(self, session: "PageSession", out_dir: Path, *, page_as_loaded: bool = False) -> Trace:
+        """Run the probe on the session's page; write step screenshots and trace.json into out_dir.
+        `page_as_loaded`: nothing but reads ran on the page since its load (ActorContext.page_as_loaded)."""
         counted_text, viewport = session.character_data, session.page.viewport_size
         session.character_data = self.settings.observe_character_data
         try:
             if self._benchmark:
                 await session.page.set_viewport_size(BENCHMARK_VIEWPORT)
-            return await self._probe(session, out_dir)
+            # A resized view may re-render the page: then the time since load is no idle window.
+            return await self._probe(session, out_dir, page_as_loaded=page_as_loaded and not self._benchmark)
         finally:
             session.character_data = counted_text
             if self._benchmark and viewport is not None:
@@ -327,7 +328,7 @@ class ProbeActor:
         return {"probe_mode": self.settings.mode, "observer": ["childList", "subtree", "attributes"]
                 + (["characterData"] if self.settings.observe_character_data else [])}
 
-    async def _probe(self, session: "PageSession", out_dir: Path) -> Trace:
+    async def _probe(self, session: "PageSession", out_dir: Path, *, page_as_loaded: bool) -> Trace:
         s = self.settings
         max_elements = BENCHMARK_MAX_ELEMENTS if self._benchmark else s.max_elements
         out_dir = Path(out_dir)
@@ -340,7 +341,7 @@ class ProbeActor:
             loaded_here = s.reload_first or session.page.url in ("", "about:blank")
             if loaded_here:
                 await session.goto()
-            background = await self._background_mutations(session)
+            background = await self._background_mutations(session, since_load=page_as_loaded or loaded_here)
             found = await session.evaluate(_ENUMERATE_JS, [_SELECTOR, max_elements, self._benchmark])
             handles = await asyncio.wait_for(
                 self._target_handles(session, len(found["elements"])), timeout=s.step_timeout_ms / 1000
@@ -408,11 +409,19 @@ class ProbeActor:
 
     # ---- stage 1 helpers ---------------------------------------------------------------------------------
 
-    async def _background_mutations(self, session: "PageSession") -> int:
-        """Mutations in one idle settle window: a page that mutates on its own (clocks, polling) makes
-        every action look responsive. Reported as a diagnostic; IR itself follows the seed unchanged."""
-        await session.reset_mutations()
-        await session.settle(self.settings.settle_ms)
+    async def _background_mutations(self, session: "PageSession", *, since_load: bool) -> int:
+        """Mutations in one idle window of at least settle_ms: a page that mutates on its own (clocks,
+        polling) makes every action look responsive. Reported as a diagnostic (and it decides whether views
+        can be reused); IR itself follows the seed unchanged.
+
+        `since_load`: the page was only read since its load, so the counter the load zeroed has counted an
+        idle window already (the evidence capture's time); it is only topped up to settle_ms. That saves
+        a whole settle window per turn (docs/performance.md)."""
+        counted = session.seconds_counted_since_load() if since_load else None
+        if counted is None:
+            await session.reset_mutations()
+            counted = 0.0
+        await session.settle(max(0, round(self.settings.settle_ms - counted * 1000)))
         return await session.mutation_count()
 
     async def _target_handles(self, session: "PageSession", count: int) -> list[ElementHandle | None]:

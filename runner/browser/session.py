@@ -195,6 +195,9 @@ class PageSession:
         self._tool_calls_in_flight: set[Request] = set()  # the page's tool-bridge requests not yet answered
         self._tool_bridge_active_at = float("-inf")  # monotonic time a bridge request last started or ended
         self._cdp: CDPSession | None = None  # for the fast screenshots; closes with the page
+        # When the mutation counter was last zeroed, and whether by the load (goto) rather than a reset since.
+        self._counting_since = float("-inf")
+        self._counting_since_load = False
 
     @classmethod
     async def prepare(cls, context: BrowserContext, *, nav_timeout_ms: int = 15000,
@@ -418,6 +421,7 @@ class PageSession:
         self.response_status = response.status if response is not None else None
         await self.settle()
         await self.reset_mutations()
+        self._counting_since_load = True
         return time.monotonic() - started
 
     async def settle(self, ms: int | None = None) -> None:
@@ -450,6 +454,13 @@ class PageSession:
 
     async def reset_mutations(self) -> None:
         await self.evaluate("() => window.__genuiResetMutations && window.__genuiResetMutations()")
+        self._counting_since, self._counting_since_load = time.monotonic(), False
+
+    def seconds_counted_since_load(self) -> float | None:
+        """How long the mutation counter has run since the last load zeroed it; None when it was zeroed
+        again since (or the page was never loaded here). Whether the page was only read in that time (the
+        evidence capture) is for the caller to know: actions through `page` do not zero the counter."""
+        return time.monotonic() - self._counting_since if self._counting_since_load else None
 
     async def mutation_count(self, *, character_data: bool | None = None) -> int:
         """Mutation records since the last reset: childList and attributes (I-WebGenBench App. B.1), plus

@@ -8,6 +8,7 @@ import json
 import shutil
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -226,6 +227,37 @@ def test_background_mutations_are_reported(site, tmp_path) -> None:
     )
     trace, _, _ = _run_probe(url, tmp_path, ProbeSettings(screenshots=False))
     assert trace.summary["background_mutations"] > 0  # so this button's "response" is not trustworthy
+
+
+def test_a_page_only_read_since_its_load_is_watched_from_the_load(site, tmp_path) -> None:
+    """With page_as_loaded the idle window is the time since the load (the evidence capture's reads), so a
+    page that changes once in that time is seen changing by itself, and no new window is waited; without
+    it, or when the counter was zeroed since the load, the probe waits a window of its own."""
+    url = site.add(
+        "/",
+        "<p id=late>waiting</p><button>Noop</button>"
+        "<script>addEventListener('load', () => setTimeout(() => { late.textContent = 'late'; }, 250))</script>",
+    )
+
+    async def main() -> list[int]:
+        counts = []
+        async with BrowserPool(BrowserSettings(settle_ms=100)) as pool:
+            for as_loaded, zeroed_since in ((True, False), (False, False), (True, True)):
+                async with pool.session(url) as session:
+                    await session.goto()
+                    assert session.seconds_counted_since_load() is not None
+                    await asyncio.sleep(1.0)  # the capture's time; the page changes once in it
+                    if zeroed_since:
+                        await session.reset_mutations()
+                        assert session.seconds_counted_since_load() is None
+                    context = replace(_context(tmp_path / str(len(counts))), page_as_loaded=as_loaded)
+                    trace = await ProbeActor(ProbeSettings(screenshots=False)).act(session, context)
+                    counts.append(trace.summary["background_mutations"])
+        return counts
+
+    since_load, own_window, zeroed_since_load = asyncio.run(main())
+    assert since_load > 0
+    assert own_window == 0 and zeroed_since_load == 0
 
 
 def test_hung_page_aborts_the_probe_within_bounds(site, tmp_path) -> None:
