@@ -24,7 +24,7 @@ from runner.models.cache import ResponseCache
 from runner.models.serving import SERVER_LOG_DIR, log_server_logs
 from runner.roles import RunRoles, check_declared_roles, roles_used, server_claims
 from runner.capacity import resolve_concurrency
-from runner.placement import PhasePlan, detect_gpus, plan_phases
+from runner.placement import PhasePlan, detect_gpus, phase_roles, plan_phases
 from runner.records import RunDirectory, TurnRecord
 from runner.report.console import print_summary
 from runner.models.base import Model
@@ -221,7 +221,7 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
             if tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
                 roles.trace_to(tracker.log_model_call)
             # Served models (vLLM) start lazily, on the first call of their role; logs go to the run dir.
-            generation_roles = [role for role in ("generator", "actor") if role in used]
+            generation_roles, _ = phase_roles(used)  # the suite's own roles too (runner/placement.py)
             services = Services(model=model, sandbox=sandbox, actor=actor, judge=judge, browsers=browsers, tracker=tracker)
 
             requested = sum(len(task.turns) for task in tasks)
@@ -236,7 +236,8 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
                 ensure_generation=lambda: roles.ensure(*generation_roles),
                 ensure_judge=(lambda: roles.ensure("judge")) if "judge" in used else None,
             )
-            # Staged: the generator's and actor's servers stop before the judge's may start.
+            # Staged: the generation phase's servers (generator, actor, the suite's roles) stop before the
+            # judge's may start.
             records = await engine.run(
                 tasks, staged=plan.staged, stage=config.run.stage,
                 between_phases=(lambda: roles.stop(*generation_roles)) if plan.staged else None,

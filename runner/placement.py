@@ -1,7 +1,7 @@
 """The phase plan: which model servers may be resident at once, decided from the GPU memory they claim.
 
-A run has two phases: generation-and-execution (generator and actor resident) and judging (judge resident,
-from frozen evidence packets). `run.phases=together` keeps every server of the run up at once and judges each
+A run has two phases: generation-and-execution (generator, actor and the suite's own roles resident) and
+judging (judge resident, from frozen evidence packets). `run.phases=together` keeps every server of the run up at once and judges each
 slot as soon as its packet is frozen; `staged` stops the generation servers before the judge's starts;
 `auto` co-locates when the claims fit the machine's GPUs and stages otherwise.
 
@@ -26,12 +26,12 @@ __all__ = [
     "ServerClaim",
     "detect_gpus",
     "parse_nvidia_smi",
+    "phase_roles",
     "plan_phases",
 ]
 
 PhaseMode = Literal["auto", "together", "staged"]
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9  # vLLM's --gpu-memory-utilization default
-GENERATION_ROLES = ("generator", "actor")
 JUDGING_ROLES = ("judge",)
 _FIT_EPSILON = 1e-9
 
@@ -47,7 +47,7 @@ class GpuInfo:
 class ServerClaim:
     """What one served model asks of the machine."""
 
-    role: str  # generator, judge or actor
+    role: str  # generator, judge, actor or a suite's own role
     name: str
     tensor_parallel_size: int = 1
     gpu_memory_utilization: float | None = None
@@ -172,11 +172,20 @@ def _overflow(claims: list[ServerClaim], gpus: list[GpuInfo]) -> list[str]:
     return problems
 
 
+def phase_roles(roles: list[str]) -> tuple[list[str], list[str]]:
+    """The run's roles split by phase: (generation-and-execution, judging). The judge judges; every other role,
+    a suite's own included, is called while slots are generated and executed (I-WebGenBench's splitter and
+    merger, WebGen-Bench's tester, MT-Web2Code's caption model while its tasks load), so its server is
+    placed, and stopped when staged, with the generator's."""
+    return [r for r in roles if r not in JUDGING_ROLES], [r for r in roles if r in JUDGING_ROLES]
+
+
 def plan_phases(requested: PhaseMode, claims: list[ServerClaim], gpus: list[GpuInfo], *,
                 roles: list[str]) -> PhasePlan:
     """Decide together or staged. `claims`: the served models of the roles the run uses."""
     local = [c for c in claims if not c.attached]
-    generation = [c for c in local if c.role in GENERATION_ROLES]
+    gen_roles, judge_roles = phase_roles(roles)
+    generation = [c for c in local if c.role not in JUDGING_ROLES]
     judging = [c for c in local if c.role in JUDGING_ROLES]
     warnings: list[str] = []
     if requested == "together":
@@ -201,8 +210,6 @@ def plan_phases(requested: PhaseMode, claims: list[ServerClaim], gpus: list[GpuI
     names = {c.role: [] for c in claims}
     for claim in claims:
         names[claim.role].append(f"{claim.name}{' (attached)' if claim.attached else ''}")
-    gen_roles = [r for r in roles if r in GENERATION_ROLES]
-    judge_roles = [r for r in roles if r in JUDGING_ROLES]
     phases = [
         {"name": "generation", "roles": gen_roles, "servers": [n for r in gen_roles for n in names.get(r, [])]},
         {"name": "judging", "roles": judge_roles, "servers": [n for r in judge_roles for n in names.get(r, [])]},

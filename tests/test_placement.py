@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from runner.placement import GpuInfo, ServerClaim, parse_nvidia_smi, plan_phases
+from runner.placement import GpuInfo, ServerClaim, parse_nvidia_smi, phase_roles, plan_phases
 
 H200 = 143771  # MiB, as nvidia-smi reports an H200
 EIGHT = [GpuInfo(index=i, memory_mib=H200) for i in range(8)]
@@ -69,3 +69,20 @@ def test_attached_servers_claim_nothing_and_the_plan_is_written(tmp_path: Path) 
 def test_nvidia_smi_rows_are_parsed() -> None:
     output = "0, 143771, NVIDIA H200\n1, 143771, NVIDIA H200\nNo devices were found\n"
     assert parse_nvidia_smi(output) == [GpuInfo(0, 143771, "NVIDIA H200"), GpuInfo(1, 143771, "NVIDIA H200")]
+
+
+def test_a_suites_own_roles_share_the_generation_phase() -> None:
+    """I-WebGenBench's block pipeline: splitter and merger are called while slots are generated, so they are
+    placed (and stopped when staged) with the generator: 0.5 + 0.25 + 0.25 fills GPU 0, the judge's 0.5 does
+    not fit beside them -> staged, the judge alone in its phase."""
+    claims = [ServerClaim("generator", "g", 1, 0.5), ServerClaim("splitter", "s", 1, 0.25),
+              ServerClaim("merger", "m", 1, 0.25), ServerClaim("judge", "j", 1, 0.5)]
+    roles = ["generator", "judge", "splitter", "merger"]
+    assert phase_roles(roles) == (["generator", "splitter", "merger"], ["judge"])
+    plan = plan_phases("auto", claims, ONE, roles=roles)
+    assert plan.mode == "staged"
+    assert plan.phases[0]["roles"] == ["generator", "splitter", "merger"]
+    assert plan.phases[0]["servers"] == ["g", "s", "m"] and plan.phases[1]["servers"] == ["j"]
+    assert plan.warnings == []
+    # Without the judge's claim, the three fit at once: nothing to stage.
+    assert plan_phases("auto", claims[:3], ONE, roles=roles[:1] + roles[2:]).mode == "together"
