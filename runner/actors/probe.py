@@ -414,10 +414,10 @@ class ProbeActor:
         polling) makes every action look responsive. Reported as a diagnostic (and it decides whether views
         can be reused); IR itself follows the seed unchanged.
 
-        `since_load`: the page was only read since its load, so the counter the load zeroed has counted an
-        idle window already (the evidence capture's time); it is only topped up to settle_ms. That saves
-        a whole settle window per turn (docs/performance.md)."""
-        counted = session.seconds_counted_since_load() if since_load else None
+        `since_load`: the page was only read since its load, so the counter the load zeroed has watched an
+        idle window already (the stillness before the load's reset, then the evidence capture's time); it is
+        only topped up to settle_ms. That saves a settle window per turn (docs/performance.md)."""
+        counted = session.idle_window_s() if since_load else None
         if counted is None:
             await session.reset_mutations()
             counted = 0.0

@@ -75,11 +75,26 @@ _INIT_SCRIPT = """
   if (window.__genuiInstalled) return;
   window.__genuiInstalled = true;
   const counts = { childList: 0, attributes: 0, characterData: 0 };
-  const add = (records) => { for (const r of records) counts[r.type] += 1; };
+  // When records of each kind were last seen, from the observer's start on: a reset also says how long the
+  // page had been still, which counts toward the probe's idle window (PageSession.idle_window_s).
+  const watchedFrom = performance.now();
+  const last = { structure: watchedFrom, text: watchedFrom };
+  const add = (records) => {
+    if (!records.length) return;
+    const now = performance.now();
+    for (const r of records) {
+      counts[r.type] += 1;
+      if (r.type === 'characterData') last.text = now; else last.structure = now;
+    }
+  };
   const observer = new MutationObserver(add);
   observer.observe(document, { childList: true, subtree: true, attributes: true, characterData: true });
   window.__genuiResetMutations = () => {
-    observer.takeRecords(); counts.childList = counts.attributes = counts.characterData = 0; };
+    add(observer.takeRecords());
+    const now = performance.now();
+    counts.childList = counts.attributes = counts.characterData = 0;
+    return [now - last.structure, now - Math.max(last.structure, last.text)];  // still for, in ms
+  };
   window.__genuiReadMutations = (withText) => {
     add(observer.takeRecords());
     return counts.childList + counts.attributes + (withText ? counts.characterData : 0);
@@ -195,9 +210,11 @@ class PageSession:
         self._tool_calls_in_flight: set[Request] = set()  # the page's tool-bridge requests not yet answered
         self._tool_bridge_active_at = float("-inf")  # monotonic time a bridge request last started or ended
         self._cdp: CDPSession | None = None  # for the fast screenshots; closes with the page
-        # When the mutation counter was last zeroed, and whether by the load (goto) rather than a reset since.
+        # When the mutation counter was last zeroed, whether by the load (goto) rather than a reset since, and
+        # how long the page had been still then: (no child-list or attribute record, no record at all), s.
         self._counting_since = float("-inf")
         self._counting_since_load = False
+        self._still_before_reset = (0.0, 0.0)
 
     @classmethod
     async def prepare(cls, context: BrowserContext, *, nav_timeout_ms: int = 15000,
@@ -453,14 +470,21 @@ class PageSession:
             ) from None
 
     async def reset_mutations(self) -> None:
-        await self.evaluate("() => window.__genuiResetMutations && window.__genuiResetMutations()")
+        still = await self.evaluate("() => window.__genuiResetMutations ? window.__genuiResetMutations() : null")
         self._counting_since, self._counting_since_load = time.monotonic(), False
+        self._still_before_reset = (still[0] / 1000, still[1] / 1000) if still else (0.0, 0.0)
 
-    def seconds_counted_since_load(self) -> float | None:
-        """How long the mutation counter has run since the last load zeroed it; None when it was zeroed
-        again since (or the page was never loaded here). Whether the page was only read in that time (the
-        evidence capture) is for the caller to know: actions through `page` do not zero the counter."""
-        return time.monotonic() - self._counting_since if self._counting_since_load else None
+    def idle_window_s(self, *, character_data: bool | None = None) -> float | None:
+        """The length of the window the mutation counter covers since the last load: the time since the load
+        zeroed it, plus how long the page had been still (no mutation of the counted kinds) before that, so
+        a count of 0 means none in all that time. None when the counter was zeroed again since (or no page
+        was loaded here). Whether the page was only read in that time (the evidence capture) is for the
+        caller to know: actions through `page` do not zero the counter."""
+        if not self._counting_since_load:
+            return None
+        with_text = self.character_data if character_data is None else character_data
+        still = self._still_before_reset[1 if with_text else 0]
+        return time.monotonic() - self._counting_since + still
 
     async def mutation_count(self, *, character_data: bool | None = None) -> int:
         """Mutation records since the last reset: childList and attributes (I-WebGenBench App. B.1), plus

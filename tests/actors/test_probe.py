@@ -245,11 +245,11 @@ def test_a_page_only_read_since_its_load_is_watched_from_the_load(site, tmp_path
             for as_loaded, zeroed_since in ((True, False), (False, False), (True, True)):
                 async with pool.session(url) as session:
                     await session.goto()
-                    assert session.seconds_counted_since_load() is not None
+                    assert session.idle_window_s() is not None
                     await asyncio.sleep(1.0)  # the capture's time; the page changes once in it
                     if zeroed_since:
                         await session.reset_mutations()
-                        assert session.seconds_counted_since_load() is None
+                        assert session.idle_window_s() is None
                     context = replace(_context(tmp_path / str(len(counts))), page_as_loaded=as_loaded)
                     trace = await ProbeActor(ProbeSettings(screenshots=False)).act(session, context)
                     counts.append(trace.summary["background_mutations"])

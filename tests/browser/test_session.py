@@ -145,6 +145,33 @@ def test_mutation_counter_counts_child_and_attribute_changes_and_text_on_request
     }
 
 
+def test_the_idle_window_since_a_load_includes_how_long_the_page_was_still(site, browser_settings) -> None:
+    # A page still since it rendered was watched for at least the settle window when goto returns; a page
+    # that changes every 10 ms (child lists) was not; a text-only ticker is still for the B.1 kinds only; a
+    # reset since the load leaves no such window.
+    settings = browser_settings.model_copy(update={"settle_ms": 300})
+    still = site.add("/still", "<p>still</p>")
+    ticking = site.add("/ticking", "<p id=t></p><script>setInterval(() => { t.textContent = Date.now(); }, 10)</script>")
+    texting = site.add("/texting", "<p id=t>0</p><script>const n = t.firstChild;"
+                                   "setInterval(() => { n.data = String(Date.now()); }, 10)</script>")
+
+    async def windows(url: str) -> tuple[float | None, float | None, float | None]:
+        async with BrowserPool(settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                structure, any_kind = session.idle_window_s(), session.idle_window_s(character_data=True)
+                await session.reset_mutations()
+                return structure, any_kind, session.idle_window_s()
+
+    async def main():
+        return [await windows(url) for url in (still, ticking, texting)]
+
+    (still_s, still_any, still_reset), (tick_s, tick_any, _), (text_s, text_any, _) = asyncio.run(main())
+    assert still_s >= 0.3 and still_any >= 0.3 and still_reset is None
+    assert tick_s < 0.3 and tick_any < 0.3
+    assert text_s >= 0.3 and text_any < 0.3
+
+
 def test_animations_are_frozen_without_touching_the_dom(site, browser_settings) -> None:
     url = site.add(
         "/",
