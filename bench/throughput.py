@@ -185,7 +185,9 @@ def run_level(level: int, episodes: int, base_url: str, scratch: Path, browsers:
     records = [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
     statuses = {record["status"] for record in records}
     if len(records) != episodes or statuses != {"ok"}:
-        raise SystemExit(f"level {level}: {len(records)} records, statuses {statuses}: the harness failed")
+        errors = sorted({str(record.get("error"))[:300] for record in records if record["status"] != "ok"})
+        raise SystemExit(f"level {level}: {len(records)} records, statuses {statuses}: the harness failed; "
+                         f"errors: {errors}")
     return {"slots": len(records), "wall_s": wall, "total_s": total, "per_min": 60 * len(records) / wall,
             "cpu_per_slot": cpu / len(records), "own_cpu_per_slot": own / len(records),
             "machine_cpu_per_slot": busy / len(records), "runner_loop_share": own / total,
