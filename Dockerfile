@@ -1,5 +1,5 @@
-# The runner's own image: the runner package in a venv, Debian's Chromium and fonts, bubblewrap, Node 20 and
-# the web template's node_modules, for users who run everything in containers (docs/docker.md).
+# The runner's own image: the runner package in a venv, Debian's Chromium and fonts, bubblewrap, the pinned build
+# Node and the web template's node_modules, for users who run everything in containers (docs/docker.md).
 #
 #   bash scripts/build-images.sh          # genui-base:bookworm (this machine's apt sources and CA bundle) + sandbox images
 #   docker build -t genui-runner .       # SANDBOX_BUILD_IMAGE defaults to genui-build:current (build-images.sh)
@@ -51,10 +51,15 @@ COPY bench ./bench
 COPY images ./images
 # The web template's node_modules where runner.sandbox.web_template looks for them (cache keyed by lockfile hash).
 COPY --from=template /node_modules /opt/genui/.cache/node_modules.tmp
+# The build image's Node is the pinned build Node: linked where runner.sandbox.build_node looks for it.
 RUN hash=$(/opt/genui/.venv/bin/python -c 'from runner.sandbox.web_template import template_hash; print(template_hash())') \
  && mkdir -p .cache/web-template/$hash \
  && mv .cache/node_modules.tmp .cache/web-template/$hash/node_modules \
  && echo $hash > .cache/web-template/$hash/node_modules/.genui-complete \
+ && set -- $(/opt/genui/.venv/bin/python -c 'from runner.sandbox import build_node as b; print(b.build_node_hash(), b.build_node_package())') \
+ && mkdir -p .cache/build-node/$1/node_modules/$2/bin \
+ && ln -s /usr/local/bin/node .cache/build-node/$1/node_modules/$2/bin/node \
+ && echo $1 > .cache/build-node/$1/node_modules/.genui-complete \
  && node --version && chromium --version && bwrap --version
 
 ENV PATH=/opt/genui/.venv/bin:$PATH LANG=C.UTF-8 PYTHONUNBUFFERED=1

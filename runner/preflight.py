@@ -255,15 +255,33 @@ def check_model(role: ModelRole) -> list[Problem]:
 # --------------------------------------------------------------------------- sandbox, browser, tasks
 
 
+def _check_build_node(node: str | None, cache_root: str | None) -> list[Problem]:
+    """The Node that runs builds: a named one must exist; the pinned one must be installed, or npm be there to
+    install it on the first build."""
+    if node:
+        if shutil.which(node) is None:
+            return [Problem("sandbox.local.node", f"{node} is not an executable Node; artifacts are built with vite",
+                            "name a Node 20+ executable, or remove the key to use the pinned build Node")]
+        return []
+    from runner.sandbox.build_node import BUILD_NODE_DIR, CACHE_FOLDER, build_node_hash
+    from runner.sandbox.web_template import DEFAULT_CACHE_ROOT
+
+    root = Path(cache_root) if cache_root else DEFAULT_CACHE_ROOT
+    installed = (root / CACHE_FOLDER / build_node_hash() / "node_modules" / ".genui-complete").exists()
+    if not installed and shutil.which("npm") is None:
+        return [Problem("sandbox.local.node", f"the pinned build Node ({BUILD_NODE_DIR / 'package.json'}) is not "
+                        "installed and npm is missing to install it", "bash scripts/setup.sh (python -m runner.prepare)")]
+    return []
+
+
 def check_sandbox(config: Any, suite: Any) -> list[Problem]:
     if config.sandbox.kind == "local":
         problems = []
         if shutil.which("bwrap") is None:
             problems.append(Problem("sandbox", "bubblewrap (bwrap) is not installed; sandbox=local runs builds and "
                                     "servers under it", "`apt-get install -y bubblewrap` (bash scripts/setup.sh does it)"))
-        if suite.artifact_kind != "static" and shutil.which("node") is None:
-            problems.append(Problem("sandbox", "node is not installed; artifacts are built with vite",
-                                    "install node 20 (bash scripts/setup.sh)"))
+        if suite.artifact_kind != "static":
+            problems += _check_build_node(config.sandbox.local.get("node"), config.sandbox.local.get("cache_root"))
         return problems
     if config.sandbox.kind != "docker":
         return []

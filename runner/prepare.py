@@ -1,7 +1,8 @@
 """`python -m runner.prepare`: one-time preparation and a self-check of the offline default.
 
-Installs every web template's node_modules into the cache (shared read-only by every build; the
-default one, the EvoGenUI-Bench scaffold and FlowEval's, each under its lockfile's content hash) and checks
+Installs the pinned build Node and every web template's node_modules into the cache (shared read-only by every
+build; the default template, the EvoGenUI-Bench scaffold and FlowEval's, each under its lockfile's content
+hash) and checks
 that Chromium and bubblewrap are usable, so a broken machine fails here with a clear message rather
 than halfway through an experiment.
 """
@@ -15,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from runner.sandbox.build_node import build_node_version, ensure_build_node
 from runner.sandbox.web_template import DEFAULT_CACHE_ROOT, TEMPLATES, ensure_template_modules
 
 
@@ -41,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-root", type=Path, default=DEFAULT_CACHE_ROOT)
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args(argv)
+    started = time.perf_counter()
+    node = ensure_build_node(args.cache_root)
+    print(f"prepare: build Node {build_node_version()} at {node} ({time.perf_counter() - started:.1f}s)")
     for template in TEMPLATES:
         started = time.perf_counter()
         modules = ensure_template_modules(args.cache_root, template)

@@ -150,6 +150,25 @@ class _ContainerServer:
         return DockerSetupError(f"artifact server container did not become ready ({self.container.status}):\n{logs}")
 
 
+def subnet_patterns(subnet: str) -> list[str]:
+    """Host-resolver patterns (whole octets and `*`) that cover exactly an IPv4 subnet: "192.168.208.0/20" is
+    192.168.208.* to 192.168.223.* (Docker's default pools hand out /16 and /20 networks)."""
+    network = ipaddress.ip_network(subnet, strict=False)
+    if network.version != 4:
+        raise ValueError(f"not an IPv4 subnet: {subnet}")
+    whole, rest = divmod(network.prefixlen, 8)
+    octets = str(network.network_address).split(".")
+    if whole == 4:
+        return [str(network.network_address)]
+    if rest == 0:
+        return [".".join([*octets[:whole], "*"])]
+    first = int(octets[whole])
+    values = range(first, first + 2 ** (8 - rest))
+    if whole == 3:  # within the last octet: the addresses themselves
+        return [".".join([*octets[:3], str(value)]) for value in values]
+    return [".".join([*octets[:whole], str(value), "*"]) for value in values]
+
+
 class DockerIsolation:
     """Builds and the artifact server in hardened containers, browsers in containers of their own
     (isolation.Isolation)."""
@@ -457,8 +476,8 @@ class DockerIsolation:
         network = await asyncio.to_thread(self._ensure_network)
         network.reload()
         subnet = network.attrs["IPAM"]["Config"][0]["Subnet"]  # e.g. 172.23.0.0/16
-        prefix = ".".join(p for p in subnet.split("/")[0].split(".") if p != "0") + ".*"
-        args = [f"{a}, EXCLUDE {prefix}" if a.startswith("--host-resolver-rules=") else a for a in base.launch_args]
+        excluded = "".join(f", EXCLUDE {pattern}" for pattern in subnet_patterns(subnet))
+        args = [f"{a}{excluded}" if a.startswith("--host-resolver-rules=") else a for a in base.launch_args]
         return base.model_copy(update={"launch_args": args})
 
     # ---- build -----------------------------------------------------------------------------------

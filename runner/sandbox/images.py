@@ -37,6 +37,7 @@ from typing import Any
 
 from runner import progress
 from runner.browser.launcher import launcher_script
+from runner.sandbox.build_node import ensure_build_node
 from runner.sandbox.web_template import DEFAULT_CACHE_ROOT, TEMPLATE_DIR, ensure_template_modules
 
 log = logging.getLogger(__name__)
@@ -91,13 +92,6 @@ class ImageInfo:
     versions: dict[str, str] = field(default_factory=dict)  # from the image's org.genui.version.* labels
 
 
-def _node_binary() -> Path:
-    found = shutil.which("node")
-    if found is None:
-        raise FileNotFoundError("node is not installed; the build image copies the host's node 20 binary")
-    return Path(found).resolve()
-
-
 def _node_version(node: Path) -> str:
     return subprocess.run([str(node), "--version"], capture_output=True, text=True, check=True,
                           timeout=30).stdout.strip().lstrip("v")
@@ -134,7 +128,7 @@ def image_specs(cache_root: Path | None = None) -> dict[str, ImageSpec]:
     launcher = browser_launcher_file(cache_root)
     lockfile = TEMPLATE_DIR / "package-lock.json"
     driver = playwright_driver_dir()
-    node = _node_binary()
+    node = ensure_build_node(cache_root)  # the pinned build Node the local sandbox runs too
     return {
         "build": ImageSpec(
             name="build",

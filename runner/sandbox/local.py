@@ -1,9 +1,10 @@
 """LocalSandbox: the sandbox pipeline over bubblewrap, with cgroup and rlimit limits (BubblewrapIsolation).
 
 Inside the sandbox nothing of the host is visible but read-only system folders (/usr and the
-/lib, /bin links), the template's node_modules (read-only, at /node_modules, which Node and Vite
-find by walking up from /app) and the workspace (writable, at /app). There is no network: the
-artifact server gets its listening socket from the parent as an inherited file descriptor.
+/lib, /bin links), the pinned build Node (read-only, at /opt/node; runner/sandbox/build_node.py), the
+template's node_modules (read-only, at /node_modules, which Node and Vite find by walking up from /app) and
+the workspace (writable, at /app). There is no network: the artifact server gets its listening socket from
+the parent as an inherited file descriptor.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.browser.confine import ConfinementError, socket_in_namespace
 from runner.browser.launch import BrowserSettings
+from runner.sandbox.build_node import ensure_build_node
 from runner.sandbox.isolation import (
     IN_MODULES,
     BuildTools,
@@ -57,7 +59,9 @@ class LocalSandboxSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")  # a misspelt option fails validation instead of being ignored
 
     bwrap: str = "bwrap"
-    node: str = "node"
+    # The Node that runs builds: None is the project's pinned one (runner/sandbox/build_node.py), else a command
+    # on PATH or a path (e.g. "node" for the host's own).
+    node: str | None = None
     python: str | None = None  # interpreter for the artifact server; None = the one running us
     limits: ResourceLimits = Field(default_factory=ResourceLimits)
     build_timeout_s: float | None = None  # None = limits.wall_clock_s
@@ -232,6 +236,7 @@ class BubblewrapIsolation:
         if removed:
             log.info("removed %d stale sandbox cgroup(s) left by earlier runs", removed)
         self._node_modules: dict[str, Path] = {}  # template name -> its installed node_modules
+        self._build_node: str | None = settings.node  # resolved on the first build when None (the pinned Node)
         self._modules_lock = asyncio.Lock()
 
     def rules(self) -> PipelineRules:
@@ -256,9 +261,15 @@ class BubblewrapIsolation:
                     ensure_template_modules, self.settings.cache_root, key)
             return self._node_modules[key]
 
+    async def _node(self) -> str:
+        async with self._modules_lock:
+            if self._build_node is None:
+                self._build_node = str(await asyncio.to_thread(ensure_build_node, self.settings.cache_root))
+            return self._build_node
+
     async def build_tools(self, template: str | None) -> BuildTools:
         self._bwrap()
-        node_mounts, node_exe = _node_mounts(self.settings.node)
+        node_mounts, node_exe = _node_mounts(await self._node())
         modules = await self._modules(template)
         return BuildTools(node=node_exe, link=modules, mounts=[Mount(modules, IN_MODULES), *node_mounts])
 

@@ -115,9 +115,8 @@ _COMMENTS = re.compile(r"/\*.*?\*/|(?<![:'\"\\])//[^\n]*", re.S)
 _SCRIPT_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 
 
-def template_hash(template: str | None = None) -> str:
-    """Content hash of the dependency pins: a new lockfile gets a new cache folder."""
-    directory = get_template(template).directory
+def package_set_hash(directory: Path) -> str:
+    """Content hash of a folder's npm pins (package.json and its lockfile): new pins get a new cache folder."""
     digest = hashlib.sha256()
     for name in ("package.json", "package-lock.json"):
         digest.update(name.encode())
@@ -125,16 +124,30 @@ def template_hash(template: str | None = None) -> str:
     return digest.hexdigest()[:16]
 
 
+def template_hash(template: str | None = None) -> str:
+    """Content hash of the template's dependency pins."""
+    return package_set_hash(get_template(template).directory)
+
+
 def ensure_template_modules(cache_root: Path | None = None, template: str | None = None) -> Path:
-    """Install the template's node_modules once per lockfile hash and return its path.
+    """Install the template's node_modules once per lockfile hash and return its path."""
+    # The default template keeps its historical folder; others get their own, named by template.
+    folder = "web-template" if (template or DEFAULT_TEMPLATE) == DEFAULT_TEMPLATE else f"web-template-{template}"
+    return ensure_node_modules(get_template(template).directory, folder, cache_root=cache_root,
+                               what="the web template's node_modules")
+
+
+def ensure_node_modules(package_dir: Path, folder: str, *, cache_root: Path | None = None,
+                        what: str = "node_modules") -> Path:
+    """`npm ci` of the pins in `package_dir`, once per lockfile hash, into `<cache>/<folder>/<hash>/node_modules`;
+    returns that path.
 
     Concurrent callers serialise on a lock file; the install happens in a scratch folder that is
     renamed into place, so a half-finished install is never visible.
     """
     cache_root = Path(cache_root or DEFAULT_CACHE_ROOT).resolve()
-    # The default template keeps its historical folder; others get their own, named by template.
-    folder = "web-template" if (template or DEFAULT_TEMPLATE) == DEFAULT_TEMPLATE else f"web-template-{template}"
-    target_dir = cache_root / folder / template_hash(template)
+    pins = package_set_hash(package_dir)
+    target_dir = cache_root / folder / pins
     modules = target_dir / "node_modules"
     if (modules / ".genui-complete").exists():
         return modules
@@ -143,18 +156,18 @@ def ensure_template_modules(cache_root: Path | None = None, template: str | None
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (modules / ".genui-complete").exists():  # another caller finished while we waited
             return modules
-        _install(cache_root, target_dir, modules, template)
+        _install(cache_root, package_dir, target_dir, modules, pins=pins, what=what)
     return modules
 
 
-def _install(cache_root: Path, target_dir: Path, modules: Path, template: str | None = None) -> None:
+def _install(cache_root: Path, package_dir: Path, target_dir: Path, modules: Path, *, pins: str, what: str) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="install-", dir=target_dir))
     try:
         for name in ("package.json", "package-lock.json"):
-            shutil.copy2(get_template(template).directory / name, scratch / name)
+            shutil.copy2(package_dir / name, scratch / name)
         started = time.monotonic()
         cmd = ["npm", "ci", "--no-audit", "--no-fund", "--cache", str(cache_root / "npm")]
-        with progress.step("installing the web template's node_modules (npm ci, once per lockfile)", key="web-template-install"):
+        with progress.step(f"installing {what} (npm ci, once per lockfile)", key=f"install-{package_dir.name}"):
             proc = subprocess.run([*cmd, "--prefer-offline"], cwd=scratch, capture_output=True, text=True,
                                   timeout=NPM_CI_TIMEOUT_S)
             if proc.returncode != 0:
@@ -165,13 +178,13 @@ def _install(cache_root: Path, target_dir: Path, modules: Path, template: str | 
                 proc = subprocess.run([*cmd, "--prefer-online"], cwd=scratch, capture_output=True, text=True,
                                       timeout=NPM_CI_TIMEOUT_S)
                 if proc.returncode != 0:
-                    raise RuntimeError(f"npm ci failed ({proc.returncode}), from the cache first:\n{offline.stderr}\n"
-                                       f"then asking the registry:\n{proc.stdout}\n{proc.stderr}")
-        (scratch / "node_modules" / ".genui-complete").write_text(template_hash(template))
+                    raise RuntimeError(f"npm ci of {package_dir} failed ({proc.returncode}), from the cache first:\n"
+                                       f"{offline.stderr}\nthen asking the registry:\n{proc.stdout}\n{proc.stderr}")
+        (scratch / "node_modules" / ".genui-complete").write_text(pins)
         if modules.exists():  # a stale, incomplete folder from a crashed install
             shutil.rmtree(modules)
         os.rename(scratch / "node_modules", modules)
-        log.info("installed web template node_modules in %.1fs at %s", time.monotonic() - started, modules)
+        log.info("installed %s in %.1fs at %s", what, time.monotonic() - started, modules)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

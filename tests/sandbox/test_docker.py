@@ -19,9 +19,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from runner.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, DockerSandbox, DockerSandboxSettings
+from runner.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, DockerSandbox, DockerSandboxSettings, subnet_patterns
 from runner.browser.version import executable_version
 from runner.sandbox.images import OFFLINE_BASE, ensure_images, image_versions
+from runner.sandbox.build_node import build_node_version
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 from tests.support.components import skip_missing
 
@@ -439,7 +440,7 @@ def test_smoke_experiment_matches_local_and_records_image_digests(tmp_path: Path
         assert lineage["image_versions"][name] == image_versions(image)
     chromium = image_versions(engine.images.get(tags["sandbox.image.browser"]))["chromium"]
     assert tags["sandbox.image.browser.chromium"] == chromium and chromium.startswith("156.")
-    assert tags["sandbox.image.build.node"].startswith("20.")
+    assert tags["sandbox.image.build.node"] == build_node_version()
     browsers = lineage["browser_versions"]
     assert browsers["used"] == "image" and chromium.startswith(browsers["image"] + "-")
     assert lineage["browser"] == f"image {browsers['image']}"
@@ -505,3 +506,12 @@ def test_images_hold_what_the_sources_serve_and_a_refresh_of_unchanged_sources_b
     installed = _output(engine, present["browser"].tag, ["-W", "-f", "${Version}", "chromium"],
                         entrypoint=["dpkg-query"])
     assert installed == present["browser"].versions["chromium"], "the label is what dpkg installed"
+
+
+def test_the_host_browser_resolves_exactly_the_sandbox_network() -> None:
+    # Docker hands out /16 and /20 networks: a /20 ends mid-octet, and its addresses past the first /24 (a server at
+    # 192.168.216.0 on 192.168.208.0/20) must resolve for the host's browser too.
+    assert subnet_patterns("172.23.0.0/16") == ["172.23.*"]
+    assert subnet_patterns("192.168.208.0/20") == [f"192.168.{n}.*" for n in range(208, 224)]
+    assert subnet_patterns("192.168.1.0/24") == ["192.168.1.*"]
+    assert subnet_patterns("10.1.2.4/30") == ["10.1.2.4", "10.1.2.5", "10.1.2.6", "10.1.2.7"]

@@ -313,3 +313,26 @@ def test_floweval_workspace_guard_still_applies(tmp_path, monkeypatch):
     result = _build_in("floweval", files, tmp_path / "ws")
     assert result.status == "build_failed", result.log
     assert "genui-workspace-guard" in result.log and "outside the workspace" in result.log
+
+
+@pytest.mark.parametrize("configured", [None, "node"], ids=["pinned", "host"])
+def test_builds_run_the_pinned_build_node_unless_another_is_named(configured):
+    """The default build Node is the project's pin (runner/sandbox/build_node.py), mounted read-only; naming a
+    Node (here the host's) runs that one instead."""
+    import subprocess
+
+    from runner.sandbox.build_node import build_node_version
+
+    isolation = local.BubblewrapIsolation(LocalSandboxSettings(node=configured))
+
+    async def version() -> str:
+        tools = await isolation.build_tools(None)
+        outcome = await isolation.run([tools.node, "--version"], tools.mounts, cwd="/", env={}, timeout_s=30)
+        assert outcome.exit_code == 0, outcome.output
+        return outcome.output.strip()
+
+    seen = asyncio.run(version())
+    if configured is None:
+        assert seen == f"v{build_node_version()}"
+    else:
+        assert seen == subprocess.run([shutil.which("node"), "--version"], capture_output=True, text=True).stdout.strip()
