@@ -1,9 +1,9 @@
 """The phase plan: which model servers may be resident at once, decided from the GPU memory they claim.
 
 A run has two phases: generation-and-execution (generator, actor and the suite's own roles resident) and
-judging (judge resident, from frozen evidence packets). `run.phases=together` keeps every server of the run up at once and judges each
-slot as soon as its packet is frozen; `staged` stops the generation servers before the judge's starts;
-`auto` co-locates when the claims fit the machine's GPUs and stages otherwise.
+judging (judge resident, from frozen evidence packets). `run.phases=together` keeps every server of the run
+up at once and judges each slot as soon as its packet is frozen; `staged` stops the generation servers before
+the judge's starts; `auto` co-locates when the claims fit the machine's GPUs and stages otherwise.
 
 A server claims `gpu_memory_utilization` (vLLM's default 0.9 when unset) of each of the GPUs it runs on:
 `gpu_ids` when given, else the first `tensor_parallel_size` visible GPUs (what vLLM itself takes). Claims on
@@ -185,7 +185,7 @@ def plan_phases(requested: PhaseMode, claims: list[ServerClaim], gpus: list[GpuI
     """Decide together or staged. `claims`: the served models of the roles the run uses."""
     local = [c for c in claims if not c.attached]
     gen_roles, judge_roles = phase_roles(roles)
-    generation = [c for c in local if c.role not in JUDGING_ROLES]
+    generation = [c for c in local if c.role not in JUDGING_ROLES]  # the split phase_roles makes
     judging = [c for c in local if c.role in JUDGING_ROLES]
     warnings: list[str] = []
     if requested == "together":

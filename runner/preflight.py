@@ -263,12 +263,9 @@ def _check_build_node(node: str | None, cache_root: str | None) -> list[Problem]
             return [Problem("sandbox.local.node", f"{node} is not an executable Node; artifacts are built with vite",
                             "name a Node 20+ executable, or remove the key to use the pinned build Node")]
         return []
-    from runner.sandbox.build_node import BUILD_NODE_DIR, CACHE_FOLDER, build_node_hash
-    from runner.sandbox.web_template import DEFAULT_CACHE_ROOT
+    from runner.sandbox.build_node import BUILD_NODE_DIR, build_node_installed
 
-    root = Path(cache_root) if cache_root else DEFAULT_CACHE_ROOT
-    installed = (root / CACHE_FOLDER / build_node_hash() / "node_modules" / ".genui-complete").exists()
-    if not installed and shutil.which("npm") is None:
+    if not build_node_installed(Path(cache_root) if cache_root else None) and shutil.which("npm") is None:
         return [Problem("sandbox.local.node", f"the pinned build Node ({BUILD_NODE_DIR / 'package.json'}) is not "
                         "installed and npm is missing to install it", "bash scripts/setup.sh (python -m runner.prepare)")]
     return []

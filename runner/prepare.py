@@ -2,9 +2,8 @@
 
 Installs the pinned build Node and every web template's node_modules into the cache (shared read-only by every
 build; the default template, the EvoGenUI-Bench scaffold and FlowEval's, each under its lockfile's content
-hash) and checks
-that Chromium and bubblewrap are usable, so a broken machine fails here with a clear message rather
-than halfway through an experiment.
+hash) and checks that Chromium and bubblewrap are usable, so a broken machine fails here with a clear message
+rather than halfway through an experiment.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import json
 import platform
 from pathlib import Path
 
-from runner.sandbox.web_template import ensure_node_modules, package_set_hash
+from runner.sandbox.web_template import ensure_node_modules, node_modules_installed, package_set_hash
 
 BUILD_NODE_DIR = Path(__file__).resolve().parent / "build_node"
 CACHE_FOLDER = "build-node"
@@ -41,6 +41,11 @@ def build_node_version() -> str:
 
 def build_node_hash() -> str:
     return package_set_hash(BUILD_NODE_DIR)
+
+
+def build_node_installed(cache_root: Path | None = None) -> bool:
+    """Whether the pinned build Node is in the cache already (no npm needed for the next build)."""
+    return node_modules_installed(BUILD_NODE_DIR, CACHE_FOLDER, cache_root=cache_root)
 
 
 def ensure_build_node(cache_root: Path | None = None) -> Path:

@@ -137,6 +137,16 @@ def ensure_template_modules(cache_root: Path | None = None, template: str | None
                                what="the web template's node_modules")
 
 
+def node_modules_dir(package_dir: Path, folder: str, *, cache_root: Path | None = None) -> Path:
+    """Where `ensure_node_modules` installs the pins of `package_dir`: `<cache>/<folder>/<hash>/node_modules`."""
+    return Path(cache_root or DEFAULT_CACHE_ROOT).resolve() / folder / package_set_hash(package_dir) / "node_modules"
+
+
+def node_modules_installed(package_dir: Path, folder: str, *, cache_root: Path | None = None) -> bool:
+    """Whether `ensure_node_modules` has finished installing the pins of `package_dir` (it would not install)."""
+    return (node_modules_dir(package_dir, folder, cache_root=cache_root) / ".genui-complete").exists()
+
+
 def ensure_node_modules(package_dir: Path, folder: str, *, cache_root: Path | None = None,
                         what: str = "node_modules") -> Path:
     """`npm ci` of the pins in `package_dir`, once per lockfile hash, into `<cache>/<folder>/<hash>/node_modules`;
@@ -147,10 +157,10 @@ def ensure_node_modules(package_dir: Path, folder: str, *, cache_root: Path | No
     """
     cache_root = Path(cache_root or DEFAULT_CACHE_ROOT).resolve()
     pins = package_set_hash(package_dir)
-    target_dir = cache_root / folder / pins
-    modules = target_dir / "node_modules"
+    modules = node_modules_dir(package_dir, folder, cache_root=cache_root)
     if (modules / ".genui-complete").exists():
         return modules
+    target_dir = modules.parent
     target_dir.mkdir(parents=True, exist_ok=True)
     with open(target_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
