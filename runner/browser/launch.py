@@ -80,10 +80,11 @@ class BrowserSettings(BaseModel):
     # session is bound) and a memory cgroup (runner/browser/confine.py). The local sandbox turns this on.
     confine: bool = False
     memory_mb: int = Field(4096, gt=0)  # the confined browser's memory cap (the docker browser's default)
-    # Keep the next session's context and blank page prepared (init script, listeners, request filter) while
-    # the worker waits for its model and builds: a turn then skips the context and page creation (0.14 s of
-    # its serve stage on the 2-core machine, docs/performance.md). Never shared: each prepared context serves
-    # one session and is closed with it.
+    # Keep the next session's context and blank page prepared (init script, listeners, request filter): a turn
+    # then skips the context and page creation (0.11 s of its serve stage on the 2-core machine,
+    # docs/performance.md). The preparation starts once a session's page has loaded, while it settles (a wait
+    # the browser spends idle), or when a session that never loaded closes; so it costs neither the next build
+    # nor the next model call CPU. Never shared: each prepared context serves one session and is closed with it.
     spare_page: bool = True
     # Chromium features turned off in every browser (local, confined or in the docker browser container): one
     # `--disable-features=` argument of args(), merged with Playwright's own list by the launcher every browser
@@ -312,11 +313,13 @@ class BrowserPool:
             session = await self._prepared_session(viewport)
         try:
             session.aim(url, extra_origins)
+            if viewport is None:
+                session.on_first_load = self._prepare_spare
             yield session
         finally:
             await _close(session.context)
             if viewport is None:
-                self._prepare_spare()
+                self._prepare_spare()  # the page never loaded (or the spare was taken meanwhile)
 
     async def _prepared_session(self, viewport: Viewport | None, *, relaunch: bool = True) -> PageSession:
         context = await self._new_context(viewport, relaunch=relaunch)

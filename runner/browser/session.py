@@ -7,7 +7,7 @@ import base64
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -215,6 +215,9 @@ class PageSession:
         self._counting_since = float("-inf")
         self._counting_since_load = False
         self._still_before_reset = (0.0, 0.0)
+        # Called once, when the first load of the artifact has finished and the settle wait begins: the pool
+        # prepares its next session then (BrowserSettings.spare_page), while this page idles.
+        self.on_first_load: Callable[[], None] | None = None
 
     @classmethod
     async def prepare(cls, context: BrowserContext, *, nav_timeout_ms: int = 15000,
@@ -436,6 +439,9 @@ class PageSession:
             raise PlaywrightTimeoutError(f"navigation did not finish within {self.nav_timeout_ms} ms "
                                          "(browser busy or gone)") from None
         self.response_status = response.status if response is not None else None
+        if self.on_first_load is not None:
+            loaded, self.on_first_load = self.on_first_load, None
+            loaded()
         await self.settle()
         await self.reset_mutations()
         self._counting_since_load = True

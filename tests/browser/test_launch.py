@@ -103,6 +103,32 @@ def test_sessions_start_on_pages_prepared_in_the_background(site, browser_settin
     assert asyncio.run(main(without)) == (["empty"] * 3, 3, 0)
 
 
+def test_the_next_page_is_prepared_while_this_one_settles(site, browser_settings) -> None:
+    """The spare's preparation starts at the load (the settle is idle browser time), not when the session
+    closes; a session whose page never loaded still leaves one prepared."""
+    url = site.add("/", "<p>loaded</p>")
+
+    async def contexts_once_idle(pool: BrowserPool) -> int:
+        for _ in range(100):  # the preparation is a background task: wait for it, not a fixed time
+            if pool._spare is None or pool._spare.done():
+                break
+            await asyncio.sleep(0.05)
+        return len(pool.browser.contexts)
+
+    async def main() -> tuple[int, int, int]:
+        async with BrowserPool(browser_settings.model_copy(update={"settle_ms": 0})) as pool:
+            async with pool.session(url) as session:
+                before_load = await contexts_once_idle(pool)
+                await session.goto()
+                after_load = await contexts_once_idle(pool)
+            async with pool.session(url):
+                pass  # never loaded
+            return before_load, after_load, await contexts_once_idle(pool)
+
+    # This session's context alone; then it and the next one's; after a session that never loaded, the spare.
+    assert asyncio.run(main()) == (1, 2, 1)
+
+
 def test_relaunches_after_browser_closed_behind_its_back(site, browser_settings) -> None:
     url = site.add("/", "<p>alive</p>")
 

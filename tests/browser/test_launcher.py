@@ -93,7 +93,8 @@ def test_a_launched_browser_keeps_playwrights_features_and_adds_the_runners(site
             return switches, [t["type"] for t in targets], renderers
 
     playwrights, _, _ = asyncio.run(launch(browser_settings.model_copy(update={"disable_features": []})))
-    ours, target_types, renderers = asyncio.run(launch(browser_settings))
+    # Without the runner's own prepared next page, which is a context (and renderer) of its own.
+    ours, target_types, renderers = asyncio.run(launch(browser_settings.model_copy(update={"spare_page": False})))
     # One switch each (Chromium keeps only the last one), Playwright's list kept whole, the runner's added.
     assert [len(playwrights[k]) for k in playwrights] == [1, 1] and [len(ours[k]) for k in ours] == [1, 1]
     assert set(ours["--disable-features="][0]) == set(playwrights["--disable-features="][0]) | set(

@@ -109,7 +109,8 @@ def test_build_and_serve_in_containers(tmp_path: Path, label: str, in_container:
             async with sandbox.serve(result.dist_dir) as served:
                 from runner.browser.launch import BrowserPool, BrowserSettings
 
-                settings = await sandbox.browser_settings(BrowserSettings())
+                # Without the runner's own prepared next page, which is a context (and renderer) of its own.
+            settings = await sandbox.browser_settings(BrowserSettings(spare_page=False))
                 if in_container:
                     assert served.url.startswith("http://127.0.0.1:"), "the browser sees the artifact on its loopback"
                     assert settings.connect_url and settings.connect_url.startswith("ws://")
@@ -250,7 +251,8 @@ def test_the_container_browser_gets_one_feature_switch_with_the_runners_features
     async def scenario() -> list[list[str]]:
         sandbox = _sandbox(label)
         try:
-            settings = await sandbox.browser_settings(BrowserSettings())
+            # Without the runner's own prepared next page, which is a context (and renderer) of its own.
+            settings = await sandbox.browser_settings(BrowserSettings(spare_page=False))
             container = engine.containers.get(settings.serve_network)
             dist = tmp_path / "dist"
             dist.mkdir()
