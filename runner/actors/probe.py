@@ -194,6 +194,18 @@ _LABEL_JS = """
   || el.getAttribute('title') || el.getAttribute('name') || el.id || '').replace(/\\s+/g, ' ').slice(0, 80)
 """
 
+# The element into view (centred, at once) unless it already is wholly in view; returns the window's scroll
+# position after. Playwright's scroll_into_view_if_needed would wait two frames for the element to be stable
+# first, which the click that follows checks anyway.
+_SCROLL_INTO_VIEW_JS = """
+(el) => {
+  const r = el.getBoundingClientRect();
+  if (r.top < 0 || r.left < 0 || r.bottom > window.innerHeight || r.right > window.innerWidth)
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  return [window.scrollX, window.scrollY];
+}
+"""
+
 _STILL_THERE_JS = """
 (el) => el.isConnected && el.getClientRects().length > 0 && getComputedStyle(el).visibility === 'visible'
 """
@@ -276,9 +288,11 @@ class _Views:
     last: Path | None = None
     scroll: tuple[int, int] = (0, 0)
 
-    async def shoot(self, session: "PageSession", path: Path) -> None:
-        """A viewport screenshot, or a copy of the last one when nothing can have changed since."""
-        scroll = tuple(await session.evaluate("() => [window.scrollX, window.scrollY]"))
+    async def shoot(self, session: "PageSession", path: Path, scroll: tuple[float, float] | None = None) -> None:
+        """A viewport screenshot, or a copy of the last one when nothing can have changed since.
+        `scroll`: the window's scroll position, when the caller has just read it."""
+        if scroll is None:
+            scroll = tuple(await session.evaluate("() => [window.scrollX, window.scrollY]"))
         if self.last is not None and scroll == self.scroll and self.last.exists():
             shutil.copyfile(self.last, path)
         else:
@@ -487,19 +501,21 @@ class ProbeActor:
         if element["kind"] == "click" and element["tag"] == "a" and not self._link_is_local(session, element):
             raise _Skipped(f"external link not followed: {element['href']}")
 
+        scroll: tuple[float, float] | None = None
         try:
-            await handle.scroll_into_view_if_needed(timeout=s.action_timeout_ms)
+            scroll = tuple(await handle.evaluate(_SCROLL_INTO_VIEW_JS))
         except PlaywrightError:
             pass  # click/fill scroll themselves and report the real problem
         if s.screenshots:
             step.screenshot_before = f"step_{index:02d}_before.png"
-            await views.shoot(session, out_dir / step.screenshot_before)
+            await views.shoot(session, out_dir / step.screenshot_before, scroll)
 
-        document_before = await session.evaluate("() => performance.timeOrigin")
         url_before = page.url
         popups_before = len(session.popups)
         dialogs_before = len(session.dialogs)
         state_before = await read_page_state(session)  # reads only: never a mutation
+        document_before = state_before.document if state_before is not None else \
+            await session.evaluate("() => performance.timeOrigin")
         await session.reset_mutations()
         await self._apply(handle, element, step)
         views.last = None  # the action may have changed what is shown
@@ -511,15 +527,21 @@ class ProbeActor:
             await session.settle(s.settle_ms)
 
         navigated = False
-        try:
-            same_document = await session.evaluate("() => performance.timeOrigin") == document_before
-        except PlaywrightError:  # the context was destroyed by a navigation in flight
-            same_document = False
+        state_after = await read_page_state(session)  # None: no answer (e.g. a navigation in flight)
+        after_scroll = state_after.scroll if state_after is not None else None
+        if state_after is not None and state_after.document is not None:
+            same_document = state_after.document == document_before
+        else:
+            try:
+                same_document = await session.evaluate("() => performance.timeOrigin") == document_before
+            except PlaywrightError:  # the context was destroyed by a navigation in flight
+                same_document = False
         if same_document:
             step.mutations = await session.mutation_count()
             step.dom_changed = step.mutations > 0
-            notes_change = describe_change(state_before, await read_page_state(session))
+            notes_change = describe_change(state_before, state_after)
         else:
+            after_scroll = None
             # A new document replaced the whole DOM: an observable response. Restore the artifact's
             # start page so every element is probed from the same place.
             navigated = True
@@ -539,7 +561,7 @@ class ProbeActor:
 
         if s.screenshots:
             step.screenshot_after = f"step_{index:02d}_after.png"
-            await views.shoot(session, out_dir / step.screenshot_after)
+            await views.shoot(session, out_dir / step.screenshot_after, after_scroll)
         if navigated:
             await session.goto()
             views.last = None

@@ -3,7 +3,8 @@ reads "actor observations"; a mutation count alone cannot tell a working control
 
 A PageState is read before and after a step: the page's visible text lines, the state of every form control
 and disclosure (value, checked, selected option, aria-expanded/-pressed/-selected, open, disabled) and the
-number of elements. `describe_change` says which text appeared or disappeared, which controls changed and
+number of elements, plus which document it is and where it is scrolled (so one read also tells an actor
+whether the step loaded a new document and where the view is). `describe_change` says which text appeared or disappeared, which controls changed and
 how the element count moved. Reading the state never writes to the page, so mutation counts stay exact.
 """
 
@@ -50,7 +51,8 @@ _PAGE_STATE_JS = """([maxLines, maxControls]) => {
     if (el.disabled) parts.push('disabled');
     controls[key] = parts.join(' ');
   }
-  return {lines, controls, elements: document.getElementsByTagName('*').length};
+  return {lines, controls, elements: document.getElementsByTagName('*').length,
+          document: performance.timeOrigin, scroll: [window.scrollX, window.scrollY]};
 }"""
 
 
@@ -59,6 +61,8 @@ class PageState:
     lines: list[str] = field(default_factory=list)
     controls: dict[str, str] = field(default_factory=dict)
     elements: int = 0
+    document: float | None = None  # performance.timeOrigin: a new document has another one
+    scroll: tuple[float, float] | None = None  # window.scrollX, window.scrollY
 
 
 async def read_page_state(session: "PageSession") -> PageState | None:
@@ -69,9 +73,13 @@ async def read_page_state(session: "PageSession") -> PageState | None:
         return None
     if not isinstance(raw, dict):
         return None
+    scroll = raw.get("scroll")
     return PageState(lines=[str(x) for x in raw.get("lines", [])],
                      controls={str(k): str(v) for k, v in (raw.get("controls") or {}).items()},
-                     elements=int(raw.get("elements") or 0))
+                     elements=int(raw.get("elements") or 0),
+                     document=float(raw["document"]) if isinstance(raw.get("document"), (int, float)) else None,
+                     scroll=(float(scroll[0]), float(scroll[1])) if isinstance(scroll, list) and len(scroll) == 2
+                     else None)
 
 
 def _quote(text: str, limit: int) -> str:

@@ -312,6 +312,30 @@ def test_reused_before_shots_match_a_fresh_capture(site, tmp_path) -> None:
     assert fresh.shape == reused.shape and np.array_equal(fresh, reused)
 
 
+def test_each_before_view_shows_its_element(site, tmp_path) -> None:
+    """An element below the fold is scrolled into view for its 'before' shot; one already wholly in view
+    leaves the view where it is."""
+    import numpy as np
+    from PIL import Image
+
+    url = site.add("/", """<!doctype html><body style="margin:0">
+<button id=top style="width:200px;height:80px;background:#0000ff;border:0">Top</button>
+<div style="height:3000px"></div>
+<button id=low style="width:200px;height:80px;background:#ff0000;border:0"
+        onclick="this.textContent = 'pressed'; this.dataset.hit = '1'">Low</button>
+</body>""")
+    trace, _, _ = _run_probe(url, tmp_path)
+    top, low = trace.steps
+
+    def shows(step, rgb: tuple[int, int, int]) -> bool:
+        pixels = np.asarray(Image.open(tmp_path / step.screenshot_before).convert("RGB"))
+        return bool((pixels == rgb).all(axis=-1).sum() > 1000)
+
+    assert shows(top, (0, 0, 255)) and not shows(top, (255, 0, 0))
+    assert shows(low, (255, 0, 0)) and not shows(low, (0, 0, 255))
+    assert low.dom_changed and "pressed" in low.observation
+
+
 # Four buttons: one appends a node (childList), one rewrites a text node in place (characterData only,
 # the way React updates `{count}`), two do nothing.
 TEXT_NODE_BUTTONS = """<!doctype html><body>
