@@ -22,6 +22,7 @@ IN_DIST = "/srv/dist"  # the built artifact (read-only while served)
 IN_GENUI = "/opt/genui"  # server.py and the bridge config
 IN_BACKENDS = "/srv/backends"  # the tool bridge's backend modules (read-only)
 IN_BRIDGE_IO = "/srv/bridge"  # the tool bridge's log and state folders (writable)
+IN_COMPILE_CACHE = "/opt/node-compile-cache"  # Node's module compile cache (read-only; compile_cache.py)
 
 
 class SandboxSetupError(RuntimeError):
@@ -42,6 +43,9 @@ class BuildTools:
     node: str  # the node executable, as the build sees it
     link: Path  # what the workspace's node_modules link names
     mounts: list[Mount] = field(default_factory=list)  # the template's install and the node binary, if not built in
+    # A folder of the runner's for Node's compile cache of this install and Node (runner/sandbox/compile_cache.py):
+    # the pipeline warms it once, then mounts it read-only. None: builds go without.
+    compile_cache: Path | None = None
 
 
 @dataclass(frozen=True)

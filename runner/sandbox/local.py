@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from runner.browser.confine import ConfinementError, socket_in_namespace
 from runner.browser.launch import BrowserSettings
 from runner.sandbox.build_node import ensure_build_node
+from runner.sandbox.compile_cache import compile_cache_dir
 from runner.sandbox.isolation import (
     IN_MODULES,
     BuildTools,
@@ -38,6 +39,7 @@ from runner.sandbox.limits import CgroupSet, ResourceLimits, create_cgroups, lim
 from runner.sandbox.pipeline import LogCap, PipelineSandbox
 from runner.sandbox.web_template import (
     ALLOWED_PACKAGES,
+    DEFAULT_CACHE_ROOT,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
     DEFAULT_TEMPLATE,
@@ -73,6 +75,9 @@ class LocalSandboxSettings(BaseModel):
     allowed_packages: list[str] = Field(default_factory=lambda: list(ALLOWED_PACKAGES))
     max_log_bytes: int = 1024 * 1024
     mount_proc: bool = False  # a fresh /proc of the sandbox's own pid namespace (mountinfo names host paths)
+    # Builds load Vite from a module compile cache warmed once per template install and Node, read-only
+    # (runner/sandbox/compile_cache.py); false: every build compiles Vite afresh.
+    compile_cache: bool = True
     # Test-only hook: run this argv inside the build sandbox (cwd /app) instead of `vite build`.
     build_command: list[str] | None = None
 
@@ -269,9 +274,15 @@ class BubblewrapIsolation:
 
     async def build_tools(self, template: str | None) -> BuildTools:
         self._bwrap()
-        node_mounts, node_exe = _node_mounts(await self._node())
+        node = await self._node()
+        node_mounts, node_exe = _node_mounts(node)
         modules = await self._modules(template)
-        return BuildTools(node=node_exe, link=modules, mounts=[Mount(modules, IN_MODULES), *node_mounts])
+        cache = None
+        if self.settings.compile_cache:
+            cache = compile_cache_dir(self.settings.cache_root or DEFAULT_CACHE_ROOT, modules,
+                                      Path(shutil.which(node) or node))
+        return BuildTools(node=node_exe, link=modules, mounts=[Mount(modules, IN_MODULES), *node_mounts],
+                          compile_cache=cache)
 
     async def run(self, command: list[str], mounts: list[Mount], *, cwd: str, env: dict[str, str],
                   timeout_s: float) -> RunOutcome:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import shutil
 import signal
 import subprocess
@@ -21,14 +22,17 @@ import httpx
 
 from runner.browser.confine import ConfinementError, socket_in_namespace
 from runner.browser.launch import BrowserSettings
+from runner.sandbox import compile_cache
 from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
 from runner.sandbox.isolation import (
     IN_APP,
     IN_BACKENDS,
     IN_BRIDGE_IO,
+    IN_COMPILE_CACHE,
     IN_DIST,
     IN_GENUI,
     IN_MODULES,
+    BuildTools,
     Isolation,
     Mount,
     RunningServer,
@@ -37,9 +41,16 @@ from runner.sandbox.isolation import (
 from runner.sandbox.static import build_static
 from runner.sandbox.web_template import accept_build_output, prepare_workspace, rejection
 
+log = logging.getLogger(__name__)
+
 SERVER_SCRIPT = Path(__file__).resolve().parent / "server.py"
 # A failure while readying the build (template install, workspace copy, the isolation's own tools).
 SETUP_ERRORS = (RuntimeError, OSError, ValueError, subprocess.SubprocessError)
+BUILD_ENV = {"NODE_ENV": "production", "NO_COLOR": "1"}
+
+
+def _vite_command(tools: BuildTools) -> list[str]:
+    return [tools.node, f"{IN_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"]
 
 
 class LogCap:
@@ -167,6 +178,8 @@ class PipelineSandbox:
 
     def __init__(self, isolation: Isolation):
         self.isolation = isolation
+        self._warming = asyncio.Lock()
+        self._cold: set[Path] = set()  # compile caches whose warm-up failed in this run: builds go without
 
     async def build(self, files: dict[str, str], workspace: Path, *, kind: str = "vite",
                     assets_dir: Path | None = None, template: str | None = None) -> BuildResult:
@@ -188,15 +201,53 @@ class PipelineSandbox:
             await asyncio.to_thread(prepare_workspace, files, workspace, tools.link, template)
         except SETUP_ERRORS as exc:
             return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
-        vite = [tools.node, f"{IN_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"]
-        command = rules.build_command or vite
-        outcome = await self.isolation.run(
-            command, [Mount(workspace, IN_APP, writable=True), *tools.mounts], cwd=IN_APP,
-            env={"NODE_ENV": "production", "NO_COLOR": "1"}, timeout_s=rules.build_timeout_s)
+        command = rules.build_command or _vite_command(tools)
+        mounts = [Mount(workspace, IN_APP, writable=True), *tools.mounts]
+        env = dict(BUILD_ENV)
+        if await self._warm_compile_cache(tools, template):
+            mounts.append(Mount(tools.compile_cache, IN_COMPILE_CACHE))
+            env[compile_cache.NODE_COMPILE_CACHE_ENV] = IN_COMPILE_CACHE
+        outcome = await self.isolation.run(command, mounts, cwd=IN_APP, env=env, timeout_s=rules.build_timeout_s)
         result = classify(outcome)
         result.duration_s = time.monotonic() - started
         return accept_build_output(result, workspace, max_output_mb=rules.max_output_mb,
                                    expect_index=rules.build_command is None)
+
+    async def _warm_compile_cache(self, tools: BuildTools, template: str | None) -> bool:
+        """Whether tools.compile_cache is warm, after warming it first if needed: one build of the template's
+        own sources with the cache writable (compile_cache.py). A failed warm-up is logged once and leaves
+        this run's builds without the cache; it never fails a build."""
+        folder = tools.compile_cache
+        if folder is None or folder in self._cold:
+            return False
+        if compile_cache.is_warm(folder):
+            return True
+        async with self._warming:
+            if compile_cache.is_warm(folder):
+                return True
+            warming: Path | None = None
+            try:  # a read-only cache root, a broken template: builds go without
+                warming = await asyncio.to_thread(compile_cache.new_warming_folder, folder)
+                workspace, cache = warming / "workspace", warming / "cache"
+                cache.mkdir()
+                await asyncio.to_thread(prepare_workspace, {}, workspace, tools.link, template)
+                outcome = await self.isolation.run(
+                    _vite_command(tools),
+                    [Mount(workspace, IN_APP, writable=True), *tools.mounts,
+                     Mount(cache, IN_COMPILE_CACHE, writable=True)],
+                    cwd=IN_APP, env={**BUILD_ENV, compile_cache.NODE_COMPILE_CACHE_ENV: IN_COMPILE_CACHE},
+                    timeout_s=self.isolation.rules().build_timeout_s)
+                result = classify(outcome)
+                if result.ok and await asyncio.to_thread(compile_cache.publish, cache, folder):
+                    return True
+                log.warning("warming the build compile cache failed; builds run without it:\n%s", result.log[-2000:])
+            except SETUP_ERRORS as exc:
+                log.warning("warming the build compile cache failed; builds run without it: %s", exc)
+            finally:
+                if warming is not None:
+                    await asyncio.to_thread(shutil.rmtree, warming, True)
+            self._cold.add(folder)
+            return False
 
     @contextlib.asynccontextmanager
     async def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None,

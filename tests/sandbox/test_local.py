@@ -193,7 +193,7 @@ const seen = {};
 for (const p of ['/root', '/work', '/home', '/etc/passwd', '/app/package.json', '/node_modules/vite', '/usr/bin']) {
   seen[p] = fs.existsSync(p);
 }
-for (const p of ['/usr/pwned', '/node_modules/pwned', '/app/src/main.jsx']) {
+for (const p of ['/usr/pwned', '/node_modules/pwned', '/opt/node-compile-cache/pwned', '/app/src/main.jsx']) {
   try { fs.writeFileSync(p, 'x'); seen['write:' + p] = 'ok'; } catch (e) { seen['write:' + p] = e.code; }
 }
 seen.env = Object.keys(process.env).sort();
@@ -206,8 +206,51 @@ console.log('SEEN' + JSON.stringify(seen));
     assert seen["/etc/passwd"] is False
     assert seen["/app/package.json"] and seen["/node_modules/vite"] and seen["/usr/bin"]
     assert seen["write:/usr/pwned"] == "EROFS" and seen["write:/node_modules/pwned"] == "EROFS"
+    # The compile cache every build loads Vite from is read-only: no build can plant code for the next one.
+    assert seen["write:/opt/node-compile-cache/pwned"] == "EROFS"
     assert seen["write:/app/src/main.jsx"] == "ok"  # the workspace itself is writable
-    assert set(seen["env"]) <= {"PATH", "HOME", "LANG", "NODE_ENV", "NO_COLOR", "PWD"}
+    assert set(seen["env"]) <= {"PATH", "HOME", "LANG", "NODE_ENV", "NO_COLOR", "PWD", "NODE_COMPILE_CACHE"}
+
+
+_COMPILE_CACHE_SEEN = """
+const fs = require('fs');
+const dir = process.env.NODE_COMPILE_CACHE;
+console.log('CACHE' + JSON.stringify({ dir: dir || null, entries: dir ? fs.readdirSync(dir).length : 0 }));
+"""
+
+
+def _seen_cache(result) -> dict:
+    assert result.status == "ok", result.log
+    return json.loads(result.log.split("CACHE", 1)[1].splitlines()[0])
+
+
+@pytest.mark.build
+def test_builds_load_vite_from_a_compile_cache_warmed_once(tmp_path, monkeypatch):
+    """The first build warms the cache with the template's own sources (a real vite build), later builds
+    get it read-only at NODE_COMPILE_CACHE; `compile_cache: false` turns it off."""
+    folder = tmp_path / "cache" / "key"
+    monkeypatch.setattr(local, "compile_cache_dir", lambda *args: folder)
+    seen = _seen_cache(_run_command(tmp_path / "a", ["node", "-e", _COMPILE_CACHE_SEEN]))
+    assert seen["dir"] == "/opt/node-compile-cache" and seen["entries"] >= 1
+    assert any(path.is_file() and path.stat().st_size > 0 for path in folder.rglob("*"))
+    assert [p.name for p in folder.parent.iterdir()] == ["key"]  # the warming folder is gone
+    warmed = {path: path.stat().st_mtime_ns for path in folder.rglob("*")}
+    result = _build(FILES, tmp_path / "b" / "ws")
+    assert result.ok, result.log
+    assert {path: path.stat().st_mtime_ns for path in folder.rglob("*")} == warmed  # read, never rewritten
+    off = _seen_cache(_run_command(tmp_path / "c", ["node", "-e", _COMPILE_CACHE_SEEN], compile_cache=False))
+    assert off == {"dir": None, "entries": 0}
+
+
+@pytest.mark.build
+def test_a_cache_that_cannot_be_warmed_leaves_builds_working(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache's parent folder would go")
+    monkeypatch.setattr(local, "compile_cache_dir", lambda *args: blocker / "key")
+    seen = _seen_cache(_run_command(tmp_path, ["node", "-e", _COMPILE_CACHE_SEEN]))
+    assert seen == {"dir": None, "entries": 0}
+    result = _build(FILES, tmp_path / "vite" / "ws")
+    assert result.ok, result.log
 
 
 _READ_PROC = """
