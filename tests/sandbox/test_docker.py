@@ -109,8 +109,7 @@ def test_build_and_serve_in_containers(tmp_path: Path, label: str, in_container:
             async with sandbox.serve(result.dist_dir) as served:
                 from runner.browser.launch import BrowserPool, BrowserSettings
 
-                # Without the runner's own prepared next page, which is a context (and renderer) of its own.
-            settings = await sandbox.browser_settings(BrowserSettings(spare_page=False))
+                settings = await sandbox.browser_settings(BrowserSettings())
                 if in_container:
                     assert served.url.startswith("http://127.0.0.1:"), "the browser sees the artifact on its loopback"
                     assert settings.connect_url and settings.connect_url.startswith("ws://")
