@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import dataclasses
 import importlib
 import importlib.machinery
 import importlib.util
@@ -116,6 +115,8 @@ def build_tool_definition(types_module: ModuleType, contract: dict[str, Any]) ->
     cls = getattr(types_module, "ToolDefinition", None)
     if cls is None:
         raise ToolError(500, f"{types_module.__name__} defines no ToolDefinition")
+    import dataclasses  # here: the server starts every turn, and plain serving never needs it
+
     values = copy.deepcopy(contract)
     if dataclasses.is_dataclass(cls):
         known = {field.name for field in dataclasses.fields(cls)}
