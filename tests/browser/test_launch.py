@@ -123,6 +123,7 @@ def test_the_next_page_is_prepared_while_this_one_settles(site, browser_settings
                 after_load = await contexts_once_idle(pool)
             async with pool.session(url):
                 pass  # never loaded
+            await pool.closed_sessions()  # an ended session's context closes in the background
             return before_load, after_load, await contexts_once_idle(pool)
 
     # This session's context alone; then it and the next one's; after a session that never loaded, the spare.
