@@ -134,7 +134,7 @@ async def _capture_page(session: PageSession, out_dir: Path, evidence: Evidence)
         await _shoot(session, out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT, out_dir / EvidenceFolder.SCREENSHOT_FULL)
         evidence.screenshot_viewport = EvidenceFolder.SCREENSHOT_VIEWPORT
         evidence.screenshot_full = EvidenceFolder.SCREENSHOT_FULL
-        EvidenceFolder(out_dir).write_text(EvidenceFolder.DOM, await session.page.content())
+        EvidenceFolder(out_dir).write_text(EvidenceFolder.DOM, await session.content())
         evidence.dom_path = EvidenceFolder.DOM
         evidence.visible_text = (await session.visible_text())[:MAX_VISIBLE_TEXT]
         evidence.blank = not await session.evaluate(_HAS_VISIBLE_CONTENT_JS)
@@ -157,7 +157,7 @@ async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evi
                      out_dir / EvidenceFolder.FINAL_SCREENSHOT_FULL)
         evidence.final_screenshot_viewport = EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT
         evidence.final_screenshot_full = EvidenceFolder.FINAL_SCREENSHOT_FULL
-        EvidenceFolder(out_dir).write_text(EvidenceFolder.FINAL_DOM, await session.page.content())
+        EvidenceFolder(out_dir).write_text(EvidenceFolder.FINAL_DOM, await session.content())
         evidence.final_dom_path = EvidenceFolder.FINAL_DOM
         evidence.final_visible_text = (await session.visible_text())[:MAX_VISIBLE_TEXT]
 

@@ -56,6 +56,9 @@ _PAGE_SIZE_JS = """async () => {
   };
 }"""
 
+# One of the init script's tamper-proof reads; null where it is missing (a document it did not run in).
+_READ_JS = "(kind) => window.__genuiRead ? window.__genuiRead[kind]() : null"
+
 _MAX_ERROR_CHARS = 4000
 # A page that logs in a loop must neither exhaust memory nor keep the slot busy: past these caps the
 # session stops listening (Playwright then stops sending the events) and only counts what it missed.
@@ -99,6 +102,26 @@ _INIT_SCRIPT = """
     add(observer.takeRecords());
     return counts.childList + counts.attributes + (withText ? counts.characterData : 0);
   };
+  // The evidence's DOM and text, read through the native getters taken before any script of the page ran,
+  // from a property of window the page can neither replace nor delete: a page that redefines outerHTML or
+  // innerText cannot show the judge another document than the one it is. (Playwright's page.content() is
+  // as safe, from an isolated world, but building that world costs each document about 30 ms.)
+  try {
+    const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
+    const apply = Reflect.apply, Serializer = XMLSerializer;
+    const serialize = Serializer.prototype.serializeToString;
+    const rootOf = getter(Document.prototype, 'documentElement'), doctypeOf = getter(Document.prototype, 'doctype');
+    const bodyOf = getter(Document.prototype, 'body'), outerHTMLOf = getter(Element.prototype, 'outerHTML');
+    const innerTextOf = getter(HTMLElement.prototype, 'innerText');
+    const html = () => {
+      const doctype = apply(doctypeOf, document, []), root = apply(rootOf, document, []);
+      return (doctype ? apply(serialize, new Serializer(), [doctype]) : '') + (root ? apply(outerHTMLOf, root, []) : '');
+    };
+    const text = () => { const body = apply(bodyOf, document, []); return body ? apply(innerTextOf, body, []) : ''; };
+    Object.defineProperty(window, '__genuiRead', { value: Object.freeze({ html, text }) });
+  } catch (e) {  // the session falls back to Playwright's reads; the name stays taken, so no page can fill it
+    try { Object.defineProperty(window, '__genuiRead', { value: null }); } catch (e2) { /* taken already */ }
+  }
   try {
     const sheet = new CSSStyleSheet();
     sheet.replaceSync(%s);
@@ -541,4 +564,12 @@ class PageSession:
         return base64.b64decode(shot["data"])
 
     async def visible_text(self) -> str:
-        return await self.evaluate("() => document.body ? document.body.innerText : ''")
+        """The body's innerText, read so that the page cannot fake it (the init script's __genuiRead)."""
+        text = await self.evaluate(_READ_JS, "text")
+        return text if isinstance(text, str) else await self.evaluate("() => document.body ? document.body.innerText : ''")
+
+    async def content(self) -> str:
+        """The document's HTML as Playwright's page.content() gives it (doctype and root element), read so that
+        the page cannot fake it, without building an isolated world for it (the init script's __genuiRead)."""
+        html = await self.evaluate(_READ_JS, "html")
+        return html if isinstance(html, str) else await self.page.content()
