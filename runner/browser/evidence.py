@@ -13,42 +13,13 @@ from pathlib import Path
 
 from playwright.async_api import Error as PlaywrightError
 
-from runner.browser.session import PageSession
+from runner.browser.session import PageSession, PageSnapshot
 from runner.evidence import Evidence
 from runner.evidence_folder import EvidenceFolder
 
 log = logging.getLogger(__name__)
 
 MAX_VISIBLE_TEXT = 20000  # enough for any judge prompt; keeps records small
-
-# A page is blank when a user would see nothing: no visible text and no visible media or form control
-# with a nonzero box. Form controls count because an empty <input> is still something to look at.
-_HAS_VISIBLE_CONTENT_JS = """
-() => {
-  const body = document.body;
-  if (!body) return false;
-  if ((body.innerText || '').trim().length > 0) return true;
-  const media = body.querySelectorAll(
-    'img, canvas, svg, video, iframe, object, embed, input:not([type=hidden]), select, textarea');
-  for (const el of media) {
-    const r = el.getBoundingClientRect();
-    if (r.width <= 0 || r.height <= 0) continue;
-    const style = getComputedStyle(el);
-    if (style.visibility === 'hidden' || style.display === 'none' || Number(style.opacity) === 0) continue;
-    if (el.checkVisibility && !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) continue;
-    return true;
-  }
-  return false;
-}
-"""
-
-
-_FITS_VIEWPORT_JS = """() => {
-  const root = document.documentElement;
-  return window.scrollX === 0 && window.scrollY === 0
-    && root.scrollWidth <= window.innerWidth && root.scrollHeight <= window.innerHeight;
-}"""
-
 
 async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeout_s: float = 30.0) -> Evidence:
     """Load `session.url`, write evidence files into `out_dir`, return an Evidence (paths relative to out_dir).
@@ -119,25 +90,28 @@ async def write_visit_logs(session: PageSession, out_dir: Path, evidence: Eviden
     folder.write_json(folder.DIALOGS, {"dialogs": evidence.dialogs, "popups": evidence.popups})
 
 
-async def _shoot(session: PageSession, viewport: Path, full: Path) -> None:
-    """A viewport and a full-page screenshot. When the whole page is in view the full-page shot would be the
-    same pixels, so the viewport capture is copied instead of taken twice."""
+async def _capture(session: PageSession, viewport: Path, full: Path, dom: str) -> PageSnapshot:
+    """A viewport and a full-page screenshot and the DOM. When the whole page is in view the full-page shot
+    would be the same pixels, so the viewport capture is copied instead of taken twice."""
     await session.screenshot(viewport, full_page=False)
-    if await session.evaluate(_FITS_VIEWPORT_JS):
+    snapshot = await session.snapshot()
+    if snapshot.fits_viewport:
         shutil.copyfile(viewport, full)
     else:
         await session.screenshot(full, full_page=True)
+    EvidenceFolder(viewport.parent).write_text(dom, snapshot.html)
+    return snapshot
 
 
 async def _capture_page(session: PageSession, out_dir: Path, evidence: Evidence) -> None:
     try:
-        await _shoot(session, out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT, out_dir / EvidenceFolder.SCREENSHOT_FULL)
+        snapshot = await _capture(session, out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT,
+                                  out_dir / EvidenceFolder.SCREENSHOT_FULL, EvidenceFolder.DOM)
         evidence.screenshot_viewport = EvidenceFolder.SCREENSHOT_VIEWPORT
         evidence.screenshot_full = EvidenceFolder.SCREENSHOT_FULL
-        EvidenceFolder(out_dir).write_text(EvidenceFolder.DOM, await session.content())
         evidence.dom_path = EvidenceFolder.DOM
-        evidence.visible_text = (await session.visible_text())[:MAX_VISIBLE_TEXT]
-        evidence.blank = not await session.evaluate(_HAS_VISIBLE_CONTENT_JS)
+        evidence.visible_text = snapshot.text[:MAX_VISIBLE_TEXT]
+        evidence.blank = not snapshot.visible
     except PlaywrightError as exc:  # page crashed or navigated away mid-capture
         log.warning("evidence capture failed for %s: %s", session.url, exc)
         if not evidence.load_error:
@@ -153,13 +127,12 @@ async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evi
     out_dir = Path(out_dir)
 
     async def capture() -> None:
-        await _shoot(session, out_dir / EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT,
-                     out_dir / EvidenceFolder.FINAL_SCREENSHOT_FULL)
+        snapshot = await _capture(session, out_dir / EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT,
+                                  out_dir / EvidenceFolder.FINAL_SCREENSHOT_FULL, EvidenceFolder.FINAL_DOM)
         evidence.final_screenshot_viewport = EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT
         evidence.final_screenshot_full = EvidenceFolder.FINAL_SCREENSHOT_FULL
-        EvidenceFolder(out_dir).write_text(EvidenceFolder.FINAL_DOM, await session.content())
         evidence.final_dom_path = EvidenceFolder.FINAL_DOM
-        evidence.final_visible_text = (await session.visible_text())[:MAX_VISIBLE_TEXT]
+        evidence.final_visible_text = snapshot.text[:MAX_VISIBLE_TEXT]
 
     _take_dialogs(session, evidence)  # evidence.json holds the dialogs the actor's steps opened too
     try:

@@ -8,6 +8,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -58,6 +59,40 @@ _PAGE_SIZE_JS = """async () => {
 
 # One of the init script's tamper-proof reads; null where it is missing (a document it did not run in).
 _READ_JS = "(kind) => window.__genuiRead ? window.__genuiRead[kind]() : null"
+
+# PageSnapshot in one round trip. Visible: a user would see something, text or a visible media element or form
+# control with a nonzero box (an empty <input> is still something to look at).
+_SNAPSHOT_JS = """() => {
+  const read = window.__genuiRead, root = document.documentElement, body = document.body;
+  const text = read ? read.text() : null;
+  let visible = !!body && (text !== null ? text : body.innerText || '').trim().length > 0;
+  if (body && !visible) {
+    const media = body.querySelectorAll(
+      'img, canvas, svg, video, iframe, object, embed, input:not([type=hidden]), select, textarea');
+    for (const el of media) {
+      const r = el.getBoundingClientRect();
+      if (r.width <= 0 || r.height <= 0) continue;
+      const style = getComputedStyle(el);
+      if (style.visibility === 'hidden' || style.display === 'none' || Number(style.opacity) === 0) continue;
+      if (el.checkVisibility && !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) continue;
+      visible = true;
+      break;
+    }
+  }
+  const fits = !!root && window.scrollX === 0 && window.scrollY === 0
+    && root.scrollWidth <= window.innerWidth && root.scrollHeight <= window.innerHeight;
+  return { html: read ? read.html() : null, text, fits, visible };
+}"""
+
+
+@dataclass
+class PageSnapshot:
+    """What the page shows now, read in one round trip (PageSession.snapshot)."""
+
+    html: str  # as page.content() gives it
+    text: str  # the body's innerText
+    fits_viewport: bool  # unscrolled, and the whole document within the viewport
+    visible: bool  # a user would see something (not a blank page)
 
 _MAX_ERROR_CHARS = 4000
 # A page that logs in a loop must neither exhaust memory nor keep the slot busy: past these caps the
@@ -567,6 +602,14 @@ class PageSession:
         """The body's innerText, read so that the page cannot fake it (the init script's __genuiRead)."""
         text = await self.evaluate(_READ_JS, "text")
         return text if isinstance(text, str) else await self.evaluate("() => document.body ? document.body.innerText : ''")
+
+    async def snapshot(self) -> PageSnapshot:
+        """The page's HTML and visible text (read so that the page cannot fake them), whether it fits the
+        viewport and whether anything is visible, in one round trip."""
+        facts = await self.evaluate(_SNAPSHOT_JS)
+        html = facts["html"] if isinstance(facts["html"], str) else await self.page.content()
+        text = facts["text"] if isinstance(facts["text"], str) else await self.visible_text()
+        return PageSnapshot(html=html, text=text, fits_viewport=bool(facts["fits"]), visible=bool(facts["visible"]))
 
     async def content(self) -> str:
         """The document's HTML as Playwright's page.content() gives it (doctype and root element), read so that
