@@ -90,10 +90,12 @@ async def write_visit_logs(session: PageSession, out_dir: Path, evidence: Eviden
     folder.write_json(folder.DIALOGS, {"dialogs": evidence.dialogs, "popups": evidence.popups})
 
 
-async def _capture(session: PageSession, viewport: Path, full: Path, dom: str) -> PageSnapshot:
+async def _capture(session: PageSession, viewport: Path, full: Path, dom: str, *,
+                   reuse_unchanged: bool = False) -> PageSnapshot:
     """A viewport and a full-page screenshot and the DOM. When the whole page is in view the full-page shot
-    would be the same pixels, so the viewport capture is copied instead of taken twice."""
-    await session.screenshot(viewport, full_page=False)
+    would be the same pixels, so the viewport capture is copied instead of taken twice. `reuse_unchanged`:
+    see PageSession.screenshot."""
+    await session.screenshot(viewport, full_page=False, reuse_unchanged=reuse_unchanged)
     snapshot = await session.snapshot()
     if snapshot.fits_viewport:
         shutil.copyfile(viewport, full)
@@ -128,7 +130,8 @@ async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evi
 
     async def capture() -> None:
         snapshot = await _capture(session, out_dir / EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT,
-                                  out_dir / EvidenceFolder.FINAL_SCREENSHOT_FULL, EvidenceFolder.FINAL_DOM)
+                                  out_dir / EvidenceFolder.FINAL_SCREENSHOT_FULL, EvidenceFolder.FINAL_DOM,
+                                  reuse_unchanged=True)  # e.g. the actor's last view, taken moments ago
         evidence.final_screenshot_viewport = EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT
         evidence.final_screenshot_full = EvidenceFolder.FINAL_SCREENSHOT_FULL
         evidence.final_dom_path = EvidenceFolder.FINAL_DOM

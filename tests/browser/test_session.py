@@ -259,6 +259,47 @@ def test_the_evidence_reads_are_playwrights_and_cannot_be_faked_by_the_page(site
     assert html == playwright_html  # the isolated world's read agrees
 
 
+def test_an_unchanged_view_is_reused_only_while_nothing_could_have_changed(site, browser_settings, tmp_path,
+                                                                           monkeypatch) -> None:
+    """screenshot(reuse_unchanged=True) gives the last viewport shot again right after it, and a fresh one
+    after any DOM mutation (text included), a scroll, or once REUSE_VIEW_S has passed."""
+    from runner.browser import session as session_module
+
+    url = site.add("/", "<!doctype html><body style='height:3000px'><p id=p>one</p></body>")
+    monkeypatch.setattr(session_module, "REUSE_VIEW_S", 0.3)
+
+    async def main() -> list[bool]:
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                captured = 0
+                fast_png = session._fast_png
+
+                async def counting(options):
+                    nonlocal captured
+                    captured += 1
+                    return await fast_png(options)
+
+                session._fast_png = counting
+
+                async def fresh(name: str) -> bool:
+                    before = captured
+                    await session.screenshot(tmp_path / name, reuse_unchanged=True)
+                    return captured > before
+
+                seen = [await fresh("first.png"), await fresh("again.png")]
+                await session.page.evaluate("document.getElementById('p').firstChild.data = 'two'")
+                seen += [await fresh("text.png"), await fresh("text-again.png")]
+                await session.page.evaluate("window.scrollTo(0, 200)")
+                seen.append(await fresh("scrolled.png"))
+                await asyncio.sleep(0.4)
+                seen.append(await fresh("later.png"))
+                return seen
+
+    assert asyncio.run(main()) == [True, False, True, False, True, True]
+    assert (tmp_path / "first.png").read_bytes() == (tmp_path / "again.png").read_bytes()
+
+
 def test_dialogs_and_popups_never_block(site, browser_settings) -> None:
     site.add("/pop", "<p>popup</p>")
     url = site.add(
