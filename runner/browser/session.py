@@ -49,9 +49,11 @@ _PAGE_SIZE_JS = """async () => {
   if (!document.body || !document.documentElement) return null;
   if (document.fonts) await document.fonts.ready;
   const b = document.body, d = document.documentElement;
+  const width = Math.max(b.scrollWidth, d.scrollWidth, b.offsetWidth, d.offsetWidth, b.clientWidth, d.clientWidth);
+  const height = Math.max(b.scrollHeight, d.scrollHeight, b.offsetHeight, d.offsetHeight, b.clientHeight, d.clientHeight);
+  if (!Number.isFinite(width) || !Number.isFinite(height)) return null;  // getters the page redefined: Playwright's way
   return {
-    width: Math.max(b.scrollWidth, d.scrollWidth, b.offsetWidth, d.offsetWidth, b.clientWidth, d.clientWidth),
-    height: Math.max(b.scrollHeight, d.scrollHeight, b.offsetHeight, d.offsetHeight, b.clientHeight, d.clientHeight),
+    width, height,
     viewport_width: window.innerWidth, viewport_height: window.innerHeight,
     animations: document.getAnimations().filter((a) => a.playState === 'running').length,
     // What a viewport shot shows besides the DOM's state: which document, where it is scrolled.

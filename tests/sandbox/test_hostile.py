@@ -272,10 +272,19 @@ def _check_private_unreachable(run: CorpusRun, case: HostileCase, folder: Path) 
     assert len(PRIVATE_PATHS) >= 30
 
 
+def _check_evidence_unforged(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    evidence = json.loads((folder / "evidence.json").read_text())
+    for text in (evidence["visible_text"], evidence["final_visible_text"]):
+        assert text == "ready", text
+    for name in ("dom.html", "final_dom.html"):
+        dom = (folder / name).read_text()
+        assert dom.startswith("<!DOCTYPE html>") and "<main>ready</main>" in dom, dom[:300]
+
+
 EVIDENCE_CHECKS = {
     "fork_bomb_capped": _check_fork_bomb, "build_oom": _check_build_oom, "build_timed_out": _check_build_timed_out,
     "build_log_capped": _check_build_log_capped, "network_capped": _check_network_capped,
-    "private_unreachable": _check_private_unreachable,
+    "private_unreachable": _check_private_unreachable, "evidence_unforged": _check_evidence_unforged,
     "rejected": _check_rejected, "raw_capped": _check_raw_capped, "csp_blocked": _check_csp_blocked,
     "webrtc_recorded": _check_webrtc, "tool_call_refused": _check_tool_call, "popups": _check_popups,
     "dialogs": _check_dialogs, "console_capped": _check_console,
