@@ -20,6 +20,7 @@ from runner.evidence_folder import EvidenceFolder
 log = logging.getLogger(__name__)
 
 MAX_VISIBLE_TEXT = 20000  # enough for any judge prompt; keeps records small
+TOOL_CALLS_WAIT_S = 1.0  # how long the final capture waits for the page's tool calls to come back
 
 async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeout_s: float = 30.0) -> Evidence:
     """Load `session.url`, write evidence files into `out_dir`, return an Evidence (paths relative to out_dir).
@@ -75,8 +76,10 @@ async def write_visit_logs(session: PageSession, out_dir: Path, evidence: Eviden
     Written at load they would miss what arrives later: a request's response, a popup's own browser event,
     what the actor's steps log, open or call. Requests still unanswered get `answers_wait_s` to finish, so a
     status is not reported missing for a response that was a few milliseconds away; past it they are
-    written as they are (status null). `evidence` gets the visit's dialogs and popups; its console, network
+    written as they are (status null). Tool calls the page chains get as long to finish first (the state
+    the visit leaves is read after this). `evidence` gets the visit's dialogs and popups; its console, network
     and page errors stay the load-time copy the judge reads (it gets the later page errors on its own)."""
+    await session.tool_calls_settled(answers_wait_s)
     await session.requests_answered(answers_wait_s)
     _take_dialogs(session, evidence)
     console = list(session.console)
@@ -139,6 +142,8 @@ async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evi
 
     _take_dialogs(session, evidence)  # evidence.json holds the dialogs the actor's steps opened too
     try:
+        # The page as a person would leave it: the tool calls it was making have come back and been shown.
+        await asyncio.wait_for(session.tool_calls_settled(TOOL_CALLS_WAIT_S), timeout=capture_timeout_s)
         await asyncio.wait_for(capture(), timeout=capture_timeout_s)
     except asyncio.TimeoutError:
         evidence.final_error = f"final capture timed out after {capture_timeout_s:g} s (page unresponsive)"

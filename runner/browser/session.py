@@ -397,6 +397,19 @@ class PageSession:
             return 0.0
         return time.monotonic() - self._tool_bridge_active_at
 
+    async def tool_calls_settled(self, timeout_s: float) -> None:
+        """Wait (at most `timeout_s`) until no tool-bridge request of the page is open and none has started
+        for two frames after the last answer: a page that chains its calls (restock, then read the stock) gets
+        to finish the chain before its visit ends and the state it left is read. A page that never called the
+        bridge returns at once."""
+        if self._tool_bridge_active_at == float("-inf"):
+            return
+        deadline = time.monotonic() + timeout_s
+        while True:
+            await self.tool_calls_answered(max(0.0, deadline - time.monotonic()))
+            if not self._tool_calls_in_flight or time.monotonic() >= deadline:
+                return
+
     async def tool_calls_answered(self, timeout_s: float) -> None:
         """Wait (at most `timeout_s`) until every tool-bridge request the page made has its answer, then two
         frames, so what the page renders from the answers is on screen. A person waits for a lookup to come

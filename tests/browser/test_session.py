@@ -300,6 +300,32 @@ def test_an_unchanged_view_is_reused_only_while_nothing_could_have_changed(site,
     assert (tmp_path / "first.png").read_bytes() == (tmp_path / "again.png").read_bytes()
 
 
+def test_a_visit_ends_after_the_tool_calls_the_page_chains(site, browser_settings) -> None:
+    """A page that restocks and then reads the stock (the second call starts when the first answers) has
+    both calls answered before the visit ends; a page that never calls the bridge is not held up."""
+    site.add("/__tools/restock", "{}", "application/json", delay_s=0.3)
+    site.add("/__tools/stock", "{}", "application/json", delay_s=0.2)
+    chained = site.add("/", "<!doctype html><p>shop</p><script>"
+                            "fetch('/__tools/restock', {method: 'POST'}).then((r) => r.json())"
+                            ".then(() => fetch('/__tools/stock', {method: 'POST'}))</script>")
+    plain = site.add("/plain", "<!doctype html><p>no tools</p>")
+
+    async def visit(url: str) -> tuple[list[tuple[str, int | None]], float]:
+        async with BrowserPool(browser_settings.model_copy(update={"settle_ms": 0})) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                started = asyncio.get_running_loop().time()
+                await session.tool_calls_settled(3.0)
+                waited = asyncio.get_running_loop().time() - started
+                calls = [(n.url.rsplit("/", 1)[-1], n.status) for n in session.network if "/__tools/" in n.url]
+                return calls, waited
+
+    calls, waited = asyncio.run(visit(chained))
+    assert calls == [("restock", 200), ("stock", 200)] and waited >= 0.2
+    calls, waited = asyncio.run(visit(plain))
+    assert calls == [] and waited < 0.05
+
+
 def test_dialogs_and_popups_never_block(site, browser_settings) -> None:
     site.add("/pop", "<p>popup</p>")
     url = site.add(
