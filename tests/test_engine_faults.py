@@ -141,13 +141,13 @@ def test_a_full_disk_stops_the_run_with_a_clear_error_and_resume_finishes_it(tmp
     assert sorted((r["task_id"], r["turn"]) for r in _records(moved)) == [("smoke-counter", t) for t in (1, 2, 3)]
 
 
-# Paints (the first screenshot is taken), then stalls the page's main thread for 20 s: the slot's browser
-# session is live, and stuck, when the test kills the browser.
-STALLING_APP = ('import { useEffect } from "react";\n'
-                "export default function App() {\n"
-                "  useEffect(() => { setTimeout(() => { const end = Date.now() + 20000; while (Date.now() < end) {} },"
-                " 2000); }, []);\n"
-                "  return <p>stalls</p>;\n}\n")
+# Paints (the load-time screenshot is taken), then stalls the page's main thread for 60 s when the probe clicks
+# its button, which the probe does only after that screenshot: from the moment the screenshot exists until the
+# fault, the slot's browser session is live, and stuck, whatever the speed of the capture (a stall on a timer
+# raced the visit, which can end before any timer fires).
+STALLING_APP = ("export default function App() {\n"
+                "  const stall = () => { const end = Date.now() + 60000; while (Date.now() < end) {} };\n"
+                "  return <button onClick={stall}>stall</button>;\n}\n")
 
 
 def _stall_the_counters_turn_2(messages: list[dict]) -> tuple[int, str]:
