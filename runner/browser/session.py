@@ -28,6 +28,7 @@ from playwright.async_api import (
 )
 
 from runner.evidence import NetworkRequest
+from runner.sandbox.server import BRIDGE_PREFIXES
 
 # Freeze CSS motion so screenshots and mutation counts do not depend on timing. Applied as a constructed
 # stylesheet (document.adoptedStyleSheets), which, unlike a <style> element, is not itself a DOM mutation.
@@ -109,7 +110,6 @@ _MAX_ERROR_CHARS = 4000
 # session stops listening (Playwright then stops sending the events) and only counts what it missed.
 _MAX_CONSOLE_ENTRIES = 2000
 _MAX_CONSOLE_BYTES = 512 * 1024
-_TOOL_BRIDGE_PREFIXES = ("/__tools/", "/__resources/")  # the artifact server's tool bridge (runner/sandbox/server.py)
 _TWO_FRAMES_JS = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
 _MAX_REPORTS = 500  # CSP / WebRTC reports, dialogs and popups kept per session
 _MAX_NETWORK_ENTRIES = 5000
@@ -382,7 +382,7 @@ class PageSession:
 
     def _on_request(self, request: Request) -> None:
         self._entry(request)
-        if urlsplit(request.url).path.startswith(_TOOL_BRIDGE_PREFIXES):
+        if urlsplit(request.url).path.startswith(BRIDGE_PREFIXES):
             self._tool_calls_in_flight.add(request)
             self._tool_bridge_active_at = time.monotonic()
 

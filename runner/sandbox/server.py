@@ -33,6 +33,10 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+# The tool bridge's routes: the page's browser session also reads them, to know when the page's calls are done.
+TOOLS_PREFIX = "/__tools/"
+RESOURCES_PREFIX = "/__resources/"
+BRIDGE_PREFIXES = (TOOLS_PREFIX, RESOURCES_PREFIX)
 CSP = (
     "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; frame-src 'none'; "
@@ -486,9 +490,9 @@ class ArtifactHandler(BaseHTTPRequestHandler):
         return real
 
     def _serve_file(self, head: bool) -> None:
-        if urlsplit(self.path).path.startswith("/__tools/"):
+        if urlsplit(self.path).path.startswith(TOOLS_PREFIX):
             return self._tools_get(head)
-        if urlsplit(self.path).path.startswith("/__resources/"):
+        if urlsplit(self.path).path.startswith(RESOURCES_PREFIX):
             return self._resources_get(head)
         target = self._resolve(self.path)
         if target is None:
@@ -503,7 +507,7 @@ class ArtifactHandler(BaseHTTPRequestHandler):
         self._serve_file(head=True)
 
     def _tools_get(self, head: bool) -> None:
-        if self.bridge is None or urlsplit(self.path).path != "/__tools/list":
+        if self.bridge is None or urlsplit(self.path).path != TOOLS_PREFIX + "list":
             return self._not_found(head)
         try:
             self._send_json(200, {"tools": self.bridge.list_tools()})
@@ -511,7 +515,7 @@ class ArtifactHandler(BaseHTTPRequestHandler):
             self._send_json(500, {"error": f"{type(exc).__name__}: {exc}"})
 
     def _resources_get(self, head: bool) -> None:
-        if self.bridge is None or urlsplit(self.path).path != "/__resources/list":
+        if self.bridge is None or urlsplit(self.path).path != RESOURCES_PREFIX + "list":
             return self._not_found(head)
         self._send_json(200, {"resources": self.bridge.list_resources()})
 
@@ -522,7 +526,7 @@ class ArtifactHandler(BaseHTTPRequestHandler):
             return self._send_json(413, {"error": "request body too large"})
         raw = self.rfile.read(length) if length else b""
         route = urlsplit(self.path).path
-        if self.bridge is None or route not in ("/__tools/call", "/__resources/read"):
+        if self.bridge is None or route not in (TOOLS_PREFIX + "call", RESOURCES_PREFIX + "read"):
             return self._send_json(404, {"error": "not found"})
         try:
             payload = json.loads(raw or b"{}")
@@ -530,7 +534,7 @@ class ArtifactHandler(BaseHTTPRequestHandler):
                 raise ValueError("body must be a JSON object")
         except ValueError as exc:
             return self._send_json(400, {"error": f"bad request body: {exc}"})
-        if route == "/__resources/read":
+        if route == RESOURCES_PREFIX + "read":
             status, body = self.bridge.read_resource(payload.get("uri"), payload.get("scenario"))
         else:
             status, body = self.bridge.call(payload.get("tool"), payload.get("arguments", {}),
