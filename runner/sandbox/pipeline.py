@@ -52,6 +52,18 @@ def _vite_command(tools: BuildTools) -> list[str]:
     return [tools.node, f"{IN_MODULES}/vite/bin/vite.js", "build", "--configLoader", "native"]
 
 
+def _build_mounts_and_env(tools: BuildTools, workspace: Path,
+                          compile_cache_mount: Mount | None) -> tuple[list[Mount], dict[str, str]]:
+    """What a build sees: the workspace, the isolation's tools and, when given, Node's compile cache (read-only
+    for a build, writable only for its warm-up; compile_cache.py)."""
+    mounts = [Mount(workspace, IN_APP, writable=True), *tools.mounts]
+    env = dict(BUILD_ENV)
+    if compile_cache_mount is not None:
+        mounts.append(compile_cache_mount)
+        env[compile_cache.NODE_COMPILE_CACHE_ENV] = compile_cache_mount.target
+    return mounts, env
+
+
 class LogCap:
     """Keeps the head and the tail of a stream, so a huge log stays bounded but its end is kept."""
 
@@ -197,11 +209,9 @@ class PipelineSandbox:
         except SETUP_ERRORS as exc:
             return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
         command = rules.build_command or _vite_command(tools)
-        mounts = [Mount(workspace, IN_APP, writable=True), *tools.mounts]
-        env = dict(BUILD_ENV)
-        if await self._warm_compile_cache(tools, template):
-            mounts.append(Mount(tools.compile_cache, IN_COMPILE_CACHE))
-            env[compile_cache.NODE_COMPILE_CACHE_ENV] = IN_COMPILE_CACHE
+        cache = Mount(tools.compile_cache, IN_COMPILE_CACHE) if await self._warm_compile_cache(tools, template) \
+            else None
+        mounts, env = _build_mounts_and_env(tools, workspace, cache)
         outcome = await self.isolation.run(command, mounts, cwd=IN_APP, env=env, timeout_s=rules.build_timeout_s)
         result = classify(outcome)
         result.duration_s = time.monotonic() - started
@@ -226,12 +236,9 @@ class PipelineSandbox:
                 workspace, cache = warming / "workspace", warming / "cache"
                 cache.mkdir()
                 await asyncio.to_thread(prepare_workspace, {}, workspace, tools.link, template)
-                outcome = await self.isolation.run(
-                    _vite_command(tools),
-                    [Mount(workspace, IN_APP, writable=True), *tools.mounts,
-                     Mount(cache, IN_COMPILE_CACHE, writable=True)],
-                    cwd=IN_APP, env={**BUILD_ENV, compile_cache.NODE_COMPILE_CACHE_ENV: IN_COMPILE_CACHE},
-                    timeout_s=self.isolation.rules().build_timeout_s)
+                mounts, env = _build_mounts_and_env(tools, workspace, Mount(cache, IN_COMPILE_CACHE, writable=True))
+                outcome = await self.isolation.run(_vite_command(tools), mounts, cwd=IN_APP, env=env,
+                                                   timeout_s=self.isolation.rules().build_timeout_s)
                 result = classify(outcome)
                 if result.ok and await asyncio.to_thread(compile_cache.publish, cache, folder):
                     return True
