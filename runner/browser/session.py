@@ -65,6 +65,7 @@ _PAGE_SIZE_JS = """async () => {
 
 # One of the init script's tamper-proof reads; null where it is missing (a document it did not run in).
 _READ_JS = "(kind) => window.__genuiRead ? window.__genuiRead[kind]() : null"
+_BODY_TEXT_JS = "() => document.body ? document.body.innerText : ''"  # the fallback where that read is missing
 
 # PageSnapshot in one round trip. Visible: a user would see something, text or a visible media element or form
 # control with a nonzero box (an empty <input> is still something to look at).
@@ -643,14 +644,14 @@ class PageSession:
     async def visible_text(self) -> str:
         """The body's innerText, read so that the page cannot fake it (the init script's __genuiRead)."""
         text = await self.evaluate(_READ_JS, "text")
-        return text if isinstance(text, str) else await self.evaluate("() => document.body ? document.body.innerText : ''")
+        return text if isinstance(text, str) else await self.evaluate(_BODY_TEXT_JS)
 
     async def snapshot(self) -> PageSnapshot:
         """The page's HTML and visible text (read so that the page cannot fake them), whether it fits the
         viewport and whether anything is visible, in one round trip."""
         facts = await self.evaluate(_SNAPSHOT_JS)
         html = facts["html"] if isinstance(facts["html"], str) else await self.page.content()
-        text = facts["text"] if isinstance(facts["text"], str) else await self.visible_text()
+        text = facts["text"] if isinstance(facts["text"], str) else await self.evaluate(_BODY_TEXT_JS)
         return PageSnapshot(html=html, text=text, fits_viewport=bool(facts["fits"]), visible=bool(facts["visible"]))
 
     async def content(self) -> str:
