@@ -21,9 +21,9 @@ import asyncio
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from runner.actors.base import ActorContext
 from runner.actors.page_elements import ActionFailed, Element, execute, list_elements
@@ -34,13 +34,15 @@ from runner.evidence_folder import EvidenceFolder, read_json_objects
 from runner.judges.llm import build_endpoint_model
 from runner.judges.llm_settings import validate_endpoint
 from runner.judges.llm_bundle import clip, image_data_url, tail
+from runner.untrusted import quote, with_rule
 from runner.models.base import Model, ProviderError
-from runner.models.structured import StructuredOutputError, ask_structured
+from runner.models.fitting import RequestRefused, collapse_text, fit_for_model
+from runner.models.structured import MAX_ECHO_CHARS, StructuredOutputError, ask_structured, decoding_schema
 
 if TYPE_CHECKING:
     from runner.browser.session import PageSession
 
-__all__ = ["ACTIONS", "ActorAction", "LLMActor", "LLMActorSettings"]
+__all__ = ["ACTIONS", "ActionAnswer", "ActorAction", "LLMActor", "LLMActorSettings", "validate_action"]
 
 ACTIONS = ("click", "fill", "select", "press", "scroll", "wait", "read_runtime_logs", "finish")
 
@@ -82,7 +84,7 @@ class LLMActorSettings(BaseModel):
 
 
 class ActorAction(BaseModel):
-    """One action, flat (no oneOf) so grammar-based decoders accept its schema."""
+    """One validated action, flat: what the loop performs and records (built from an `ActionAnswer`)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -97,17 +99,6 @@ class ActorAction(BaseModel):
     summary: str | None = None
     thought: str | None = None
 
-    @model_validator(mode="after")
-    def _arguments(self) -> "ActorAction":
-        needs = {
-            "click": ["index"], "fill": ["index", "text"], "select": ["index", "option"], "press": ["key"],
-            "scroll": ["dy"], "wait": ["ms"], "finish": ["success"],
-        }.get(self.action, [])
-        missing = [name for name in needs if getattr(self, name) is None]
-        if missing:
-            raise ValueError(f"action {self.action!r} needs {', '.join(missing)}")
-        return self
-
     def record(self, elements: list[Element]) -> dict[str, Any]:
         """The trace's action record: kind, its arguments, and what the index pointed at."""
         fields = {k: v for k, v in self.model_dump().items() if v is not None and k not in ("action", "thought")}
@@ -120,23 +111,72 @@ class ActorAction(BaseModel):
         return record
 
 
-ACTION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "thought": {"type": "string"},
-        "action": {"type": "string", "enum": list(ACTIONS)},
-        "index": {"type": ["integer", "null"]},
-        "text": {"type": ["string", "null"]},
-        "option": {"type": ["string", "null"]},
-        "key": {"type": ["string", "null"]},
-        "dy": {"type": ["integer", "null"]},
-        "ms": {"type": ["integer", "null"]},
-        "success": {"type": ["boolean", "null"]},
-        "summary": {"type": ["string", "null"]},
-    },
-    "required": ["action"],
-    "additionalProperties": False,
-}
+# ---- the answer: one variant per action, each with exactly the arguments it needs --------------------------
+# A tagged union, so the schema sent says which arguments each action requires (a flat object with optional
+# fields would let a decoder write a click without its index). Fields an action does not use are ignored.
+
+
+class _Action(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    thought: str | None = None  # first, so a model reasons before it acts
+
+
+class _Click(_Action):
+    action: Literal["click"]
+    index: int
+
+
+class _Fill(_Action):
+    action: Literal["fill"]
+    index: int
+    text: str  # replaces the field's content ("" clears it)
+
+
+class _Select(_Action):
+    action: Literal["select"]
+    index: int
+    option: str
+
+
+class _Press(_Action):
+    action: Literal["press"]
+    key: str = Field(min_length=1)  # a Playwright key name
+    index: int | None = None  # None: the focused element
+
+
+class _Scroll(_Action):
+    action: Literal["scroll"]
+    dy: int
+
+
+class _Wait(_Action):
+    action: Literal["wait"]
+    ms: int
+
+
+class _ReadRuntimeLogs(_Action):
+    action: Literal["read_runtime_logs"]
+
+
+class _Finish(_Action):
+    action: Literal["finish"]
+    success: bool
+    summary: str | None = None
+
+
+ActionAnswer: TypeAdapter[Any] = TypeAdapter(Annotated[
+    _Click | _Fill | _Select | _Press | _Scroll | _Wait | _ReadRuntimeLogs | _Finish, Field(discriminator="action")
+])
+assert {variant.model_fields["action"].annotation.__args__[0]  # type: ignore[union-attr]
+        for variant in (_Click, _Fill, _Select, _Press, _Scroll, _Wait, _ReadRuntimeLogs, _Finish)} == set(ACTIONS)
+
+
+def validate_action(data: Any) -> ActorAction:
+    """The model's answer validated by `ActionAnswer` (the validator the sent schema comes from), as an
+    ActorAction; ValueError (pydantic's ValidationError) when it is not one valid action."""
+    return ActorAction(**ActionAnswer.validate_python(data).model_dump())
+
 
 _ROLE = """You are the interaction actor of a UI benchmark. You operate a web interface in a browser to \
 collect evidence for an evaluator: whether the interface really does what this turn's requirements ask. You \
@@ -147,7 +187,7 @@ the result). Do not conclude success from the mere presence of a component, and 
 interaction for the one asked. If a control does nothing, record that by finishing with success=false."""
 
 # The action protocol is the actor's own whatever instructions it gets: it is what the structured output parses.
-_ACTION_FORMAT = """Each step, answer with exactly ONE action as a JSON object (fields not used by the action are null):
+_ACTION_FORMAT = """Each step, answer with exactly ONE action as a JSON object (leave out fields the action does not use):
   {"action": "click", "index": N}
   {"action": "fill", "index": N, "text": "..."}            (replaces the field's content)
   {"action": "select", "index": N, "option": "..."}        (an option label or value of a <select>)
@@ -161,14 +201,19 @@ Indices refer to the numbered list of interactive elements of the CURRENT step. 
 
 _SYSTEM = _ROLE + "\n\n" + _ACTION_FORMAT
 
+# What of an observation is cut, first first, when it would not fit the model's context (runner/models/fitting.py):
+# the older history, the tool-log tail, the visible text, then the element list.
+OBSERVATION_TRIM_ORDER = ("history", "logs", "visible", "elements")
+
 
 class LLMActor:
     """Implements the Actor protocol; `name` is "llm"."""
 
     name = "llm"
 
-    def __init__(self, settings: LLMActorSettings, *, model: Model | None = None) -> None:
+    def __init__(self, settings: LLMActorSettings, *, model: Model | None = None, role: str = "actor") -> None:
         self.settings = settings
+        self.role = role  # what its request records call it: the actor, or WebGen-Bench's tester
         self._model = model if model is not None else build_endpoint_model(settings.model)
 
     async def aclose(self) -> None:
@@ -201,18 +246,30 @@ class LLMActor:
         return "\n\n".join(lines)
 
     def _observation(self, step: int, visible_text: str, elements: list[Element], history: list[str],
-                     pending: str, url: str) -> str:
+                     pending: str, url: str) -> list[dict[str, Any]]:
+        """The step's observation as text parts; the marked ones may be cut to fit the model's context, in
+        OBSERVATION_TRIM_ORDER (runner/models/fitting.py)."""
         s = self.settings
-        parts = [f"Step {step + 1} of at most {s.max_steps}. Page: {url}"]
-        if history:
-            parts.append("Previous steps:\n" + "\n".join(history[-s.max_history:] if s.max_history else []))
+
+        def part(text: str, section: str | None = None, keep: str = "head") -> dict[str, Any]:
+            return {"type": "text", "text": text, **({"fit": {"section": section, "keep": keep}} if section else {})}
+
+        # Everything the page wrote (its text, its elements' labels, what earlier steps observed, the runtime
+        # logs) is quoted as untrusted data (runner/untrusted.py); the briefing carries the rule.
+        parts = [part(f"Step {step + 1} of at most {s.max_steps}. Page: {json.dumps(url)}")]
+        if history and s.max_history:
+            parts.append(part("Previous steps:\n" + quote("\n".join(history[-s.max_history:]), "previous steps"),
+                              "history", keep="tail"))
         if pending:
-            parts.append(pending)
-        parts.append("Visible text:\n" + (clip(visible_text, s.max_visible_text_chars) or "(none)"))
+            title, _, body = pending.partition("\n")
+            parts.append(part(f"{title}\n{quote(body, 'runtime logs')}", "logs", keep="tail"))
+        parts.append(part("Visible text:\n" + quote(clip(visible_text, s.max_visible_text_chars) or "(none)",
+                                                    "visible text"), "visible"))
         listing = "\n".join(element.describe() for element in elements)
-        parts.append("Interactive elements:\n" + (listing or "(none found)"))
-        parts.append("Your next action (one JSON object):")
-        return "\n\n".join(parts)
+        parts.append(part("Interactive elements:\n" + quote(listing or "(none found)", "interactive elements"),
+                          "elements"))
+        parts.append(part("Your next action (one JSON object):"))
+        return parts
 
     # ---- the loop ---------------------------------------------------------------------------------------------
 
@@ -242,16 +299,27 @@ class LLMActor:
             except Exception as error:  # a hung or crashed page: nothing more to see
                 stop_reason = f"page unresponsive: {_first_line(error)}"
                 break
-            content: Any = self._observation(step_index, visible_text, elements, history, pending, session.url)
+            content = self._observation(step_index, visible_text, elements, history, pending, session.url)
             if s.include_screenshot and s.vision and shot:
                 url = image_data_url(out_dir / shot, max_side=s.screenshot_max_side)
-                content = [{"type": "text", "text": content}, {"type": "image_url", "image_url": {"url": url}}]
+                content.append({"type": "image_url", "image_url": {"url": url}, "fit": {"name": shot, "priority": 1}})
             pending = ""
-            messages = [{"role": "system", "content": briefing}, {"role": "user", "content": content}]
+            request = {"role": self.role, "actor": self.name, "step": step_index, "model": getattr(self._model, "name", "")}
+            try:
+                fitted = fit_for_model(self._model, [{"role": "system", "content": with_rule(briefing)},
+                                                     {"role": "user", "content": content}],
+                                       max_side=s.screenshot_max_side, trim_order=OBSERVATION_TRIM_ORDER,
+                                       schema=decoding_schema(ActionAnswer), attempts=s.max_attempts, echo_chars=MAX_ECHO_CHARS)
+            except RequestRefused as error:
+                EvidenceFolder(out_dir).append_request_record({**request, "refused": str(error)}, judging=False)
+                stop_reason = f"actor model failed: {clip(str(error), 400)}"
+                break
+            EvidenceFolder(out_dir).append_request_record({**request, **fitted.record}, judging=False)
+            messages = collapse_text(fitted.messages)
             try:
                 result = await asyncio.wait_for(
                     ask_structured(
-                        self._model, messages=messages, schema=ACTION_SCHEMA, validate=_validate_action,
+                        self._model, messages=messages, answer=ActionAnswer, validate=validate_action,
                         name="actor_action", mode=s.structured_output, strict=s.strict_schema,
                         max_attempts=s.max_attempts, task_id=context.task.id, turn=context.turn.index,
                     ),
@@ -263,7 +331,10 @@ class LLMActor:
                                              duration_s=round(time.monotonic() - started, 3)))
                 stop_reason = "the model returned no valid action"
                 break
-            except ProviderError as error:
+            except ProviderError as error:  # a refusal (RequestRefused) carries the server's own message
+                if isinstance(error, RequestRefused):
+                    EvidenceFolder(out_dir).append_request_record(
+                        {**request, "refused": error.server_message or str(error)}, judging=False)
                 stop_reason = f"actor model failed: {clip(str(error), 400)}"
                 break
             except asyncio.TimeoutError:
@@ -368,10 +439,6 @@ class LLMActor:
         except Exception:  # a crashed page cannot be shot; the step record still stands
             return ""
         return name
-
-
-def _validate_action(data: Any) -> ActorAction:
-    return ActorAction.model_validate(data)
 
 
 def _history_line(step: TraceStep) -> str:

@@ -35,6 +35,7 @@ from runner.evidence import Trace, TraceStep
 from runner.evidence_folder import EvidenceFolder
 from runner.judges.llm import build_endpoint_model
 from runner.judges.llm_bundle import clip, image_data_url
+from runner.models.fitting import RequestRefused, fit_for_model, model_limits
 from runner.judges.llm_settings import validate_endpoint
 from runner.models.base import GenerationRequest, Model, ProviderError
 
@@ -207,7 +208,13 @@ class UITarsActor:
         trace = Trace(actor=self.name, finished=False)
         prompt = computer_use_prompt(instruction_for(context), language=s.language)
         answers: list[str] = []
-        screenshots: deque[str] = deque(maxlen=s.history_images)  # data URLs of the latest steps, as sent
+        # Data URLs of the latest steps, as sent: no more than the server takes in one prompt (its
+        # limit_mm_per_prompt, or the declared limits of a hosted endpoint).
+        limits, _ = model_limits(self._model)
+        history_images = s.history_images
+        if limits.images_per_prompt is not None and s.model.get("vision", True):
+            history_images = max(1, min(history_images, limits.images_per_prompt))
+        screenshots: deque[str] = deque(maxlen=history_images)
         usage: dict[str, int] = {}
         stop_reason = f"step budget of {s.max_steps} exhausted"
         deadline = time.monotonic() + s.max_total_s
@@ -230,6 +237,19 @@ class UITarsActor:
             screenshots.append(image_data_url(out_dir / shot, max_side=0))  # full size: the model's own resize
             visible_text = await _visible_text(session, s.max_visible_text_chars)
             messages = build_messages(prompt, answers, list(screenshots), max_history_answers=s.max_history_answers)
+            request: dict[str, Any] = {"role": "actor", "actor": self.name, "step": step_index,
+                                       "model": getattr(self._model, "name", "")}
+            if history_images < s.history_images:
+                request["history_images"] = {"configured": s.history_images, "sent_at_most": history_images,
+                                             "why": "the server's images per prompt"}
+            try:
+                fitted = fit_for_model(self._model, messages)  # UI-TARS resizes images itself: no size cap
+            except RequestRefused as error:
+                EvidenceFolder(out_dir).append_request_record({**request, "refused": str(error)}, judging=False)
+                stop_reason = f"actor model failed: {clip(str(error), 400)}"
+                break
+            EvidenceFolder(out_dir).append_request_record({**request, **fitted.record}, judging=False)
+            messages = fitted.messages
             try:
                 answer, thought, actions, rejected = await asyncio.wait_for(
                     self._ask(messages, screen, context, usage), timeout=max(1.0, deadline - time.monotonic()))
@@ -240,7 +260,10 @@ class UITarsActor:
                     screenshot_before=shot, duration_s=round(time.monotonic() - started, 3)))
                 stop_reason = "the model returned no valid action"
                 break
-            except ProviderError as error:
+            except ProviderError as error:  # a refusal (RequestRefused) carries the server's own message
+                if isinstance(error, RequestRefused):
+                    EvidenceFolder(out_dir).append_request_record(
+                        {**request, "refused": error.server_message or str(error)}, judging=False)
                 stop_reason = f"actor model failed: {clip(str(error), 400)}"
                 break
             except asyncio.TimeoutError:

@@ -13,16 +13,19 @@ artifact is not evaluable (no build, page did not load) fails without a model ca
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from runner.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeError, JudgeInput
-from runner.judges.llm_bundle import build_bundle
+from runner.judges.llm_bundle import TRIM_ORDER, build_bundle, join_text
 from runner.judges.llm_settings import LLMJudgeSettings
 from runner.judges.rubrics import Rubric, RubricOutcome, get_rubric
 from runner.models.base import Model, ProviderError
-from runner.models.structured import StructuredOutputError, StructuredResult, ask_structured
+from runner.models.fitting import FitResult, RequestRefused, correction_reserve_chars, fit_messages, model_limits
+from runner.models.structured import MAX_ECHO_CHARS, StructuredOutputError, StructuredResult, ask_structured
 from runner.records import DimensionScore, RequirementResult, RequirementStatus, Verdict
+from runner.untrusted import RULE, with_rule
 
 __all__ = ["LLMJudge", "build_endpoint_model"]
 
@@ -31,6 +34,34 @@ def build_endpoint_model(model: dict[str, Any]) -> Model:
     from runner.models.registry import build_model
 
     return build_model(model)
+
+
+def with_untrusted_rule(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`messages` whose instructions carry the untrusted-data rule: appended to the first system message, else
+    a text part in front of the first user message (a rubric asked as one user message stays one)."""
+    if any(_carries_rule(message) for message in messages):
+        return messages
+    for role in ("system", "user"):
+        for index, message in enumerate(messages):
+            if message.get("role") != role:
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                content = with_rule(content) if role == "system" else [{"type": "text", "text": RULE},
+                                                                       {"type": "text", "text": content}]
+            else:
+                content = [{"type": "text", "text": RULE}, *(content or [])]
+            return [*messages[:index], {**message, "content": content}, *messages[index + 1:]]
+    return [{"role": "system", "content": RULE}, *messages]
+
+
+def _carries_rule(message: dict[str, Any]) -> bool:
+    """The rule as the harness places it: the end of a system prompt, or a text part of its own (quoted text
+    can hold the rule's words, but every line of it is prefixed: never a whole part)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return message.get("role") == "system" and content.endswith(RULE)
+    return any(isinstance(part, dict) and part.get("text") == RULE for part in content or [])
 
 
 class LLMJudge:
@@ -45,16 +76,63 @@ class LLMJudge:
     async def aclose(self) -> None:
         await self._model.aclose()
 
+    def fit(self, messages: list[dict[str, Any]], *, schema: dict[str, Any] | None,
+            trim_order: tuple[str, ...] = ()) -> FitResult:
+        """`messages` fitted to this judge's server (runner/models/fitting.py): images per prompt, context minus
+        the output cap and a structured-output correction turn, image size. RequestTooLarge when they cannot."""
+        limits, max_tokens = model_limits(self._model)
+        max_tokens = max_tokens or int(self.settings.model.get("max_tokens") or 0)
+        reserve = correction_reserve_chars(schema, MAX_ECHO_CHARS) if self.settings.max_attempts > 1 else 0
+        return fit_messages(messages, limits, max_tokens=max_tokens, max_side=self.settings.screenshot_max_side,
+                            trim_order=trim_order, reserve_chars=reserve)
+
+    @staticmethod
+    def record_request(out_dir: Path | None, record: dict[str, Any]) -> None:
+        if out_dir is not None:
+            EvidenceFolder(out_dir).append_request_record(record, judging=True)
+
     async def ask(self, rubric: Rubric, messages: list[dict[str, Any]], *, ids: list[str],
-                  max_attempts: int | None = None, task_id: str = "", turn: int = 0) -> StructuredResult[RubricOutcome]:
+                  max_attempts: int | None = None, task_id: str = "", turn: int = 0,
+                  out_dir: Path | None = None, request_record: dict[str, Any] | None = None,
+                  trim_order: tuple[str, ...] = ()) -> StructuredResult[RubricOutcome]:
         """A suite's own rubric (MT-Web2Code eq. 8) on `messages`, by structured output under this judge's
-        settings: the rubric's schema as response_format, its parser validating, malformed answers retried
-        (`max_attempts`, default the judge's). StructuredOutputError when none validates; ProviderError when
-        the model gives no answer."""
+        settings: the schema of the rubric's answer model as response_format, its parser validating with that model,
+        malformed answers retried
+        (`max_attempts`, default the judge's). The messages are fitted to the server first; what was fitted
+        out goes into `request_record` (when given) and the slot's judge_requests.jsonl (`out_dir`).
+        StructuredOutputError when none validates; ProviderError when the model gives no answer (its
+        RequestRefused: the server, or the fitting, refused the request). The suite quotes the artifact's text
+        (runner/untrusted.py); the rule that quoted text is data is added here when its messages do not carry it."""
+        messages = with_untrusted_rule(messages)
+        schema = rubric.schema(ids)
+        record: dict[str, Any] = {"role": "judge", "rubric": rubric.name, "model": getattr(self._model, "name", ""),
+                                  "task_id": task_id, "turn": turn}
+        try:
+            fitted = self.fit(messages, schema=schema, trim_order=trim_order)
+        except RequestRefused as error:
+            record["refused"] = str(error)
+            self.record_request(out_dir, record)
+            raise
+        record.update(fitted.record)
+        if request_record is not None:
+            request_record.update(record)
+        try:
+            return await self._ask_fitted(rubric, fitted.messages, ids=ids, max_attempts=max_attempts,
+                                          task_id=task_id, turn=turn)
+        except RequestRefused as error:
+            record["refused"] = error.server_message or str(error)
+            if request_record is not None:
+                request_record.update(record)
+            raise
+        finally:
+            self.record_request(out_dir, record)
+
+    async def _ask_fitted(self, rubric: Rubric, messages: list[dict[str, Any]], *, ids: list[str],
+                          max_attempts: int | None, task_id: str, turn: int) -> StructuredResult[RubricOutcome]:
         return await ask_structured(
             self._model,
             messages=messages,
-            schema=rubric.schema(ids),
+            answer=rubric.answer_model(ids),
             validate=lambda data: rubric.parse(data, ids),
             name=f"{rubric.name}_verdict",
             mode=self.settings.structured_output,
@@ -98,18 +176,28 @@ class LLMJudge:
             return self._not_evaluated(judge_input, gate_type, gate_reason)
 
         bundle = build_bundle(judge_input, s, vision=s.vision)
-        has_images = any(part.get("type") == "image_url" for part in bundle.parts)
-        messages = [
-            {"role": "system", "content": self.rubric.instructions()},
-            {"role": "user", "content": bundle.parts if has_images else bundle.text},
-        ]
         requirement_ids = [r.id for r in judge_input.turn.requirements]
+        schema = self.rubric.schema(requirement_ids)
+        request: dict[str, Any] = {"role": "judge", "rubric": self.rubric.name,
+                                   "model": getattr(self._model, "name", ""), "task_id": judge_input.task.id,
+                                   "turn": judge_input.turn.index}
+        try:
+            fitted = self.fit([{"role": "system", "content": with_rule(self.rubric.instructions())},
+                               {"role": "user", "content": bundle.parts}], schema=schema, trim_order=TRIM_ORDER)
+        except RequestRefused as error:
+            self.record_request(judge_input.out_dir, {**request, "refused": str(error)})
+            raise JudgeError(f"{self.name}: {error}") from error
+        request.update(fitted.record)
+        messages = fitted.messages
+        user = messages[-1]["content"]
+        if not any(part.get("type") == "image_url" for part in user):
+            messages[-1] = {**messages[-1], "content": join_text(user)}  # a text model gets plain text
         started = time.perf_counter()
         try:
             result = await ask_structured(
                 self._model,
                 messages=messages,
-                schema=self.rubric.schema(requirement_ids),
+                answer=self.rubric.answer_model(requirement_ids),
                 validate=lambda data: self.rubric.parse(data, requirement_ids),
                 name=f"{self.rubric.name}_verdict",
                 mode=s.structured_output,
@@ -119,7 +207,14 @@ class LLMJudge:
                 turn=judge_input.turn.index,
             )
         except StructuredOutputError as error:
+            self.record_request(judge_input.out_dir, request)
             raise JudgeError(f"{self.name}: malformed verdict: {error}") from error
+        except ProviderError as error:  # a refusal is recorded with the server's own words, never retried
+            outcome_key = "refused" if isinstance(error, RequestRefused) else "error"
+            message = (error.server_message if isinstance(error, RequestRefused) else "") or str(error)
+            self.record_request(judge_input.out_dir, {**request, outcome_key: message})
+            raise
+        self.record_request(judge_input.out_dir, request)
         outcome: RubricOutcome = result.value
         passed = self.rubric.decide(outcome, generation_ok=generation_ok, evaluable=evaluable)
 
@@ -155,6 +250,7 @@ class LLMJudge:
                 "usage": result.usage,
                 "latency_s": round(time.perf_counter() - started, 3),
                 "evidence": bundle.included,
+                "request": request,  # what the request held and what was fitted out (runner/models/fitting.py)
                 "notes": outcome.notes,
             },
         )

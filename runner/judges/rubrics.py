@@ -3,7 +3,7 @@
 A rubric lives with its benchmark: `evogenui` (EvoGenUI-Bench §4.2, Appendix C.1) in runner/suites/evogenui/
 rubric.py, beside its pass rule and taxonomy. Another rubric implements the same protocol to be hosted by the
 same judge, e.g. I-WebGenBench's 100-point VLM score or MT-Web2Code's five-band macro rubric (MT-Web2Code §3.5
-eq. 8): each needs only its own dimensions, schema, parser and decision. A suite package declares its rubrics
+eq. 8): each needs only its own dimensions, answer model (its schema is generated from it), parser and decision. A suite package declares its rubrics
 (RUBRICS in its `__init__.py`, runner/plugins.py) as "module:attribute", imported when looked up, so this
 package never imports suite code.
 """
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from pydantic import BaseModel, TypeAdapter
 
 from runner.records import DimensionScore, RequirementResult
 from runner.plugins import declared, load
@@ -41,11 +43,15 @@ class Rubric(Protocol):
     def instructions(self) -> str:
         """The judge's system prompt."""
 
+    def answer_model(self, requirement_ids: list[str]) -> type[BaseModel] | TypeAdapter[Any]:
+        """The pydantic model a verdict is validated with; the JSON schema sent as response_format is
+        generated from it (runner.models.structured.decoding_schema), so the two cannot drift."""
+
     def schema(self, requirement_ids: list[str]) -> dict[str, Any]:
-        """The JSON schema of a verdict (sent as response_format)."""
+        """The JSON schema of a verdict (sent as response_format): `decoding_schema(answer_model(ids))`."""
 
     def parse(self, data: Any, requirement_ids: list[str]) -> RubricOutcome:
-        """Validate decoded JSON; raise ValueError when it is not a valid verdict."""
+        """Validate decoded JSON with `answer_model`; raise ValueError when it is not a valid verdict."""
 
     def decide(self, outcome: RubricOutcome | None, *, generation_ok: bool, evaluable: bool) -> bool | None:
         """The official pass decision (None: the benchmark defines no pass/fail, as MT-Web2Code)."""

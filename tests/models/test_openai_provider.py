@@ -388,3 +388,29 @@ def test_registry_builds_openai_and_validates(server):
     asyncio.run(model.aclose())
     with pytest.raises(ConfigError, match="temprature"):
         build_model({"name": "m", "provider": "openai", "model": "x", "base_url": url, "temprature": 0})
+
+
+def test_a_refused_request_carries_the_servers_message_and_is_sent_once():
+    """vLLM's 400 for too many images: a RequestRefused with the server's own words, never retried."""
+    from runner.models.fitting import RequestRefused
+    from tests.support.fault_server import FaultServer
+
+    body = json.dumps({"object": "error", "type": "BadRequestError", "param": None, "code": 400,
+                       "message": "At most 4 image(s) may be provided in one prompt."})
+    with FaultServer(lambda messages: (400, body)) as fault:
+        model = OpenAIModel(_settings(fault.base_url, max_retries=4))
+        with pytest.raises(RequestRefused) as refused:
+            _generate(model)
+        assert fault.calls == 1
+    assert refused.value.status == 400
+    assert refused.value.server_message == "At most 4 image(s) may be provided in one prompt."
+    assert "not retried" in str(refused.value)
+
+
+def test_limits_are_a_validated_block():
+    settings = OpenAIModelSettings.model_validate({"name": "m", "model": "m", "base_url": "http://127.0.0.1:1/v1",
+                                                   "limits": {"images_per_prompt": 4, "context_tokens": 32768}})
+    assert settings.limits.images_per_prompt == 4 and settings.limits.context_tokens == 32768
+    with pytest.raises(ConfigError, match="limits"):
+        build_model({"name": "m", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1",
+                     "limits": {"images_per_promt": 4}})

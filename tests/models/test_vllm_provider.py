@@ -164,3 +164,17 @@ def test_cache_identity_ignores_the_port(tmp_path: Path) -> None:
 def test_config_validation_names_keys(raw: dict, expected: str) -> None:
     with pytest.raises(ConfigError, match=expected.replace(".", r"\.").replace("(", r"\(")):
         validate_model_settings(ModelConfig(name="x", provider="vllm", **raw))
+
+
+def test_request_limits_are_the_servers_flags() -> None:
+    """Requests are fitted to what the server is started with: --limit-mm-per-prompt and --max-model-len."""
+    from runner.models.vllm_provider import VLLMModelSettings
+
+    server = {"hf_repo": "Qwen/X", "revision": "c" * 40, "limit_mm_per_prompt": {"image": 4}, "max_model_len": 32768}
+    settings = VLLMModelSettings.model_validate({"name": "q", "max_tokens": 8192, "server": server})
+    assert settings.limits.images_per_prompt == 4 and settings.limits.context_tokens == 32768
+    assert settings.openai_settings("http://127.0.0.1:1/v1").limits == settings.limits  # the client fits to them
+    tighter = VLLMModelSettings.model_validate({"name": "q", "server": server, "limits": {"images_per_prompt": 2}})
+    assert tighter.limits.images_per_prompt == 2 and tighter.limits.context_tokens == 32768
+    with pytest.raises(ValueError, match=r"limits.images_per_prompt=6 exceeds what the server is started with \(4\)"):
+        VLLMModelSettings.model_validate({"name": "q", "server": server, "limits": {"images_per_prompt": 6}})

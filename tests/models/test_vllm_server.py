@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import uuid
@@ -30,10 +29,8 @@ from runner.models.vllm_provider import VLLMModel
 from runner.models.vllm_server import _group_alive
 from tests.conftest import REPO_ROOT, cli_env
 from tests.support.components import missing
+from tests.support.tiny_models import READY_TIMEOUT_S, VLLM_PYTHON, tiny_model_dir as made_model_dir
 
-VLLM_PYTHON = Path(os.environ.get("GENUI_VLLM_PYTHON", REPO_ROOT / ".cache" / "vllm-venv" / "bin" / "python"))
-TINY_SCRIPT = REPO_ROOT / "tests" / "support" / "tiny_llama.py"
-READY_TIMEOUT_S = 600  # about 20 s on an idle 2-core machine; much longer when other jobs share the CPU
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.skipif(not VLLM_PYTHON.exists(), reason=missing(
     "vllm", f"no vLLM venv at {VLLM_PYTHON} (python3 -m venv .cache/vllm-venv && .cache/vllm-venv/bin/pip install "
@@ -74,9 +71,8 @@ def _processes_mentioning(marker: str) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("tiny-llama")
-    subprocess.run([str(VLLM_PYTHON), str(TINY_SCRIPT), str(out)], check=True, capture_output=True, timeout=300)
+def tiny_model_dir() -> Path:
+    out = made_model_dir("llama")  # made once per maker source (tests/support/tiny_models.py)
     assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()
     return out
 

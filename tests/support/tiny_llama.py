@@ -60,7 +60,7 @@ def write_tiny_llama(out_dir: Path, *, vocab_size: int = 512, seed: int = 0) -> 
         num_hidden_layers=2,
         num_attention_heads=2,  # head size 128 / 2 = 64
         num_key_value_heads=2,
-        max_position_embeddings=8192,  # room for a whole smoke-suite prompt (a byte-level vocab is wordy)
+        max_position_embeddings=32768,  # room for a whole judge bundle (a byte-level vocab is wordy)
         bos_token_id=fast.bos_token_id,
         eos_token_id=fast.eos_token_id,
         pad_token_id=fast.pad_token_id,

@@ -9,16 +9,18 @@ runner.judges.rubrics, the name `judge.options.rubric` gives.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from runner.judges.rubrics import RubricOutcome
+from runner.models.structured import decoding_schema
 from runner.records import DimensionScore, RequirementResult, RequirementStatus
 from runner.suites.evogenui.passing import DIMENSIONS, turn_passes
 from runner.suites.evogenui.taxonomy import Mechanism, judge_wording
 
-__all__ = ["FAILURE_TYPES", "MECHANISMS", "EvoGenUIRubric"]
+__all__ = ["FAILURE_TYPES", "MECHANISMS", "EvoGenUIRubric", "requirements_model", "verdict_model"]
 
 MECHANISMS: tuple[str, ...] = tuple(mechanism.value for mechanism in Mechanism)  # §6.1, the taxonomy's enum
 
@@ -60,9 +62,10 @@ class _Dimension(BaseModel):
 
 
 class _RequirementJudgement(BaseModel):
+    """One requirement's assessment; its id is the key it is written under (`requirements_model`)."""
+
     model_config = ConfigDict(extra="ignore")
 
-    id: str
     status: Literal["passed", "failed", "unassessed"]
     reason: str = ""
 
@@ -72,15 +75,24 @@ class _RequirementJudgement(BaseModel):
         return _identifier(value)
 
 
-class _Judgement(BaseModel):
+@lru_cache(maxsize=256)
+def requirements_model(requirement_ids: tuple[str, ...]) -> type[BaseModel]:
+    """Every requirement of the contract assessed exactly once, as a schema can say it: an object keyed by
+    requirement id, every id required, no other key. Field names are positional (ids need not be Python
+    names); the ids are the aliases, which validation and the JSON schema use."""
+    fields: dict[str, Any] = {
+        f"requirement_{index}": (_RequirementJudgement, Field(alias=requirement_id))
+        for index, requirement_id in enumerate(dict.fromkeys(requirement_ids))
+    }
+    return create_model("EvoGenUIRequirements", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+class _JudgementRules(BaseModel):
+    """The verdict's normalisation (lenient spelling, clear errors); the fields come from `verdict_model`."""
+
     model_config = ConfigDict(extra="ignore")
 
-    requirements: list[_RequirementJudgement] = Field(default_factory=list)
-    failure_types: list[str] = Field(default_factory=list)
-    mechanism: str | None = None
-    summary: str = ""
-
-    @field_validator("failure_types", mode="before")
+    @field_validator("failure_types", mode="before", check_fields=False)
     @classmethod
     def _types(cls, value: Any) -> Any:
         if value is None:
@@ -93,7 +105,7 @@ class _Judgement(BaseModel):
             raise ValueError(f"unknown failure type(s) {unknown}; allowed: {sorted(FAILURE_TYPES)}")
         return list(dict.fromkeys(normalised))
 
-    @field_validator("mechanism", mode="before")
+    @field_validator("mechanism", mode="before", check_fields=False)
     @classmethod
     def _mechanism(cls, value: Any) -> Any:
         value = _identifier(value)
@@ -104,10 +116,20 @@ class _Judgement(BaseModel):
         return value
 
 
-# One required field per dimension of the suite's pass rule (presentation, execution, alignment).
-_EvoGenUIJudgement = create_model(
-    "_EvoGenUIJudgement", __base__=_Judgement, **{name: (_Dimension, ...) for name in DIMENSIONS}
-)
+@lru_cache(maxsize=256)
+def verdict_model(requirement_ids: tuple[str, ...]) -> type[BaseModel]:
+    """The verdict for a turn with these requirement ids: one required field per dimension of the suite's
+    pass rule (presentation, execution, alignment), the requirements keyed by id, failure types from the
+    fixed list, the mechanism of §6.1 or null, and a summary."""
+    return create_model(
+        "EvoGenUIVerdict",
+        __base__=_JudgementRules,
+        **{name: (_Dimension, ...) for name in DIMENSIONS},
+        requirements=(requirements_model(requirement_ids), ...),
+        failure_types=(list[Literal[tuple(FAILURE_TYPES)]], Field(default_factory=list)),  # type: ignore[valid-type]
+        mechanism=(Literal[MECHANISMS] | None, None),  # type: ignore[valid-type]
+        summary=(str, ""),
+    )
 
 
 _EVOGENUI_INSTRUCTIONS = """You are the evaluator of EvoGenUI-Bench. A model was asked to build or revise a \
@@ -137,8 +159,8 @@ between the UI state and the assistant's explanation.
 The interaction actor's own success claim is advisory: rely on what its trace and the logs show.
 
 Also report:
-- requirements: for each requirement of the private contract, its id, "passed", "failed" or "unassessed" \
-(the evidence cannot tell), and a short reason.
+- requirements: an object keyed by requirement id, one entry for every requirement of the private contract \
+and no other: its status, "passed", "failed" or "unassessed" (the evidence cannot tell), and a short reason.
 - failure_types: every type from this fixed list that applies (empty when none does):
 {failure_types}
 - mechanism: when the turn does not pass (any score below 4), the ONE primary failure mechanism:
@@ -147,15 +169,15 @@ Also report:
 - summary: one or two sentences.
 
 Answer with one JSON object only, matching the JSON schema you are given: {{"presentation": {{"score": 1-5, \
-"reason": "..."}}, "execution": {{...}}, "alignment": {{...}}, "requirements": [{{"id": "...", "status": "...", \
-"reason": "..."}}], "failure_types": [...], "mechanism": "..." or null, "summary": "..."}}."""
+"reason": "..."}}, "execution": {{...}}, "alignment": {{...}}, "requirements": {{"<requirement id>": \
+{{"status": "...", "reason": "..."}}, ...}}, "failure_types": [...], "mechanism": "..." or null, "summary": "..."}}."""
 
 
 class EvoGenUIRubric:
     """Presentation, Execution and Alignment, 1-5 each, with reasons (EvoGenUI-Bench §4.2, Appendix C.1)."""
 
     name = "evogenui"
-    version = "evogenui-pea-v1"  # recorded in lineage.json; bump when the instructions or schema change
+    version = "evogenui-pea-v2"  # recorded in lineage.json; bump when the instructions or schema change
     default_screenshot = "full"  # EvoGenUI-Bench §5.2: "refreshed full-page screenshots"
     dimensions = DIMENSIONS
 
@@ -164,58 +186,25 @@ class EvoGenUIRubric:
         mechanisms = "\n".join(f"  {mechanism.value}: {judge_wording(mechanism)}" for mechanism in Mechanism)
         return _EVOGENUI_INSTRUCTIONS.format(failure_types=failure_types, mechanisms=mechanisms)
 
+    def answer_model(self, requirement_ids: list[str]) -> type[BaseModel]:
+        return verdict_model(tuple(requirement_ids))
+
     def schema(self, requirement_ids: list[str]) -> dict[str, Any]:
-        # Written out (no $ref, no anyOf) so that grammar-based decoders (vLLM xgrammar/outlines) accept it.
-        dimension = {
-            "type": "object",
-            "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}, "reason": {"type": "string"}},
-            "required": ["score", "reason"],
-            "additionalProperties": False,
-        }
-        requirement_id: dict[str, Any] = {"type": "string"}
-        if requirement_ids:
-            requirement_id["enum"] = list(requirement_ids)
-        return {
-            "type": "object",
-            "properties": {
-                **{name: dimension for name in self.dimensions},
-                "requirements": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "id": requirement_id,
-                            "status": {"type": "string", "enum": ["passed", "failed", "unassessed"]},
-                            "reason": {"type": "string"},
-                        },
-                        "required": ["id", "status", "reason"],
-                        "additionalProperties": False,
-                    },
-                },
-                "failure_types": {"type": "array", "items": {"type": "string", "enum": list(FAILURE_TYPES)}},
-                "mechanism": {"type": ["string", "null"], "enum": [*MECHANISMS, None]},
-                "summary": {"type": "string"},
-            },
-            "required": [*self.dimensions, "requirements", "failure_types", "mechanism", "summary"],
-            "additionalProperties": False,
-        }
+        return decoding_schema(self.answer_model(requirement_ids))
 
     def parse(self, data: Any, requirement_ids: list[str]) -> RubricOutcome:
-        judgement = _EvoGenUIJudgement.model_validate(data)  # ValidationError is a ValueError
+        judgement = self.answer_model(requirement_ids).model_validate(data)  # ValidationError is a ValueError
         dimensions = {
             name: DimensionScore(score=float(getattr(judgement, name).score), reason=getattr(judgement, name).reason)
             for name in self.dimensions
         }
         scores = {name: float(getattr(judgement, name).score) for name in self.dimensions}
-        known = set(requirement_ids)
+        assessed = judgement.requirements
         requirements: dict[str, RequirementResult] = {}
-        notes: list[str] = []
-        for item in judgement.requirements:
-            if item.id not in known:
-                notes.append(f"assessment of unknown requirement {item.id!r} dropped")
-                continue
-            requirements[item.id] = RequirementResult(
-                id=item.id, status=RequirementStatus(item.status), reason=item.reason or "(no reason given)"
+        for field_name, field in type(assessed).model_fields.items():
+            item = getattr(assessed, field_name)
+            requirements[field.alias] = RequirementResult(
+                id=field.alias, status=RequirementStatus(item.status), reason=item.reason or "(no reason given)"
             )
         passed = turn_passes(generation_succeeded=True, artifact_evaluable=True, scores=scores)
         return RubricOutcome(
@@ -226,7 +215,6 @@ class EvoGenUIRubric:
             failure_types=judgement.failure_types,
             mechanism=None if passed else judgement.mechanism,  # diagnostic for non-passing turns only (§6.1)
             summary=judgement.summary,
-            notes=notes,
         )
 
     def decide(self, outcome: RubricOutcome | None, *, generation_ok: bool, evaluable: bool) -> bool:

@@ -4,8 +4,9 @@ B.1: the VLM gets the interaction specification and "a chronological sequence of
 the Interaction Probe", and scores Topic & Semantic Alignment (15), Visual Aesthetics (30), Interaction
 Fidelity (40, from the pre- and post-action screenshots) and Clarity & Educational Value (10). The fifth
 dimension, Rule & Stability (5), is computed by the probe, never asked (stability.py). The verdict is
-structured output: integer points per dimension within its maximum, with a reason each; an answer off the
-scale is rejected (and retried by the structured-output path), never clipped into range.
+structured output (IWebGenVerdict, whose JSON schema is the one sent): integer points per dimension within its
+maximum, with a reason each; an answer off the scale is rejected (and retried by the structured-output path),
+never clipped into range.
 
 The paper defines no pass/fail for this score, so `decide` is None: the points carry the result.
 Registered as `iwebgen` (runner/suites/iwebgen/__init__.py RUBRICS), the name `judge.options.rubric` gives.
@@ -16,14 +17,18 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 from runner.evidence import Trace
 from runner.judges.rubrics import RubricOutcome
+from runner.models.structured import decoding_schema
 from runner.records import DimensionScore
 from runner.suites.iwebgen.spec import AppSpec
+from runner.untrusted import RULE, quote
 
-__all__ = ["JUDGED_POINTS", "IWebGenRubric", "judge_messages"]
+__all__ = ["JUDGED_POINTS", "IWebGenRubric", "IWebGenVerdict", "judge_messages"]
 
 # B.1's judged dimensions and their maxima (Rule & Stability, 5, is deterministic: stability.py).
 JUDGED_POINTS: dict[str, int] = {"topic": 15, "visual": 30, "interaction": 40, "clarity": 10}
@@ -50,14 +55,36 @@ Judge only what the screenshots and the specification show. Answer with one JSON
  "summary": "one sentence"}"""
 
 
-def _points(key: str, value: Any) -> float:
-    """Whole points within the dimension's maximum, else ValueError (never clipped or rescaled)."""
-    maximum = JUDGED_POINTS[key]
+def _whole_points(value: Any) -> Any:
+    """Whole points, as a number (12 or 12.0), else ValueError: never clipped, rescaled or read from text.
+    The range is the field's own bound (in the schema sent as well)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{key}.score={value!r} is not a number of points (0-{maximum})")
-    if float(value) != int(value) or not 0 <= value <= maximum:
-        raise ValueError(f"{key}.score={value!r} is not a whole number of points in 0-{maximum}")
-    return float(value)
+        raise ValueError(f"{value!r} is not a number of points")
+    if float(value) != int(value):
+        raise ValueError(f"{value!r} is not a whole number of points")
+    return int(value)
+
+
+def _dimension_model(key: str, maximum: int) -> type[BaseModel]:
+    # The bounds before the validator: pydantic writes constraints after a BeforeValidator as unknown keys.
+    points = Annotated[int, Field(ge=0, le=maximum), BeforeValidator(_whole_points)]
+    return create_model(f"IWebGen_{key}", __config__=ConfigDict(extra="ignore"), score=(points, ...),
+                        reason=(str, ...))
+
+
+class IWebGenVerdict(BaseModel):
+    """The judge's answer: whole points within each judged dimension's maximum (B.1), a reason each."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    topic: _dimension_model("topic", JUDGED_POINTS["topic"])  # type: ignore[valid-type]
+    visual: _dimension_model("visual", JUDGED_POINTS["visual"])  # type: ignore[valid-type]
+    interaction: _dimension_model("interaction", JUDGED_POINTS["interaction"])  # type: ignore[valid-type]
+    clarity: _dimension_model("clarity", JUDGED_POINTS["clarity"])  # type: ignore[valid-type]
+    summary: str = ""
+
+
+assert tuple(IWebGenVerdict.model_fields)[:-1] == tuple(JUDGED_POINTS), "one verdict field per judged dimension"
 
 
 class IWebGenRubric:
@@ -70,69 +97,71 @@ class IWebGenRubric:
     def instructions(self) -> str:
         return INSTRUCTIONS
 
-    def schema(self, requirement_ids: list[str]) -> dict[str, Any]:
-        def dimension(maximum: int) -> dict[str, Any]:
-            return {"type": "object", "additionalProperties": False, "required": ["score", "reason"],
-                    "properties": {"score": {"type": "integer", "minimum": 0, "maximum": maximum},
-                                   "reason": {"type": "string"}}}
+    def answer_model(self, requirement_ids: list[str]) -> type[BaseModel]:
+        return IWebGenVerdict
 
-        properties: dict[str, Any] = {key: dimension(maximum) for key, maximum in JUDGED_POINTS.items()}
-        properties["summary"] = {"type": "string"}
-        return {"type": "object", "properties": properties, "required": list(JUDGED_POINTS),
-                "additionalProperties": False}
+    def schema(self, requirement_ids: list[str]) -> dict[str, Any]:
+        return decoding_schema(IWebGenVerdict)
 
     def parse(self, data: Any, requirement_ids: list[str]) -> RubricOutcome:
         if not isinstance(data, dict):
             raise ValueError("the judge's answer is not a JSON object")
+        verdict = IWebGenVerdict.model_validate(data)  # ValidationError is a ValueError
         dimensions: dict[str, DimensionScore] = {}
         for key in JUDGED_POINTS:
-            entry = data.get(key)
-            if not isinstance(entry, dict) or "score" not in entry:
-                raise ValueError(f"the judge's answer lacks {key}.score")
-            dimensions[key] = DimensionScore(score=_points(key, entry["score"]),
-                                             reason=str(entry.get("reason", ""))[:MAX_REASON_CHARS])
+            entry = getattr(verdict, key)
+            dimensions[key] = DimensionScore(score=float(entry.score), reason=entry.reason[:MAX_REASON_CHARS])
         scores = {key: float(dimension.score or 0.0) for key, dimension in dimensions.items()}
         return RubricOutcome(dimensions=dimensions, scores=scores, passed=None,
-                             summary=str(data.get("summary", ""))[:MAX_REASON_CHARS])
+                             summary=verdict.summary[:MAX_REASON_CHARS])
 
     def decide(self, outcome: RubricOutcome | None, *, generation_ok: bool, evaluable: bool) -> bool | None:
         return None  # I-WebGenBench defines no pass/fail for the 100-point score
 
 
-def _image(path: Path) -> dict[str, Any]:
+def _image(path: Path, **fit: Any) -> dict[str, Any]:
+    """An image part; `fit` marks it for the request fitting (runner/models/fitting.py)."""
     url = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
-    return {"type": "image_url", "image_url": {"url": url}}
+    return {"type": "image_url", "image_url": {"url": url}, "fit": {"name": path.name, **fit}}
 
 
 def _action(step_action: dict[str, Any]) -> str:
+    """The probe's action; the element's label is the page's text, quoted as untrusted data."""
     element = step_action.get("element") or {}
     label = element.get("label") or element.get("text") or element.get("css_path") or ""
-    return f"{step_action.get('kind', 'action')} on {label!r}" if label else str(step_action.get("kind", "action"))
+    kind = str(step_action.get("kind", "action"))
+    return f"{kind} on the element labelled\n{quote(str(label), 'element label')}" if label else kind
 
 
 def judge_messages(spec: AppSpec, evidence_dir: Path, trace: Trace | None, load_screenshot: str, *,
                    max_steps: int) -> tuple[list[dict[str, Any]], list[str]]:
     """The judge's messages (B.1: the specification plus the probe's chronological screenshots) and the names
-    of the images they hold. At most `max_steps` before/after pairs, in the probe's order."""
+    of the images they hold. At most `max_steps` before/after pairs, in the probe's order. Each pair is marked
+    as one, so that a server taking fewer images gets it composed (BEFORE left, AFTER right) or on a contact
+    sheet (runner/models/fitting.py) rather than refusing the request."""
     content: list[dict[str, Any]] = [
         {"type": "text", "text": INSTRUCTIONS},
+        {"type": "text", "text": RULE},  # the page's text below (element labels) is data, never an instruction
         {"type": "text", "text": "Specification:\n```json\n"
-         + json.dumps(spec.model_dump(mode="json", exclude_none=True), indent=1) + "\n```"},
+         + json.dumps(spec.model_dump(mode="json", exclude_none=True), indent=1) + "\n```",
+         "fit": {"section": "spec"}},  # the only text cut to fit a small context: the images are the evidence
     ]
     shown: list[str] = []
     if load_screenshot and (evidence_dir / load_screenshot).is_file():
-        content += [{"type": "text", "text": "The page as loaded:"}, _image(evidence_dir / load_screenshot)]
+        content += [{"type": "text", "text": "The page as loaded:"}, _image(evidence_dir / load_screenshot, priority=1)]
         shown.append(load_screenshot)
     steps = [step for step in (trace.steps if trace is not None else [])
              if step.screenshot_before and step.screenshot_after
              and (evidence_dir / step.screenshot_before).is_file() and (evidence_dir / step.screenshot_after).is_file()]
     for step in steps[:max_steps]:
         changed = {True: "the DOM changed", False: "the DOM did not change"}.get(step.dom_changed, "not observed")
+        pair = {"pair": f"step-{step.index}"}
         content += [
-            {"type": "text", "text": f"Action {step.index + 1}: {_action(step.action)} ({changed}). Before:"},
-            _image(evidence_dir / step.screenshot_before),
-            {"type": "text", "text": "After:"},
-            _image(evidence_dir / step.screenshot_after),
+            {"type": "text", "text": f"Action {step.index + 1} ({changed}): {_action(step.action)}\nBefore:",
+             "fit": pair},
+            _image(evidence_dir / step.screenshot_before, **pair),
+            {"type": "text", "text": "After:", "fit": pair},
+            _image(evidence_dir / step.screenshot_after, **pair),
         ]
         shown += [step.screenshot_before, step.screenshot_after]
     if not steps:

@@ -5,8 +5,9 @@ Text, Color, Spacing and Overall, each on the five bands {1, .75, .5, .25, 0}; S
 `OutboxRubric`: with the region masked, the judge rates each block of the rest of the page on the same bands;
 S_outbox is the block ratings averaged weighted by area, SSIM the reference (recorded) and the fallback.
 
-Both are `Rubric`s (runner/judges/rubrics.py): a JSON schema sent as `response_format`, a parser that accepts
-only answers on the scale, and no pass decision (the paper defines none). `ask_rubric` is the one retry rule:
+Both are `Rubric`s (runner/judges/rubrics.py): an answer model (RegionVerdict, outbox_verdict_model) whose JSON
+schema is the one sent as `response_format` and which the parser validates with, accepting only answers on the
+scale, and no pass decision (the paper defines none). `ask_rubric` is the one retry rule:
 an answer off the scale is retried with the rejection fed back (runner/models/structured.py); no answer is
 retried, then the SSIM fallback of §3.5; off the scale on every attempt is a judge error, never a guess. A
 judge that is not an LLM judge (judge=rules) scores by SSIM.
@@ -16,25 +17,31 @@ from __future__ import annotations
 
 import base64
 import io
-from typing import Any
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
 from runner.judges.base import Judge, JudgeError
 from runner.judges.llm import LLMJudge
 from runner.judges.rubrics import Rubric, RubricOutcome
 from runner.metrics.image import RUBRIC_BANDS, RUBRIC_DIMENSIONS, pad_to_common, rubric_inbox_score
-from runner.models.structured import StructuredOutputError
+from runner.models.fitting import RequestRefused
+from runner.models.structured import StructuredOutputError, decoding_schema
 from runner.records import DimensionScore
 from runner.suites.web2code.scoring import OutboxBlock, macro_outbox, outbox_blocks
 
 __all__ = [
     "OutboxRubric",
     "RegionRubric",
+    "RegionVerdict",
     "RubricScaleError",
     "ask_rubric",
     "outbox_judge_scores",
     "outbox_messages",
+    "outbox_verdict_model",
     "rubric_messages",
     "rubric_scores",
     "score_macro_outbox",
@@ -63,12 +70,33 @@ def _band(key: str, value: Any) -> float:
     raise RubricScaleError(f"{key}={value!r} is not one of the rubric's bands {RUBRIC_BANDS}")
 
 
-def _band_schema() -> dict[str, Any]:
-    return {"type": "number", "enum": list(RUBRIC_BANDS)}
+def _snap(value: Any) -> Any:
+    """A number within 1e-6 of a band is that band; anything else is left for the enum to refuse."""
+    try:
+        return _band("rating", value)
+    except RubricScaleError:
+        return value
 
 
-def _reason(data: dict[str, Any]) -> str:
-    return str(data.get("reason", ""))[:MAX_REASON_CHARS]
+# One rating: exactly one of the five bands (in the schema sent: an enum of them).
+Band = Annotated[Literal[RUBRIC_BANDS], BeforeValidator(_snap)]  # type: ignore[valid-type]
+
+
+def _validated(model: type[BaseModel], data: Any) -> BaseModel:
+    """`model` validating `data`; every problem as RubricScaleError "field=value: why" (a ValueError)."""
+    if not isinstance(data, dict):
+        raise RubricScaleError("the judge's answer is not a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors(include_url=False):
+            where = ".".join(str(part) for part in item["loc"]) or "(answer)"
+            if item["type"] == "missing":
+                problems.append(f"rubric answer lacks {where!r}")
+            else:
+                problems.append(f"{where}={item.get('input')!r}: {item['msg']} (the bands are {RUBRIC_BANDS})")
+        raise RubricScaleError("; ".join(problems)) from None
 
 
 def _data_url(png: bytes) -> str:
@@ -93,6 +121,12 @@ Answer with one JSON object only:
 {"layout": s, "elements": s, "text": s, "color": s, "spacing": s, "overall": s, "reason": "one sentence"}"""
 
 
+RegionVerdict = create_model(
+    "RegionVerdict", __config__=ConfigDict(extra="ignore"),
+    **{key: (Band, ...) for key in (*RUBRIC_DIMENSIONS, "overall")}, reason=(str, ""),
+)  # eq. 8's five dimensions and the holistic overall rating, each one band, and a one-sentence reason
+
+
 class RegionRubric:
     """Implements Rubric: the in-box rating of one reconstructed region (MT-Web2Code §3.5, eq. 8)."""
 
@@ -103,23 +137,18 @@ class RegionRubric:
     def instructions(self) -> str:
         return RUBRIC_PROMPT
 
+    def answer_model(self, requirement_ids: list[str]) -> type[BaseModel]:
+        return RegionVerdict
+
     def schema(self, requirement_ids: list[str]) -> dict[str, Any]:
-        properties: dict[str, Any] = {key: _band_schema() for key in self.dimensions}
-        properties["reason"] = {"type": "string"}
-        return {"type": "object", "properties": properties, "required": list(self.dimensions),
-                "additionalProperties": False}
+        return decoding_schema(RegionVerdict)
 
     def parse(self, data: Any, requirement_ids: list[str]) -> RubricOutcome:
         """The six ratings on the five-band scale; RubricScaleError (a ValueError) when unusable."""
-        if not isinstance(data, dict):
-            raise RubricScaleError("the judge's answer is not a JSON object")
-        scores: dict[str, float] = {}
-        for key in self.dimensions:
-            if key not in data:
-                raise RubricScaleError(f"rubric answer lacks {key!r}")
-            scores[key] = _band(key, data[key])
+        verdict = _validated(RegionVerdict, data)
+        scores: dict[str, float] = {key: float(getattr(verdict, key)) for key in self.dimensions}
         return RubricOutcome(dimensions={key: DimensionScore(score=value) for key, value in scores.items()},
-                             scores=scores, passed=None, summary=_reason(data))
+                             scores=scores, passed=None, summary=verdict.reason[:MAX_REASON_CHARS])
 
     def decide(self, outcome: RubricOutcome | None, *, generation_ok: bool, evaluable: bool) -> bool | None:
         return None  # MT-Web2Code defines no pass/fail: the scores carry the result
@@ -154,6 +183,18 @@ Answer with one JSON object only, one score per block name listed below:
 {"blocks": {BLOCK_KEYS}, "reason": "one sentence"}"""
 
 
+@lru_cache(maxsize=64)
+def outbox_verdict_model(block_names: tuple[str, ...]) -> type[BaseModel]:
+    """{"blocks": {name: band} with exactly the asked blocks, "reason": str}: the block names are keys, each
+    required, no other (field names are positional; the names are the aliases validation and the schema use)."""
+    blocks = create_model(
+        "OutboxBlocks", __config__=ConfigDict(extra="forbid"),
+        **{f"block_{index}": (Band, Field(alias=name)) for index, name in enumerate(dict.fromkeys(block_names))},
+    )
+    return create_model("OutboxVerdict", __config__=ConfigDict(extra="ignore"), blocks=(blocks, ...),
+                        reason=(str, ""))
+
+
 class OutboxRubric:
     """Implements Rubric: one rating per block outside the region; the block names play the part of the
     requirement ids (the verdict must rate exactly those)."""
@@ -165,23 +206,19 @@ class OutboxRubric:
     def instructions(self) -> str:
         return OUTBOX_PROMPT
 
+    def answer_model(self, requirement_ids: list[str]) -> type[BaseModel]:
+        return outbox_verdict_model(tuple(requirement_ids))
+
     def schema(self, requirement_ids: list[str]) -> dict[str, Any]:
-        blocks = {"type": "object", "properties": {name: _band_schema() for name in requirement_ids},
-                  "required": list(requirement_ids), "additionalProperties": False}
-        return {"type": "object", "properties": {"blocks": blocks, "reason": {"type": "string"}},
-                "required": ["blocks"], "additionalProperties": False}
+        return decoding_schema(self.answer_model(requirement_ids))
 
     def parse(self, data: Any, requirement_ids: list[str]) -> RubricOutcome:
         """{block: band} for every asked block; RubricScaleError (a ValueError) when unusable."""
-        ratings = data.get("blocks") if isinstance(data, dict) else None
-        if not isinstance(ratings, dict):
-            raise RubricScaleError("the judge's answer has no 'blocks' object")
-        missing = [name for name in requirement_ids if name not in ratings]
-        if missing:
-            raise RubricScaleError(f"the judge's answer lacks block(s) {missing}")
-        scores = {name: _band(name, ratings[name]) for name in requirement_ids}
+        verdict = _validated(self.answer_model(requirement_ids), data)
+        rated = verdict.blocks.model_dump(by_alias=True)  # type: ignore[attr-defined]
+        scores = {name: float(rated[name]) for name in requirement_ids}
         return RubricOutcome(dimensions={name: DimensionScore(score=value) for name, value in scores.items()},
-                             scores=scores, passed=None, summary=_reason(data))
+                             scores=scores, passed=None, summary=verdict.reason[:MAX_REASON_CHARS])  # type: ignore[attr-defined]
 
     def decide(self, outcome: RubricOutcome | None, *, generation_ok: bool, evaluable: bool) -> bool | None:
         return None  # MT-Web2Code defines no pass/fail
@@ -218,10 +255,13 @@ def outbox_messages(blocks: list[OutboxBlock]) -> list[dict[str, Any]]:
     for block in blocks:
         golden, model = masked_block_images(block)
         content += [
-            {"type": "text", "text": f"Block {block.name!r}, golden page:"},
-            {"type": "image_url", "image_url": {"url": _png_data_url(golden)}},
-            {"type": "text", "text": f"Block {block.name!r}, repaired page:"},
-            {"type": "image_url", "image_url": {"url": _png_data_url(model)}},
+            # One pair per block: a server taking fewer images gets it as one image (runner/models/fitting.py).
+            {"type": "text", "text": f"Block {block.name!r}, golden page:", "fit": {"pair": block.name}},
+            {"type": "image_url", "image_url": {"url": _png_data_url(golden)},
+             "fit": {"pair": block.name, "name": f"{block.name} (golden)"}},
+            {"type": "text", "text": f"Block {block.name!r}, repaired page:", "fit": {"pair": block.name}},
+            {"type": "image_url", "image_url": {"url": _png_data_url(model)},
+             "fit": {"pair": block.name, "name": f"{block.name} (repaired)"}},
         ]
     return [{"role": "user", "content": content}]
 
@@ -230,17 +270,20 @@ def outbox_messages(blocks: list[OutboxBlock]) -> list[dict[str, Any]]:
 
 
 async def ask_rubric(judge: Judge, rubric: Rubric, messages: list[dict[str, Any]], *, ids: list[str] | None = None,
-                     what: str, attempts: int = ATTEMPTS) -> tuple[RubricOutcome | None, str]:
+                     what: str, attempts: int = ATTEMPTS, out_dir: Path | None = None) -> tuple[RubricOutcome | None, str]:
     """(outcome, "") or (None, why the SSIM fallback applies). `attempts` counts requests: an answer off the
     scale is retried by the structured-output path with the rejection fed back (which also keeps a response
     cache from replaying it); a call that got no answer counts as one attempt and is asked afresh. Every
-    attempt off the scale: JudgeError (the slot is a judge_error, not a guessed score)."""
+    attempt off the scale: JudgeError (the slot is a judge_error, not a guessed score). A request the server
+    (or the fitting) refuses is not asked again: the SSIM fallback, with the server's own message."""
     if not isinstance(judge, LLMJudge):
         return None, f"judge {judge.name!r} is not an LLM judge; SSIM fallback"
     problem, off_scale, left = "", 0, attempts
     while left > 0:
         try:
-            result = await judge.ask(rubric, messages, ids=ids or [], max_attempts=left)
+            result = await judge.ask(rubric, messages, ids=ids or [], max_attempts=left, out_dir=out_dir)
+        except RequestRefused as error:  # asking again cannot help
+            return None, f"{what} judging refused ({error.server_message or error}); SSIM fallback"
         except StructuredOutputError as error:  # every remaining attempt answered off the scale
             problem, off_scale, left = error.errors[-1] if error.errors else str(error), off_scale + left, 0
             break
@@ -254,9 +297,11 @@ async def ask_rubric(judge: Judge, rubric: Rubric, messages: list[dict[str, Any]
     return None, f"{what} judging failed ({problem}); SSIM fallback"
 
 
-async def rubric_scores(judge: Judge, golden_png: bytes, model_png: bytes) -> tuple[dict[str, Any] | None, str]:
+async def rubric_scores(judge: Judge, golden_png: bytes, model_png: bytes, *,
+                        out_dir: Path | None = None) -> tuple[dict[str, Any] | None, str]:
     """Ask the judge for the eq. 8 rubric. Returns (ratings incl. s_inbox, "") or (None, why it failed)."""
-    outcome, problem = await ask_rubric(judge, RegionRubric(), rubric_messages(golden_png, model_png), what="rubric")
+    outcome, problem = await ask_rubric(judge, RegionRubric(), rubric_messages(golden_png, model_png), what="rubric",
+                                        out_dir=out_dir)
     if outcome is None:
         return None, problem
     ratings: dict[str, Any] = dict(outcome.scores)
@@ -265,7 +310,8 @@ async def rubric_scores(judge: Judge, golden_png: bytes, model_png: bytes) -> tu
     return ratings, ""
 
 
-async def outbox_judge_scores(judge: Judge, blocks: list[OutboxBlock]) -> tuple[dict[str, Any] | None, str]:
+async def outbox_judge_scores(judge: Judge, blocks: list[OutboxBlock], *,
+                              out_dir: Path | None = None) -> tuple[dict[str, Any] | None, str]:
     """Macro S_outbox by the judge (MT-Web2Code §3.5: "With the reconstructed region masked, the VLM judge
     compares the golden and repaired pages block by block"): each block present on both pages is rated on the
     five-band scale; S_outbox = the block ratings averaged weighted by area, a block that vanished or appeared
@@ -277,7 +323,7 @@ async def outbox_judge_scores(judge: Judge, blocks: list[OutboxBlock]) -> tuple[
     if not judged:  # everything outside vanished or appeared: nothing to ask about
         return {"s_outbox": 0.0, "blocks": {}, "reason": "no block is on both pages"}, ""
     outcome, problem = await ask_rubric(judge, OutboxRubric(), outbox_messages(judged),
-                                        ids=[block.name for block in judged], what="out-of-box")
+                                        ids=[block.name for block in judged], what="out-of-box", out_dir=out_dir)
     if outcome is None:
         return None, problem
     rated = outcome.scores
@@ -290,7 +336,8 @@ async def outbox_judge_scores(judge: Judge, blocks: list[OutboxBlock]) -> tuple[
 
 
 async def score_macro_outbox(judge: Judge, golden: np.ndarray, model: np.ndarray, golden_box: list[float],
-                             model_box: list[float] | None, tau: int = 0, *, use_judge: bool = True) -> dict[str, Any]:
+                             model_box: list[float] | None, tau: int = 0, *, use_judge: bool = True,
+                             out_dir: Path | None = None) -> dict[str, Any]:
     """Macro S_outbox as §3.5 defines it: by the judge, block by block with the region masked; SSIM is always
     computed and recorded (`s_outbox_ssim`) as the reference, and is the value when judging fails.
     `use_judge=False` (an option, not the paper) scores by SSIM alone."""
@@ -300,7 +347,7 @@ async def score_macro_outbox(judge: Judge, golden: np.ndarray, model: np.ndarray
     if not use_judge:
         result["note"] = "S_outbox by SSIM (suite.macro_outbox=ssim)"
         return result
-    judged, problem = await outbox_judge_scores(judge, blocks)
+    judged, problem = await outbox_judge_scores(judge, blocks, out_dir=out_dir)
     if judged is None:
         result["note"] = problem
         return result

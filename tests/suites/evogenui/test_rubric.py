@@ -16,7 +16,7 @@ from tests.conftest import REPO_ROOT
 
 def _judgement(presentation: int, execution: int, alignment: int) -> dict:
     return {"presentation": {"score": presentation, "reason": "p"}, "execution": {"score": execution, "reason": "e"},
-            "alignment": {"score": alignment, "reason": "a"}, "requirements": [], "failure_types": [],
+            "alignment": {"score": alignment, "reason": "a"}, "requirements": {}, "failure_types": [],
             "mechanism": "affordance_binding", "summary": ""}
 
 
