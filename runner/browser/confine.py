@@ -10,6 +10,10 @@ namespace and serves one artifact at a time, the page reaches its own artifact o
 Why a memory cgroup: the browser's memory is capped (as the docker sandbox caps its browser container);
 the kernel's OOM killer then ends the renderer over the cap (Chromium gives renderers the highest OOM
 score), that page crashes and its slot is a runtime_error, and the browser goes on with the next one.
+
+Why a cpu cgroup: a page that starts hundreds of busy web workers would otherwise take every core, and every
+other slot's browser, build and the runner itself with them (measured: a load average of 209 on 2 cores). Each
+browser gets a CFS quota of `cpus` cores (BrowserSettings.cpus), as the docker sandbox's browser container does.
 """
 
 from __future__ import annotations
@@ -77,8 +81,10 @@ class BrowserConfinement:
     """A network namespace held open by a sleeping bubblewrap child, a memory cgroup, and a wrapper
     executable that starts Chromium inside both. Create with `start()`; `close()` removes it all."""
 
-    def __init__(self, *, memory_mb: int, max_processes: int = 2048, bwrap: str = "bwrap") -> None:
+    def __init__(self, *, memory_mb: int, max_processes: int = 2048, cpus: float | None = None,
+                 bwrap: str = "bwrap") -> None:
         self.memory_mb = memory_mb
+        self.cpus = cpus
         self.max_processes = max_processes
         self.bwrap = bwrap
         self.netns: str = ""  # /proc/PID/ns/net of the holder
@@ -104,7 +110,7 @@ class BrowserConfinement:
                 self.close()
         else:
             raise ConfinementError("could not create the browser's network namespace: " + "; ".join(failures))
-        limits = ResourceLimits(memory_mb=self.memory_mb, max_processes=self.max_processes)
+        limits = ResourceLimits(memory_mb=self.memory_mb, max_processes=self.max_processes, cpus=self.cpus)
         self.cgroups = create_cgroups(limits, "browser")
 
     def _start_holder(self, bwrap: str, own_user_namespace: bool) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from playwright.async_api import Error as PlaywrightError
 
-from runner.browser.session import PageSession, PageSnapshot
+from runner.browser.session import MAX_FULL_PAGE_HEIGHT, PageSession, PageSnapshot
 from runner.evidence import Evidence
 from runner.evidence_folder import EvidenceFolder
 
@@ -48,9 +48,13 @@ async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeo
             if not evidence.load_error:
                 evidence.load_error = f"capture timed out after {capture_timeout_s:g} s (page unresponsive)"
 
-    if session.left_origin and not evidence.load_error:
-        # The same verdict in every sandbox: a page that leaves its artifact did not run as an artifact.
-        evidence.load_error = f"the page navigated away from the artifact (to {session.left_origin[0][:200]})"
+    if not evidence.dom_path and (out_dir / EvidenceFolder.DOM).is_file():  # kept though a screenshot failed
+        evidence.dom_path = EvidenceFolder.DOM
+    if session.left_origin:
+        # The same verdict in every sandbox: a page that leaves its artifact (or tries to: a refused navigation,
+        # a form posted elsewhere) did not run as an artifact. Its own failure says more than what followed.
+        left = f"the page navigated away from the artifact (to {session.left_origin[0][:200]})"
+        evidence.load_error = f"{left}; {evidence.load_error}" if evidence.load_error else left
     _take_logs(session, evidence)
     return evidence
 
@@ -66,6 +70,8 @@ def _take_logs(session: PageSession, evidence: Evidence) -> None:
 def _take_dialogs(session: PageSession, evidence: Evidence) -> None:
     evidence.dialogs = list(session.dialogs)
     evidence.popups = list(session.popups)
+    evidence.downloads = list(session.downloads)
+    evidence.unload_traps = list(session.unload_traps)
 
 
 async def write_visit_logs(session: PageSession, out_dir: Path, evidence: Evidence, *,
@@ -90,28 +96,36 @@ async def write_visit_logs(session: PageSession, out_dir: Path, evidence: Eviden
     folder.write_json(folder.CONSOLE, console)
     folder.write_json(folder.PAGE_ERRORS, list(session.page_errors))
     folder.write_json(folder.NETWORK, [asdict(n) for n in session.network])
-    folder.write_json(folder.DIALOGS, {"dialogs": evidence.dialogs, "popups": evidence.popups})
+    folder.write_json(folder.DIALOGS, {"dialogs": evidence.dialogs, "popups": evidence.popups,
+                                       "downloads": evidence.downloads, "unload_traps": evidence.unload_traps})
 
 
 async def _capture(session: PageSession, viewport: Path, full: Path, dom: str, *,
-                   reuse_unchanged: bool = False) -> PageSnapshot:
-    """A viewport and a full-page screenshot and the DOM. When the whole page is in view the full-page shot
-    would be the same pixels, so the viewport capture is copied instead of taken twice. `reuse_unchanged`:
-    see PageSession.screenshot."""
+                   reuse_unchanged: bool = False) -> tuple[PageSnapshot, str]:
+    """A viewport and a full-page screenshot and the DOM; returns the snapshot and, for a page taller than the
+    capture height, what the full-page shot leaves out (else ""). When the whole page is in view the full-page
+    shot would be the same pixels, so the viewport capture is copied instead of taken twice. The DOM is written
+    before the full-page shot, so a page whose shot fails still leaves it. `reuse_unchanged`: see
+    PageSession.screenshot."""
     await session.screenshot(viewport, full_page=False, reuse_unchanged=reuse_unchanged)
     snapshot = await session.snapshot()
+    EvidenceFolder(viewport.parent).write_text(dom, snapshot.html)
     if snapshot.fits_viewport:
         shutil.copyfile(viewport, full)
-    else:
-        await session.screenshot(full, full_page=True)
-    EvidenceFolder(viewport.parent).write_text(dom, snapshot.html)
-    return snapshot
+        return snapshot, ""
+    await session.screenshot(full, full_page=True)
+    clipped = session.full_page_clipped
+    if clipped is None:
+        return snapshot, ""
+    return snapshot, (f"the page is {clipped[0]} px tall; the full-page screenshot shows its top {clipped[1]} px "
+                      f"(the capture height, {MAX_FULL_PAGE_HEIGHT} px)")
 
 
 async def _capture_page(session: PageSession, out_dir: Path, evidence: Evidence) -> None:
     try:
-        snapshot = await _capture(session, out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT,
-                                  out_dir / EvidenceFolder.SCREENSHOT_FULL, EvidenceFolder.DOM)
+        snapshot, evidence.screenshot_full_clipped = await _capture(
+            session, out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT, out_dir / EvidenceFolder.SCREENSHOT_FULL,
+            EvidenceFolder.DOM)
         evidence.screenshot_viewport = EvidenceFolder.SCREENSHOT_VIEWPORT
         evidence.screenshot_full = EvidenceFolder.SCREENSHOT_FULL
         evidence.dom_path = EvidenceFolder.DOM
@@ -132,9 +146,9 @@ async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evi
     out_dir = Path(out_dir)
 
     async def capture() -> None:
-        snapshot = await _capture(session, out_dir / EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT,
-                                  out_dir / EvidenceFolder.FINAL_SCREENSHOT_FULL, EvidenceFolder.FINAL_DOM,
-                                  reuse_unchanged=True)  # e.g. the actor's last view, taken moments ago
+        snapshot, evidence.final_screenshot_full_clipped = await _capture(
+            session, out_dir / EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT, out_dir / EvidenceFolder.FINAL_SCREENSHOT_FULL,
+            EvidenceFolder.FINAL_DOM, reuse_unchanged=True)  # e.g. the actor's last view, taken moments ago
         evidence.final_screenshot_viewport = EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT
         evidence.final_screenshot_full = EvidenceFolder.FINAL_SCREENSHOT_FULL
         evidence.final_dom_path = EvidenceFolder.FINAL_DOM

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -21,6 +21,9 @@ from runner.browser.launcher import DEFAULT_DISABLED_FEATURES, FEATURE_NAME, wri
 from runner.browser.session import PageSession
 
 log = logging.getLogger(__name__)
+# How long a remote browser that stopped answering may take to disconnect before it counts as busy rather
+# than gone: Docker stops a container within 10 s of being told (its stop timeout), dockerd's shutdown 15 s.
+STOP_GRACE_S = 20.0
 
 # PLATFORM.md "Browser": the flags the system Chromium needs on these machines.
 PLATFORM_ARGS: list[str] = [
@@ -79,7 +82,15 @@ class BrowserSettings(BaseModel):
     # Launch the local browser in its own network namespace (only loopback, where the artifact server of the
     # session is bound) and a memory cgroup (runner/browser/confine.py). The local sandbox turns this on.
     confine: bool = False
+    # What stops the browser's own traffic (WebRTC, speculative loads) below the request filter, as the network
+    # log states it: "namespace" (a confined local browser: only loopback), "container" (the docker sandbox's
+    # browser container: its firewall passes only its loopback and the runner), "none" (nothing: the host's
+    # network). A confined browser is "namespace" whatever this says.
+    network_boundary: Literal["none", "namespace", "container"] = "none"
     memory_mb: int = Field(4096, gt=0)  # the confined browser's memory cap (the docker browser's default)
+    # The confined browser's CPU share in cores (a cpu cgroup quota; the docker sandbox caps its browser container
+    # with sandbox.options.browser_cpus): one page's busy workers cannot take the cores the other slots need.
+    cpus: float = Field(1.0, gt=0)
     # Keep the next session's context and blank page prepared (init script, listeners, request filter): a turn
     # then skips the context and page creation (0.11 s of its serve stage on the 2-core machine,
     # docs/performance.md). The preparation starts once a session's page has loaded, while it settles (a wait
@@ -146,6 +157,7 @@ class BrowserPool:
         self.spares_used = 0  # sessions that started on a prepared page (tests, benches)
         self._closing: set[asyncio.Task[None]] = set()  # contexts of ended sessions, closing in the background
         self._launcher_dir: Path | None = None  # an unconfined browser's launcher (runner/browser/launcher.py)
+        self._hung = False  # a page left the browser too busy to answer: replace it before the next session
 
     def _count_launch(self) -> None:
         self.launches += 1
@@ -155,6 +167,11 @@ class BrowserPool:
     def network_namespace(self) -> str | None:
         """Where an artifact server must listen for this pool's browser to reach it (None: the host's)."""
         return self.confinement.netns if self.confinement is not None else self.settings.serve_network
+
+    @property
+    def network_boundary(self) -> str:
+        """What keeps this pool's browser's own traffic in (BrowserSettings.network_boundary)."""
+        return "namespace" if self.settings.confine else self.settings.network_boundary
 
     @property
     def browser(self) -> Browser | None:
@@ -179,9 +196,30 @@ class BrowserPool:
         try:
             cdp = await asyncio.wait_for(self._browser.new_browser_cdp_session(), timeout=5)
             await cdp.detach()
+        except asyncio.TimeoutError:
+            # No answer: a container being stopped (an engine shutting down gives its containers seconds to
+            # stop) has closed its pages, and its connection closes once it is gone; give it that time.
+            if await self._disconnects_within(STOP_GRACE_S):
+                return True
+            # Connected but too busy to answer: a page flooding the browser process (history entries, hash
+            # changes) does this, and so would a local browser's page, which is never asked. The page's
+            # failure, not the harness's: its capture already timed out. The next session gets a new browser.
+            log.warning("the browser is connected but did not answer in 5 s; it is replaced before the next page")
+            self._hung = True
+            return False
         except Exception:
             return True
         return False
+
+    async def _disconnects_within(self, seconds: float) -> bool:
+        """Whether the remote browser's connection closes within `seconds`."""
+        assert self._browser is not None
+        deadline = asyncio.get_running_loop().time() + seconds
+        while self._browser.is_connected():
+            if asyncio.get_running_loop().time() >= deadline:
+                return False
+            await asyncio.sleep(0.2)
+        return True
 
     async def start(self) -> None:
         async with self._lock:
@@ -194,8 +232,8 @@ class BrowserPool:
         async with self._lock:
             browser, self._browser = self._browser, None
             if browser is not None:
-                try:
-                    await browser.close()
+                try:  # bounded: a browser a page left too busy to answer may never confirm
+                    await asyncio.wait_for(browser.close(), timeout=10)
                 except Exception:  # already dead: nothing left to close
                     pass
             playwright, self._playwright = self._playwright, None
@@ -218,10 +256,11 @@ class BrowserPool:
     async def _ensure_browser(self) -> Browser:
         """Return a connected browser, launching (or relaunching) one if needed. Caller holds the lock."""
         gone = self.confinement is not None and not self.confinement.alive()  # e.g. OOM-killed, unnoticed
-        if self._browser is not None and self._browser.is_connected() and not gone:
+        hung, self._hung = self._hung, False
+        if self._browser is not None and self._browser.is_connected() and not gone and not hung:
             return self._browser
         if self._browser is not None:
-            log.warning("browser disconnected; relaunching")
+            log.warning("browser %s; relaunching", "hung by a page" if hung else "disconnected")
             try:
                 await asyncio.wait_for(self._browser.close(), timeout=10)
             except Exception:
@@ -245,7 +284,7 @@ class BrowserPool:
         chromium = s.executable_path or self._playwright.chromium.executable_path
         if s.confine:
             if self.confinement is None:
-                confinement = BrowserConfinement(memory_mb=s.memory_mb)
+                confinement = BrowserConfinement(memory_mb=s.memory_mb, cpus=s.cpus)
                 await asyncio.to_thread(confinement.start)
                 self.confinement = confinement
             executable = self.confinement.wrapper(chromium)
@@ -297,7 +336,7 @@ class BrowserPool:
         raise AssertionError("unreachable")
 
     def _browser_gone(self) -> bool:
-        return self._browser is None or not self._browser.is_connected() or (
+        return self._browser is None or self._hung or not self._browser.is_connected() or (
             self.confinement is not None and not self.confinement.alive())
 
     @asynccontextmanager
@@ -336,7 +375,8 @@ class BrowserPool:
         context = await self._new_context(viewport, relaunch=relaunch)
         try:
             return await PageSession.prepare(context, nav_timeout_ms=self.settings.nav_timeout_ms,
-                                             settle_ms=self.settings.settle_ms)
+                                             settle_ms=self.settings.settle_ms,
+                                             network_boundary=self.network_boundary)
         except BaseException:
             await _close(context)
             raise
@@ -349,6 +389,9 @@ class BrowserPool:
 
     async def _take_spare(self) -> PageSession | None:
         """The prepared session, if it was made in this event loop on the browser that is still running."""
+        if self._hung:  # its preparation may wait on the busy browser for ever: dropped with it
+            await self._drop_spare()
+            return None
         task, self._spare = self._spare, None
         if task is None or task.get_loop() is not asyncio.get_running_loop():
             return None

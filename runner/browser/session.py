@@ -106,6 +106,13 @@ class PageSnapshot:
 # timer, an image that finishes decoding) has only that long to go unseen.
 REUSE_VIEW_S = 0.5
 
+# The largest full-page screenshot taken: a taller (or wider) page is shot from its top left corner to here, and
+# the evidence says so (Evidence.screenshot_full_clipped). Measured on a loaded 2-core machine: a 400,000 px tall
+# page shot to 8192 px takes about 5 s (16384 px: 8.4 s, too close to the capture timeout for a browser held to
+# one core); shot whole it costs the capture its whole timeout and leaves no screenshot at all.
+MAX_FULL_PAGE_HEIGHT = 8192
+MAX_FULL_PAGE_WIDTH = 16384
+
 _MAX_ERROR_CHARS = 4000
 # A page that logs in a loop must neither exhaust memory nor keep the slot busy: past these caps the
 # session stops listening (Playwright then stops sending the events) and only counts what it missed.
@@ -114,6 +121,18 @@ _MAX_CONSOLE_BYTES = 512 * 1024
 _TWO_FRAMES_JS = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
 _MAX_REPORTS = 500  # CSP / WebRTC reports, dialogs and popups kept per session
 _MAX_NETWORK_ENTRIES = 5000
+
+# Why a WebRTC peer's traffic went nowhere, by what keeps the browser's own traffic in (BrowserPool.network_boundary):
+# (for a loopback address, for any other). Loopback is the browser's own: its namespace's, not the host's.
+_WEBRTC_REASONS = {
+    "namespace": ("webrtc: ICE server configured; 127.0.0.1 is the browser's own namespace, where only the "
+                  "artifact server listens", "webrtc: ICE server configured; no route: the browser's network "
+                  "namespace has only its loopback"),
+    "container": ("webrtc: ICE server configured; 127.0.0.1 is the browser container's own loopback, where only "
+                  "the artifact server listens", "webrtc: ICE server configured; dropped: the browser "
+                  "container's firewall passes only its loopback and the runner"),
+}
+_LOOPBACK_HOSTS = ("127.", "localhost", "[::1]", "::1")
 
 # Runs in every document before the page's own scripts. The observer watches the whole document from the
 # first parsed node on; takeRecords() makes reset/read exact even when records are still queued. Records
@@ -197,6 +216,23 @@ _INIT_SCRIPT = """
   document.addEventListener('securitypolicyviolation', (event) => {
     report({ kind: 'csp', url: String(event.blockedURI || ''), directive: String(event.effectiveDirective || '') });
   }, true);
+  // A beforeunload handler holds a person on the page when they try to leave: recorded, whichever way it is set.
+  try {
+    const listen = EventTarget.prototype.addEventListener;
+    EventTarget.prototype.addEventListener = function (type, ...rest) {
+      if (this === window && String(type).toLowerCase() === 'beforeunload') report({ kind: 'unload-trap', how: 'addEventListener' });
+      return Reflect.apply(listen, this, [type, ...rest]);
+    };
+    for (const owner of [window, Window.prototype]) {
+      const slot = Object.getOwnPropertyDescriptor(owner, 'onbeforeunload');
+      if (!slot || !slot.set) continue;
+      Object.defineProperty(owner, 'onbeforeunload', { ...slot, set(value) {
+        if (value) report({ kind: 'unload-trap', how: 'onbeforeunload' });
+        return Reflect.apply(slot.set, this, [value]);
+      } });
+      break;
+    }
+  } catch (e) { /* the trap goes unrecorded, nothing else changes */ }
   const Peer = window.RTCPeerConnection;
   if (typeof Peer === 'function') {
     const Watched = function (config, ...rest) {
@@ -204,7 +240,13 @@ _INIT_SCRIPT = """
         const urls = Array.isArray(server.urls) ? server.urls : [server.urls || server.url];
         for (const url of urls) report({ kind: 'webrtc', url: String(url) });
       }
-      return new Peer(config, ...rest);
+      const peer = new Peer(config, ...rest);
+      // What became of the attempt: the browser's own word on each ICE server it could not use.
+      peer.addEventListener('icecandidateerror', (event) => {
+        report({ kind: 'webrtc-error', url: String(event.url || ''), code: Number(event.errorCode) || 0,
+                 text: String(event.errorText || '') });
+      });
+      return peer;
     };
     Watched.prototype = Peer.prototype;
     window.RTCPeerConnection = Watched;
@@ -255,6 +297,7 @@ class PageSession:
         nav_timeout_ms: int = 15000,
         settle_ms: int = 150,
         extra_origins: Sequence[str] = (),
+        network_boundary: str = "none",
     ) -> None:
         self.context = context
         self.page = page
@@ -263,6 +306,8 @@ class PageSession:
         self.allowed_origins = {self.origin, *(origin_of(o) for o in extra_origins)}
         self.nav_timeout_ms = nav_timeout_ms
         self.settle_ms = settle_ms
+        self.network_boundary = network_boundary  # BrowserSettings.network_boundary, for the network log's reasons
+        self._webrtc: dict[str, NetworkRequest] = {}  # ICE server URL -> its network log entry
         # Whether text-node rewrites count as DOM mutations (I-WebGenBench App. B.1 observes child lists,
         # subtrees and attributes only: False). React updates text nodes in place, so this decides
         # whether a counter whose button only rewrites its number is "responsive".
@@ -272,6 +317,8 @@ class PageSession:
         self.network: list[NetworkRequest] = []
         self.dialogs: list[dict[str, str]] = []  # alert/confirm/prompt; accepted so they never block
         self.popups: list[str] = []  # URLs of pages opened by the artifact (closed at once)
+        self.downloads: list[dict[str, str]] = []  # downloads the page started (never saved: accept_downloads off)
+        self.unload_traps: list[str] = []  # how the page set a beforeunload handler ("addEventListener", ...)
         self.response_status: int | None = None  # HTTP status of the last goto's main document
         self.left_origin: list[str] = []  # main-frame navigations away from the artifact
         self.console_dropped = 0
@@ -287,6 +334,8 @@ class PageSession:
         self._counting_since = float("-inf")
         self._counting_since_load = False
         self._still_before_reset = (0.0, 0.0)
+        # The last full-page shot's clipping: (the page's height, the height shot), None when shot whole.
+        self.full_page_clipped: tuple[int, int] | None = None
         # The last viewport shot on the fast path: (what it showed, see _PAGE_SIZE_JS "view"; when; its PNG).
         self._last_view: tuple[tuple[Any, ...], float, bytes] | None = None
         # Called once, when the first load of the artifact has finished and the settle wait begins: the pool
@@ -295,7 +344,7 @@ class PageSession:
 
     @classmethod
     async def prepare(cls, context: BrowserContext, *, nav_timeout_ms: int = 15000,
-                      settle_ms: int = 150) -> "PageSession":
+                      settle_ms: int = 150, network_boundary: str = "none") -> "PageSession":
         """A session on a blank page of `context` with its init script, listeners and request filter in place,
         not yet aimed at an artifact (`aim`): until then it allows no origin. A pool prepares the next session
         while its worker is busy elsewhere (browser.spare_page)."""
@@ -304,7 +353,8 @@ class PageSession:
         await context.add_init_script(script=_INIT_SCRIPT)
         context.set_default_navigation_timeout(nav_timeout_ms)
         page = await context.new_page()
-        self = cls(context, page, "about:blank", nav_timeout_ms=nav_timeout_ms, settle_ms=settle_ms)
+        self = cls(context, page, "about:blank", nav_timeout_ms=nav_timeout_ms, settle_ms=settle_ms,
+                   network_boundary=network_boundary)
         self.allowed_origins = set()
         holder.append(self)
         await context.route("**/*", self._route)
@@ -357,9 +407,29 @@ class PageSession:
             directive = str(data.get("directive", ""))[:100]
             self._log(NetworkRequest(url=url, method="", resource_type=directive or "csp", blocked=True,
                                      reason=f"csp: refused by the page's Content-Security-Policy ({directive})"))
+            if directive == "form-action":  # a form submitted to another origin: the page tried to leave
+                self._left_origin(url)
+        elif data.get("kind") == "unload-trap":
+            if len(self.unload_traps) < _MAX_REPORTS:
+                self.unload_traps.append(str(data.get("how", ""))[:50])
         elif data.get("kind") == "webrtc":
-            self._log(NetworkRequest(url=url, method="", resource_type="webrtc", blocked=True,
-                                     reason="webrtc: ICE server configured; the browser's network has no route to it"))
+            entry = NetworkRequest(url=url, method="", resource_type="webrtc", **self._webrtc_outcome(url))
+            self._webrtc.setdefault(url, entry)
+            self._log(entry)
+        elif data.get("kind") == "webrtc-error":
+            entry = self._webrtc.get(url)
+            if entry is not None and not entry.failure:
+                entry.failure = f"icecandidateerror {data.get('code', 0)}: {str(data.get('text', ''))[:300]}"
+
+    def _webrtc_outcome(self, url: str) -> dict[str, Any]:
+        """`blocked` and `reason` of an ICE server entry, as this browser's confinement decides its fate."""
+        reasons = _WEBRTC_REASONS.get(self.network_boundary)
+        if reasons is None:  # an unconfined browser: the host's network, nothing stopped it
+            return {"blocked": False, "reason": "webrtc: ICE server configured; the browser is not confined: its "
+                                                "packets may have reached it"}
+        host = re.sub(r"^(stuns?|turns?):", "", url).split("?")[0]
+        loopback = host.startswith(_LOOPBACK_HOSTS)
+        return {"blocked": True, "reason": reasons[0] if loopback else reasons[1]}
 
     async def _route(self, route: Route) -> None:
         request = route.request
@@ -369,7 +439,19 @@ class PageSession:
         else:
             entry.blocked = True
             entry.reason = "harness: outside the artifact origin"
+            if request.is_navigation_request() and self._in_main_frame(request):
+                self._left_origin(request.url)  # refused, so it never shows as a navigation: the attempt counts
             await route.abort("blockedbyclient")
+
+    def _in_main_frame(self, request: Request) -> bool:
+        try:
+            return request.frame == self.page.main_frame
+        except PlaywrightError:  # a popup's first navigation comes before its frame exists: not this page's
+            return False
+
+    def _left_origin(self, url: str) -> None:
+        if url[:2000] not in self.left_origin and len(self.left_origin) < _MAX_REPORTS:
+            self.left_origin.append(url[:2000])
 
     async def _route_ws(self, ws: WebSocketRoute) -> None:
         entry = NetworkRequest(url=ws.url, method="GET", resource_type="websocket")
@@ -466,12 +548,13 @@ class PageSession:
         page.on("console", self._on_console)
         page.on("pageerror", self._on_page_error)
         page.on("dialog", self._on_dialog)
+        page.on("download", self._on_download)
         if page is self.page:
             page.on("framenavigated", self._on_navigated)
 
     def _on_navigated(self, frame: Any) -> None:
-        if frame.parent_frame is None and not self.is_allowed(frame.url) and len(self.left_origin) < _MAX_REPORTS:
-            self.left_origin.append(frame.url[:2000])
+        if frame.parent_frame is None and not self.is_allowed(frame.url):
+            self._left_origin(frame.url)
 
     def _on_console(self, message: ConsoleMessage) -> None:
         if len(self.console) >= _MAX_CONSOLE_ENTRIES or self._console_bytes >= _MAX_CONSOLE_BYTES:
@@ -495,6 +578,15 @@ class PageSession:
             self.dialogs.append({"type": dialog.type, "message": dialog.message[:_MAX_ERROR_CHARS]})
         try:
             await dialog.accept()
+        except PlaywrightError:
+            pass
+
+    async def _on_download(self, download: Any) -> None:
+        # Never saved (the context refuses downloads); what the page offered is recorded.
+        if len(self.downloads) < _MAX_REPORTS:
+            self.downloads.append({"url": download.url[:2000], "suggested_filename": download.suggested_filename[:300]})
+        try:
+            await download.cancel()
         except PlaywrightError:
             pass
 
@@ -625,11 +717,20 @@ class PageSession:
         script stand in for Playwright's screenshot preparation; a page with running Web Animations (which
         only that preparation stops) takes Playwright's own path."""
         size = await self.evaluate(_PAGE_SIZE_JS)
+        self.full_page_clipped = None
         if size is None or size["animations"]:
+            if size is not None and size["height"] > MAX_FULL_PAGE_HEIGHT:
+                self.full_page_clipped = (size["height"], MAX_FULL_PAGE_HEIGHT)
+                clip = {"x": 0, "y": 0, "width": min(size["width"], MAX_FULL_PAGE_WIDTH),
+                        "height": MAX_FULL_PAGE_HEIGHT}
+                return await self.page.screenshot(full_page=True, clip=clip, animations="disabled", caret="hide",
+                                                  timeout=self.nav_timeout_ms, type="png")
             return await self.page.screenshot(full_page=True, animations="disabled", caret="hide",
                                               timeout=self.nav_timeout_ms, type="png")
         fits = size["width"] <= size["viewport_width"] and size["height"] <= size["viewport_height"]
-        clip = {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}
+        height = min(size["height"], MAX_FULL_PAGE_HEIGHT)
+        self.full_page_clipped = (size["height"], height) if height < size["height"] else None
+        clip = {"x": 0, "y": 0, "width": min(size["width"], MAX_FULL_PAGE_WIDTH), "height": height, "scale": 1}
         return await self._fast_png({"clip": clip, "captureBeyondViewport": not fits})
 
     async def _fast_png(self, options: dict[str, Any]) -> bytes:

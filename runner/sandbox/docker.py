@@ -36,6 +36,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.browser.launch import BrowserSettings
 from runner.processes import pid_alive
+from runner.sandbox.browser_firewall import (
+    HELPER_SCRIPT as FIREWALL_HELPER_SCRIPT,
+    IPV6_RULES,
+    FirewallCheckFailed,
+    check_report,
+    ipv4_rules,
+)
 from runner.sandbox.images import (
     IMAGE_LAUNCHER,
     OFFLINE_BASE,
@@ -97,6 +104,8 @@ class DockerSandboxSettings(BaseModel):
     server_pids: int = Field(64, gt=0)
     server_start_timeout_s: float = Field(20, gt=0)
     browser_memory_mb: int = Field(4096, gt=0)
+    # Each browser container's CPU share (cores): one page's busy workers cannot take the other slots' cores.
+    browser_cpus: float = Field(1.0, gt=0)
     browser_pids: int = Field(2048, gt=0)
     browser_start_timeout_s: float = Field(60, gt=0)
     user: str | None = None  # None: the image's non-root user (root hosts) or the caller's uid:gid
@@ -376,7 +385,7 @@ class DockerIsolation:
         self._browser_hosts += 1
         return str(ipaddress.ip_network(pools[0]["Subnet"]).network_address + 1 + self._browser_hosts)
 
-    def _hardening(self, memory_mb: int, pids: int) -> dict[str, Any]:
+    def _hardening(self, memory_mb: int, pids: int, cpus: float | None = None) -> dict[str, Any]:
         return {
             "read_only": True,
             "tmpfs": {"/tmp": "rw,nosuid,nodev,size=512m,mode=1777"},
@@ -384,7 +393,7 @@ class DockerIsolation:
             "security_opt": ["no-new-privileges"],
             "mem_limit": f"{memory_mb}m",
             "memswap_limit": f"{memory_mb}m",  # no swap: the limit is the limit
-            "nano_cpus": int(self.settings.cpus * 1e9),
+            "nano_cpus": int((self.settings.cpus if cpus is None else cpus) * 1e9),
             "pids_limit": pids,
             "init": True,
         }
@@ -392,7 +401,7 @@ class DockerIsolation:
     def _start_browser(self) -> tuple[Any, str]:
         settings = self.settings
         network = self._ensure_network()
-        hardening = self._hardening(settings.browser_memory_mb, settings.browser_pids)
+        hardening = self._hardening(settings.browser_memory_mb, settings.browser_pids, settings.browser_cpus)
         hardening["tmpfs"] = {"/tmp": "rw,nosuid,nodev,size=1g,mode=1777",
                               "/home/genui": "rw,nosuid,nodev,size=512m,uid=10001,gid=10001,mode=0700"}
         static = self._browser_address(network)
@@ -406,11 +415,39 @@ class DockerIsolation:
         )
         self._track(container, "browser")
         container.start()
-        container.reload()
+        self._install_firewall(container)
         address = container.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
         self._wait_for_playwright(container, address)
         self._browsers.append((container, address))
         return container, address
+
+    def _install_firewall(self, browser: Any) -> None:
+        """Install and check the rules of a started browser container's namespace (runner/sandbox/browser_firewall.py):
+        its loopback and the runner's TCP connections from the gateway pass, nothing else. Before any page loads."""
+        browser.reload()
+        gateway = browser.attrs["NetworkSettings"]["Networks"][self._network.name].get("Gateway")
+        if not gateway:
+            raise DockerSetupError(f"browser container {browser.name} has no gateway on {self._network.name}: "
+                                   "its firewall cannot be written")
+        helper = self.client().containers.create(
+            self.images["build"].tag, command=["python3", "-B", "-s", "-c", FIREWALL_HELPER_SCRIPT, gateway],
+            user="0:0", network_mode=f"container:{browser.id}", cap_drop=["ALL"], cap_add=["NET_ADMIN"],
+            security_opt=["no-new-privileges"], read_only=True,
+            tmpfs={"/run": "rw,nosuid,nodev,size=1m", "/tmp": "rw,nosuid,nodev,size=1m"},
+            environment={"GENUI_RULES_V4": ipv4_rules(gateway), "GENUI_RULES_V6": IPV6_RULES},
+            labels=self._labels("firewall"), mem_limit="128m", pids_limit=32, detach=True,
+        )
+        self._track(helper, "firewall")
+        try:
+            helper.start()
+            helper.wait(timeout=self.settings.docker_timeout_s)
+            report = helper.logs(stdout=True, stderr=True).decode(errors="replace")
+        finally:
+            self._remove(helper)
+        try:
+            check_report(report, gateway)
+        except (FirewallCheckFailed, ValueError, KeyError) as exc:
+            raise DockerSetupError(f"browser container {browser.name}: its firewall is not in place: {exc}") from exc
 
     def _wait_for_playwright(self, container: Any, address: str) -> None:
         deadline = time.monotonic() + self.settings.browser_start_timeout_s
@@ -434,7 +471,7 @@ class DockerIsolation:
         log.warning("browser container %s is %s (the engine restarted?); starting it again",
                     container.name, container.status)
         self._with_engine(container.start)
-        container.reload()
+        self._install_firewall(container)  # a new namespace: the rules of the last one are gone
         now = container.attrs["NetworkSettings"]["Networks"][self._network.name]["IPAddress"]
         if now != address:
             raise DockerSetupError(f"browser container {container.name} came back at {now}, not {address}: its "
@@ -470,7 +507,8 @@ class DockerIsolation:
                 self._handed_browsers += 1
             # The image's launcher, not its Chromium: it merges Playwright's and the runner's feature lists.
             return base.model_copy(update={"connect_url": f"ws://{address}:{PLAYWRIGHT_PORT}/",
-                                           "serve_network": container.id, "executable_path": IMAGE_LAUNCHER})
+                                           "serve_network": container.id, "executable_path": IMAGE_LAUNCHER,
+                                           "network_boundary": "container"})
         # The host's browser reaches the artifact servers by their addresses on the internal network; the
         # resolver lockdown (runner/browser/launch.py) maps IP literals too, so let that subnet through.
         network = await asyncio.to_thread(self._ensure_network)

@@ -141,7 +141,7 @@ def image_specs(cache_root: Path | None = None) -> dict[str, ImageSpec]:
                 "template/node_modules": (modules, lockfile),
             },
             fixed_versions={"node": _node_version(node)},
-            recorded_packages=("python3", "python3-jsonschema"),
+            recorded_packages=("python3", "python3-jsonschema", "iptables"),
         ),
         "browser": ImageSpec(
             name="browser",

@@ -1,4 +1,4 @@
-"""Resource limits for untrusted processes: cgroup v1 memory + pids, rlimits through prlimit.
+"""Resource limits for untrusted processes: cgroup v1 memory + pids (+ cpu where asked), rlimits through prlimit.
 
 Why these mechanisms:
 - RLIMIT_NPROC is not enforced for root, so the process count goes through the pids cgroup.
@@ -6,6 +6,8 @@ Why these mechanisms:
   through the memory cgroup instead (falls back to no memory limit, with a warning, when the
   cgroup tree is not writable).
 - cpu time, file size and open files are plain rlimits that survive exec and bubblewrap.
+- a CPU share (cores, as a CFS quota of the cpu cgroup) where a long-lived process must not starve the others:
+  the confined browser, where one page's busy workers would otherwise take every core of the machine.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class ResourceLimits(BaseModel):
     max_output_mb: int = Field(64, gt=0)  # RLIMIT_FSIZE and a size check of the output folder
     wall_clock_s: float = Field(120, gt=0)
     nofile: int = Field(1024, gt=0)
+    cpus: float | None = Field(None, gt=0)  # CFS quota in cores (cpu cgroup); None: not limited
 
 
 def rlimit_prefix(limits: ResourceLimits) -> list[str]:
@@ -59,11 +62,12 @@ class CgroupSet:
     name: str
     memory: Path | None = None
     pids: Path | None = None
+    cpu: Path | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
     def procs_files(self) -> list[Path]:
-        return [d / "cgroup.procs" for d in (self.memory, self.pids) if d is not None]
+        return [d / "cgroup.procs" for d in (self.memory, self.pids, self.cpu) if d is not None]
 
     def join_prefix(self) -> list[str]:
         """A shell prefix that moves itself into the cgroups, then execs the rest of the argv.
@@ -123,7 +127,7 @@ class CgroupSet:
 
     def cleanup(self) -> None:
         self.kill_all()
-        for directory in (self.memory, self.pids):
+        for directory in (self.memory, self.pids, self.cpu):
             if directory is None:
                 continue
             for _ in range(50):  # rmdir fails with EBUSY until the last task is reaped
@@ -154,7 +158,7 @@ def sweep_stale_cgroups(*, min_age_s: float = 600.0, root: Path = CGROUP_ROOT) -
     """
     removed = 0
     now = time.time()
-    for controller in ("memory", "pids"):
+    for controller in ("memory", "pids", "cpu"):
         parent = root / controller / CGROUP_PARENT
         if not parent.is_dir():
             continue
@@ -191,6 +195,14 @@ def create_cgroups(limits: ResourceLimits, label: str = "run") -> CgroupSet:
         (directory / "pids.max").write_text(str(limits.max_processes))
     except OSError as exc:
         cgroups.warnings.append(f"pids cgroup unavailable ({exc}); process count is not limited")
+    if limits.cpus is not None:
+        try:
+            directory = _make_cgroup("cpu", cgroups.name)
+            cgroups.cpu = directory
+            period = int((directory / "cpu.cfs_period_us").read_text())
+            (directory / "cpu.cfs_quota_us").write_text(str(max(1000, int(period * limits.cpus))))
+        except (OSError, ValueError) as exc:
+            cgroups.warnings.append(f"cpu cgroup unavailable ({exc}); CPU is not limited")
     for warning in cgroups.warnings:
         log.warning(warning)
     return cgroups

@@ -228,21 +228,33 @@ def asset_references(source: str, *, stylesheet: bool) -> list[str]:
     return [match.group(2) for pattern in _CSS_REFERENCES for match in pattern.finditer(text)]
 
 
-def escapes_workspace(importer: str, specifier: str) -> bool:
-    """Whether a relative or root-relative specifier from `importer` points outside the workspace.
-
-    The workspace root is the folder that holds src/ (Vite's root); a query (?raw, ?url) or a hash is no part
-    of the path, and a leading '/' means that root, as Vite reads it.
-    """
+def _workspace_relative(importer: str, specifier: str) -> str | None:
+    """A relative or root-relative specifier from `importer` as a normalised path from the workspace root (None:
+    a bare package name). The workspace root is the folder that holds src/ (Vite's root); a query (?raw, ?url)
+    or a hash is no part of the path, and a leading '/' means that root, as Vite reads it."""
     target = re.split(r"[?#]", specifier.lstrip("!"), maxsplit=1)[0]
     if target.startswith("/"):
         joined = target.lstrip("/")
     elif target.startswith("."):
         joined = posixpath.join(posixpath.dirname(importer), target)
     else:
-        return False
-    normal = posixpath.normpath(joined)
-    return normal == ".." or normal.startswith("../") or posixpath.isabs(normal)
+        return None
+    return posixpath.normpath(joined)
+
+
+def escapes_workspace(importer: str, specifier: str) -> bool:
+    """Whether a relative or root-relative specifier from `importer` points outside the workspace."""
+    normal = _workspace_relative(importer, specifier)
+    return normal is not None and (normal == ".." or normal.startswith("../") or posixpath.isabs(normal))
+
+
+def reaches_template_modules(importer: str, specifier: str) -> bool:
+    """Whether a relative or root-relative specifier from `importer` points into the workspace's node_modules
+    (the link to the template's install). By name, a package must be an allowed one; by path it would pass
+    unvetted, and where the link resolves differs between sandboxes (the local build sees a host path it cannot
+    reach, a container /node_modules), so the same answer would build in one and fail in the other."""
+    normal = _workspace_relative(importer, specifier)
+    return normal is not None and normal.split("/")[0] == "node_modules"
 
 
 def _external_url(specifier: str) -> bool:
@@ -257,11 +269,14 @@ def _reference_problems(path: str, content: str) -> list[str]:
     for spec in specs + asset_references(content, stylesheet=stylesheet):
         if escapes_workspace(path, spec):
             reasons.append(f"{path!r}: {spec!r} points outside the workspace")
+        elif reaches_template_modules(path, spec):
+            reasons.append(f"{path!r}: {spec!r} reaches into node_modules by path (import a package by its name)")
         elif spec not in specs and _external_url(spec):
             reasons.append(f"{path!r}: {spec!r} is an external URL")
     if not stylesheet:
         for pattern in glob_patterns(content):
-            if escapes_workspace(path, pattern) or not pattern.lstrip("!").startswith((".", "/")):
+            if (escapes_workspace(path, pattern) or reaches_template_modules(path, pattern)
+                    or not pattern.lstrip("!").startswith((".", "/"))):
                 reasons.append(f"{path!r}: import.meta.glob({pattern!r}) reaches outside the workspace")
     return reasons
 

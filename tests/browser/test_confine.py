@@ -47,6 +47,26 @@ def test_the_wrapper_runs_its_command_inside_the_namespace_and_the_cgroup(confin
     assert "ARGS a b c" in out.stdout
 
 
+def test_the_wrapped_command_gets_the_browsers_cpu_share(tmp_path):
+    confined = BrowserConfinement(memory_mb=256, cpus=0.5)
+    confined.start()
+    try:
+        cpu = confined.cgroups.cpu if confined.cgroups else None
+        if cpu is None:
+            pytest.skip(f"no cgroup v1 cpu controller here: {confined.cgroups and confined.cgroups.warnings}")
+        period = int((cpu / "cpu.cfs_period_us").read_text())
+        assert int((cpu / "cpu.cfs_quota_us").read_text()) == period // 2
+        script = tmp_path / "probe"
+        script.write_text("#!/bin/sh\ncat /proc/self/cgroup\n")
+        script.chmod(0o755)
+        out = subprocess.run([confined.wrapper(str(script))], capture_output=True, text=True, timeout=30)
+        cpu_lines = [line for line in out.stdout.splitlines() if line.split(":")[1] in ("cpu", "cpu,cpuacct")]
+        assert out.returncode == 0 and cpu_lines and cpu_lines[0].endswith(confined.cgroups.name), out.stdout
+    finally:
+        confined.close()
+    assert not cpu.exists()
+
+
 def test_close_removes_the_namespace_holder_and_the_cgroup(tmp_path):
     confined = BrowserConfinement(memory_mb=128)
     confined.start()

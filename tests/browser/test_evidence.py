@@ -270,3 +270,46 @@ def test_network_log_waits_briefly_for_answers_on_their_way(site, browser_settin
     statuses = {urlsplit(e["url"]).path: e["status"] for e in json.loads((tmp_path / "network.json").read_text())}
     assert statuses["/slow"] == 200 and statuses["/never"] is None, statuses
     assert 1.0 < waited < 3.0
+
+
+def test_a_very_tall_page_is_shot_to_the_capture_height_and_its_dom_kept(site, browser_settings, tmp_path) -> None:
+    from runner.browser.session import MAX_FULL_PAGE_HEIGHT
+
+    url = site.add("/", "<!doctype html><body style='margin:0'><p>tall one</p>"
+                        "<div style='height:400000px;background:linear-gradient(red,blue)'></div></body>")
+    evidence, _ = _capture(browser_settings, url, tmp_path)
+    assert evidence.load_error == "", evidence.load_error
+    assert evidence.dom_path == "dom.html" and "tall one" in (tmp_path / "dom.html").read_text()
+    with Image.open(tmp_path / "screenshot_full.png") as full:
+        assert full.size == (1280, MAX_FULL_PAGE_HEIGHT)
+    assert "400" in evidence.screenshot_full_clipped and str(MAX_FULL_PAGE_HEIGHT) in evidence.screenshot_full_clipped
+
+
+def test_downloads_and_unload_traps_are_recorded(site, browser_settings, tmp_path) -> None:
+    url = site.add("/", "<!doctype html><p>ready</p><script>"
+                        "window.addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = 'x'; });"
+                        "window.onbeforeunload = () => 'stay';"
+                        "const a = document.createElement('a'); a.href = URL.createObjectURL(new Blob(['abc']));"
+                        "a.download = 'payload.bin'; document.body.append(a); a.click();</script>")
+    evidence, _ = _capture(browser_settings, url, tmp_path)
+    assert evidence.load_error == ""
+    dialogs = json.loads((tmp_path / "dialogs.json").read_text())
+    assert [d["suggested_filename"] for d in dialogs["downloads"]] == ["payload.bin"], dialogs
+    assert sorted(dialogs["unload_traps"]) == ["addEventListener", "onbeforeunload"], dialogs
+    assert not list(tmp_path.glob("**/payload.bin"))
+
+
+@pytest.mark.parametrize("leave", [
+    "location.replace('http://127.0.0.1:9/replaced')",
+    "const f = document.createElement('form'); f.method = 'post'; f.action = 'http://127.0.0.1:9/posted';"
+    " document.body.append(f); f.submit();",
+], ids=["location-replace", "form-post"])
+def test_a_page_that_tries_to_leave_is_a_runtime_failure_and_the_attempt_is_logged(site, browser_settings,
+                                                                                 tmp_path, leave) -> None:
+    url = site.add("/", "<!doctype html><meta http-equiv='Content-Security-Policy' content=\"form-action 'self'\">"
+                        f"<p>leaving</p><script>setTimeout(() => {{ {leave} }}, 50);</script>")
+    evidence, _ = _capture(browser_settings, url, tmp_path)
+    assert evidence.load_error.startswith("the page navigated away from the artifact (to http://127.0.0.1:9/"), \
+        evidence.load_error
+    network = json.loads((tmp_path / "network.json").read_text())
+    assert any(n["url"].startswith("http://127.0.0.1:9/") and n["blocked"] for n in network), network

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import socket
+import subprocess
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.async_api import Error as PlaywrightError
@@ -181,3 +186,83 @@ def test_a_pool_tells_where_its_artifact_servers_listen() -> None:
     """Unconfined and unassigned: the host's; assigned by a sandbox (docker: its browser container): that."""
     assert BrowserPool(BrowserSettings()).network_namespace is None
     assert BrowserPool(BrowserSettings(serve_network="c0ffee")).network_namespace == "c0ffee"
+
+
+@contextlib.contextmanager
+def _playwright_server() -> Iterator[tuple[subprocess.Popen, int]]:
+    """A Playwright browser server on 127.0.0.1 (as the docker sandbox's browser container runs): (process, port)."""
+    import playwright
+
+    driver = Path(playwright.__file__).parent / "driver"
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    server = subprocess.Popen([str(driver / "node"), str(driver / "package" / "cli.js"), "run-server", "--host",
+                               "127.0.0.1", "--port", str(port), "--unsafe"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        yield server, port
+    finally:
+        server.kill()
+        server.wait(10)
+
+
+def test_a_remote_browser_too_busy_to_answer_is_not_lost_but_replaced(site, browser_settings, tmp_path) -> None:
+    """A browser behind a Playwright server (as the docker sandbox's) that stays connected but does not answer
+    (its process stopped here, as a page's flood keeps it busy) is not a lost browser: the slot is the page's
+    failure, not infra. The next session gets a new browser, and the pool goes on."""
+    url = site.add("/", "<p>after the busy one</p>")
+    stopped: list[int] = []
+
+    async def main(port: int, server: subprocess.Popen) -> tuple[bool, bool, str, int]:
+        settings = browser_settings.model_copy(update={"connect_url": f"ws://127.0.0.1:{port}/"})
+        async with BrowserPool(settings) as pool:
+            stopped.extend(browser_pids(server.pid))
+            assert len(stopped) == 1, stopped
+            os.kill(stopped[0], signal.SIGSTOP)
+            lost = await pool.lost_after_round_trip()
+            connected = pool.browser.is_connected()
+            async with pool.session(url) as session:
+                await session.goto()
+                return lost, connected, await session.visible_text(), pool.launches
+
+    try:
+        with _playwright_server() as (server, port):
+            lost, connected, text, launches = asyncio.run(main(port, server))
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert (lost, connected) == (False, True)
+    assert (text, launches) == ("after the busy one", 2)
+
+
+def test_a_remote_browser_that_stops_answering_then_disconnects_is_lost(browser_settings) -> None:
+    """A browser container being stopped (an engine restart) first stops answering, with its pages closed, and
+    disconnects only seconds later: that browser is lost (the slot is infra), not a busy one."""
+
+    stopped: list[int] = []
+
+    async def main(port: int, server: subprocess.Popen) -> tuple[bool, float]:
+        settings = browser_settings.model_copy(update={"connect_url": f"ws://127.0.0.1:{port}/"})
+        async with BrowserPool(settings) as pool:
+            stopped.extend(browser_pids(server.pid))
+            assert len(stopped) == 1, stopped
+            os.kill(stopped[0], signal.SIGSTOP)  # no answer from now on ...
+            asyncio.get_running_loop().call_later(8, server.kill)  # ... and the connection goes after the 5 s ask
+            started = time.monotonic()
+            return await pool.lost_after_round_trip(), time.monotonic() - started
+
+    try:
+        with _playwright_server() as (server, port):
+            lost, waited = asyncio.run(main(port, server))
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert lost is True and 8 <= waited < 20

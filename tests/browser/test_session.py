@@ -369,3 +369,26 @@ def test_a_request_flood_past_the_network_cap_keeps_no_state() -> None:
         page_session._on_response(SimpleNamespace(request=request, status=404))  # type: ignore[arg-type]
     assert len(page_session.network) == cap and len(page_session._entries) == cap
     assert all(entry.status == 404 for entry in page_session.network)
+
+
+@pytest.mark.parametrize(("boundary", "blocked", "loopback_says", "elsewhere_says"), [
+    ("namespace", True, "the browser's own namespace", "no route: the browser's network namespace"),
+    ("container", True, "the browser container's own loopback", "dropped: the browser container's firewall"),
+    ("none", False, "not confined", "not confined"),
+])
+def test_each_webrtc_server_is_logged_with_what_stops_it_in_this_browser(boundary, blocked, loopback_says,
+                                                                        elsewhere_says) -> None:
+    """The network log says what the page's ICE servers met, as the browser's confinement decides (not one
+    sentence for all), and what the browser itself reported about an attempt."""
+    from runner.browser import session as session_module
+
+    page_session = session_module.PageSession(None, None, "http://127.0.0.1:8000/",  # type: ignore[arg-type]
+                                              network_boundary=boundary)
+    for url in ("stun:127.0.0.1:3478", "turn:192.0.2.1:3478?transport=udp"):
+        page_session._on_report({"kind": "webrtc", "url": url})
+    page_session._on_report({"kind": "webrtc-error", "url": "turn:192.0.2.1:3478?transport=udp", "code": 701,
+                             "text": "Failed to establish connection"})
+    loopback, elsewhere = page_session.network
+    assert (loopback.blocked, elsewhere.blocked) == (blocked, blocked)
+    assert loopback_says in loopback.reason and elsewhere_says in elsewhere.reason
+    assert loopback.failure == "" and elsewhere.failure == "icecandidateerror 701: Failed to establish connection"

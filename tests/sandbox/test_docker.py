@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -277,6 +278,92 @@ def test_the_container_browser_gets_one_feature_switch_with_the_runners_features
     assert sum(a.startswith("--enable-features=") for a in main[0]) <= 1, main[0]
     renderers = [argv for argv in chromium if " --type=renderer " in " ".join(argv) + " "]
     assert len(renderers) == 1, renderers  # no omnibox popup page, no spare renderer
+
+
+# Run in a browser container's namespace (uid 10001, no capabilities, like the page): a UDP datagram and a TCP
+# connection to each address given; prints "<kind> <address> <outcome>" lines.
+ESCAPE_PROBE = r"""
+import socket, sys
+port_udp, port_tcp, addresses = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+for address in addresses:
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        udp.sendto(b"STUN-like probe", (address, port_udp))
+        print("udp", address, "sent")
+    except OSError as exc:
+        print("udp", address, "errno%d" % exc.errno)
+    tcp = socket.socket()
+    tcp.settimeout(1.5)
+    try:
+        tcp.connect((address, port_tcp))
+        print("tcp", address, "connected")
+    except OSError as exc:
+        print("tcp", address, "failed")
+"""
+
+
+def _host_addresses() -> list[str]:
+    """The host's own IPv4 addresses on its other interfaces (its primary one among them), not the loopback."""
+    output = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True, check=True).stdout
+    return [line.split()[3].split("/")[0] for line in output.splitlines() if " lo " not in line]
+
+
+@pytest.mark.browser
+def test_the_browser_container_reaches_its_loopback_and_nothing_on_the_host(tmp_path: Path, label: str,
+                                                                            engine) -> None:
+    """Listeners on the host's 0.0.0.0 (so on the sandbox network's gateway and the host's primary address):
+    from the browser container's namespace UDP is refused on the spot and TCP gets nowhere, while the runner
+    still drives the browser, the page reaches its artifact server, and the namespace's own loopback works."""
+    from runner.browser.launch import BrowserPool, BrowserSettings
+
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    tcp = socket.socket()
+    udp.bind(("0.0.0.0", 0))
+    tcp.bind(("0.0.0.0", 0))
+    tcp.listen(8)
+    udp.settimeout(0.2)
+    tcp.settimeout(0.2)
+
+    async def scenario() -> tuple[str, str, list[str]]:
+        sandbox = _sandbox(label)
+        try:
+            settings = await sandbox.browser_settings(BrowserSettings())
+            browser = engine.containers.get(settings.serve_network)
+            assert browser.attrs["HostConfig"]["NanoCpus"] == int(sandbox.settings.browser_cpus * 1e9)  # its CPU share
+            network = next(iter(browser.attrs["NetworkSettings"]["Networks"].values()))
+            gateway = network["Gateway"]
+            targets = [gateway, *_host_addresses(), "198.51.100.1", "127.0.0.1"]
+            output = _output(engine, sandbox.images["build"].tag,
+                             ["python3", "-c", ESCAPE_PROBE, str(udp.getsockname()[1]), str(tcp.getsockname()[1]),
+                              *targets], network_mode=f"container:{browser.id}", user="10001:10001")
+            dist = tmp_path / "dist"
+            dist.mkdir()
+            (dist / "index.html").write_text("<!doctype html><title>t</title><p>still served</p>")
+            pool = BrowserPool(settings)
+            async with pool, sandbox.serve(dist, network=pool.network_namespace) as served:
+                async with pool.session(served.url) as session:
+                    await session.goto()
+                    text = await session.visible_text()
+            return gateway, text, output.splitlines()
+        finally:
+            await sandbox.aclose()
+
+    try:
+        gateway, text, lines = asyncio.run(scenario())
+        received = []
+        for sock in (udp, tcp):
+            with contextlib.suppress(OSError):
+                received.append(sock.recvfrom(512) if sock is udp else sock.accept())
+    finally:
+        udp.close()
+        tcp.close()
+    assert "still served" in text
+    assert received == [], received
+    outcomes = dict(((kind, address), outcome) for kind, address, outcome in (line.split() for line in lines))
+    for address in [gateway, *_host_addresses(), "198.51.100.1"]:
+        assert outcomes[("udp", address)] == "errno1", lines  # EPERM: dropped before it left the namespace
+        assert outcomes[("tcp", address)] == "failed", lines
+    assert outcomes[("udp", "127.0.0.1")] == "sent", lines
 
 
 def test_build_has_no_network(tmp_path: Path, label: str) -> None:

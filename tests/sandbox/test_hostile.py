@@ -2,7 +2,8 @@
 
 One real run per sandbox: the runner starts with an API key in its environment (named by model.api_key_env),
 each case is one slot whose answer comes from a real OpenAI-compatible HTTP server, and a TCP and a UDP
-listener on 127.0.0.1 stand in for the host's other services. Every case must land in its bucket with its
+listener on the host's 0.0.0.0 stand in for the host's other services (reached at 127.0.0.1, the primary
+address or the sandbox network's gateway; pages target only those, never another machine). Every case must land in its bucket with its
 evidence, the listeners must receive nothing, and the key must appear in no file of the run dir or the MLflow
 store. Docker side: marker `docker`; the images are the ones the runner's own lookup finds (their content tags).
 """
@@ -33,7 +34,7 @@ from tests.support.fault_server import FaultServer, completion
 # ends costs BUILD_TIMEOUT_S.
 BUILD_TIMEOUT_S = 60
 PIDS_LIMIT = 256  # the build's pids cap in both sandboxes (their defaults)
-pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox, pytest.mark.timeout(2400)]
 
 SECRET = f"sk-genui-hostile-{uuid.uuid4().hex}"
 PROMPT_PREFIX = "hostile case "
@@ -41,7 +42,8 @@ PROMPT_PREFIX = "hostile case "
 
 @dataclass
 class HostListeners:
-    """A TCP and a UDP socket on the host's 127.0.0.1; whatever reaches them is kept."""
+    """A TCP and a UDP socket on the host's 0.0.0.0 (127.0.0.1, the primary address, every bridge's gateway);
+    whatever reaches them is kept."""
 
     tcp: socket.socket = field(default_factory=lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
     udp: socket.socket = field(default_factory=lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
@@ -49,9 +51,9 @@ class HostListeners:
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def __enter__(self) -> "HostListeners":
-        self.tcp.bind(("127.0.0.1", 0))
+        self.tcp.bind(("0.0.0.0", 0))
         self.tcp.listen(16)
-        self.udp.bind(("127.0.0.1", 0))
+        self.udp.bind(("0.0.0.0", 0))
         for sock in (self.tcp, self.udp):
             sock.settimeout(0.1)
         self._thread = threading.Thread(target=self._collect, daemon=True)
@@ -91,21 +93,45 @@ def _task_set(folder: Path) -> Path:
     return folder
 
 
-def _answers(listeners: HostListeners):
-    answers = {case.id: case.answer(tcp=listeners.tcp.getsockname()[1], udp=listeners.udp.getsockname()[1])
-               for case in CASES}
+def primary_address() -> str:
+    """The host's primary IPv4 address: the source address of its default route (no packet is sent)."""
+    output = subprocess.run(["ip", "-4", "-o", "route", "get", "203.0.113.7"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    return output[output.index("src") + 1]
+
+
+def docker_gateway(label: str | None) -> str:
+    """The gateway (a host address) of the docker sandbox's network labelled `label`, else of Docker's default
+    bridge; the primary address where there is no Docker engine."""
+    import docker
+
+    try:
+        client = docker.from_env(timeout=10)
+        networks = client.networks.list(filters={"label": f"org.genui.sandbox={label}"}) if label else []
+        network = networks[0] if networks else client.networks.get("bridge")
+        network.reload()
+        return network.attrs["IPAM"]["Config"][0]["Gateway"]
+    except Exception:
+        return primary_address()
+
+
+def _answers(listeners: HostListeners, label: str | None):
+    def answer(case: HostileCase) -> str:
+        # Asked when the model is called: by then the run's sandbox network (and its gateway) exists.
+        return case.answer(tcp=listeners.tcp.getsockname()[1], udp=listeners.udp.getsockname()[1],
+                           gateway=docker_gateway(label), primary=primary_address())
 
     def behaviour(messages: list[dict]) -> tuple[int, str]:
         text = json.dumps(messages)
-        for case_id, answer in answers.items():
-            if f"{PROMPT_PREFIX}{case_id}\\" in text or f"{PROMPT_PREFIX}{case_id}\"" in text:
-                return 200, completion(answer)
+        for case in CASES:
+            if f"{PROMPT_PREFIX}{case.id}\\" in text or f"{PROMPT_PREFIX}{case.id}\"" in text:
+                return 200, completion(answer(case))
         return 500, json.dumps({"error": "unknown case"})
 
     return behaviour
 
 
-def _docker_overrides() -> list[str]:
+def _docker_overrides(label: str) -> list[str]:
     """The docker sandbox as a run picks it: the runner looks up the current content-tagged images itself.
 
     Checked here first (the same lookup, building nothing) so that a missing engine or image is a skip that
@@ -119,7 +145,8 @@ def _docker_overrides() -> list[str]:
         skip_missing("docker", f"{exc}; start the engine with scripts/start-dockerd.sh, build with "
                      "scripts/build-images.sh")
     return ["sandbox=docker", "+sandbox.options.browser_memory_mb=1024", "+sandbox.options.build_missing_images=false",
-            f"sandbox.options.build_timeout_s={BUILD_TIMEOUT_S}", "sandbox.options.memory_mb=1024"]
+            f"sandbox.options.build_timeout_s={BUILD_TIMEOUT_S}", "sandbox.options.memory_mb=1024",
+            f"sandbox.options.label={label}"]
 
 
 @dataclass
@@ -136,20 +163,21 @@ class CorpusRun:
 
 @pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=pytest.mark.docker)])
 def corpus_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
+    label = f"hostile-{uuid.uuid4().hex[:8]}" if request.param == "docker" else None
     sandbox = (["sandbox=local", "browser.memory_mb=1024", f"+sandbox.local.build_timeout_s={BUILD_TIMEOUT_S}"]
-               if request.param == "local" else _docker_overrides())
+               if label is None else _docker_overrides(label))
     tmp = tmp_path_factory.mktemp(f"hostile-{request.param}")
     tasks = _task_set(tmp / "tasks")
     run_dir, store = tmp / "run", tmp / "mlruns"
     env = {**cli_env(), "GENUI_TEST_SECRET": SECRET}
-    with HostListeners() as listeners, FaultServer(_answers(listeners)) as server:
+    with HostListeners() as listeners, FaultServer(_answers(listeners, label)) as server:
         started = time.monotonic()
         process = subprocess.run(runner_command(
             "model=local-openai", f"model.base_url={server.base_url}", "model.api_key_env=GENUI_TEST_SECRET",
             "model.cache=false", "suite=smoke", f"suite.tasks_path={tasks}", "suite.web_template=floweval", "actor=probe", "judge=rules",
             f"tracking.uri=sqlite:///{store}/mlflow.db", f"tracking.artifact_root={store}/artifacts",
             f"hydra.run.dir={run_dir}", *sandbox,
-        ), cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900)
+        ), cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=1800)
         seconds = time.monotonic() - started
         time.sleep(0.5)  # anything still in flight to the listeners arrives now
         ports = (listeners.tcp.getsockname()[1], listeners.udp.getsockname()[1])
@@ -196,6 +224,41 @@ def _check_csp_blocked(run: CorpusRun, case: HostileCase, folder: Path) -> None:
 def _check_webrtc(run: CorpusRun, case: HostileCase, folder: Path) -> None:
     peers = {entry["url"] for entry in _network(folder) if entry["resource_type"] == "webrtc" and entry["blocked"]}
     assert {f"stun:127.0.0.1:{run.ports[1]}", "stun:203.0.113.7:3478"} <= peers, peers
+
+
+def _check_webrtc_host(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    """Every ICE server on the host's addresses is logged, as stopped, with what stopped it in this sandbox."""
+    peers = [entry for entry in _network(folder) if entry["resource_type"] == "webrtc"]
+    assert len(peers) == 4 and all(entry["blocked"] for entry in peers), peers
+    stopped_by = "no route: the browser's network namespace" if run.sandbox == "local" else "the browser container's firewall"
+    assert all(stopped_by in entry["reason"] for entry in peers), peers
+
+
+def _check_navigation(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    """The attempt to leave is in the network log, and the record says the page left."""
+    tcp = run.ports[0]
+    tried = [entry for entry in _network(folder) if entry["url"].startswith(f"http://127.0.0.1:{tcp}/")]
+    assert tried and all(entry["blocked"] for entry in tried), _network(folder)
+    assert "the page navigated away from the artifact" in run.records[case.id]["error"], run.records[case.id]["error"]
+
+
+def _check_screenshot_clipped(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    from PIL import Image
+
+    from runner.browser.session import MAX_FULL_PAGE_HEIGHT
+
+    evidence = json.loads((folder / "evidence.json").read_text())
+    assert str(MAX_FULL_PAGE_HEIGHT) in evidence["screenshot_full_clipped"], evidence["screenshot_full_clipped"]
+    assert "ready" in (folder / "dom.html").read_text()
+    with Image.open(folder / "screenshot_full.png") as shot:
+        assert shot.size[1] == MAX_FULL_PAGE_HEIGHT
+
+
+def _check_download_and_trap(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    dialogs = json.loads((folder / "dialogs.json").read_text())
+    assert [entry["suggested_filename"] for entry in dialogs["downloads"]] == ["payload.bin"], dialogs
+    assert sorted(dialogs["unload_traps"]) == ["addEventListener", "onbeforeunload"], dialogs
+    assert not list(run.run_dir.rglob("payload.bin"))
 
 
 def _check_tool_call(run: CorpusRun, case: HostileCase, folder: Path) -> None:
@@ -287,7 +350,9 @@ EVIDENCE_CHECKS = {
     "private_unreachable": _check_private_unreachable, "evidence_unforged": _check_evidence_unforged,
     "rejected": _check_rejected, "raw_capped": _check_raw_capped, "csp_blocked": _check_csp_blocked,
     "webrtc_recorded": _check_webrtc, "tool_call_refused": _check_tool_call, "popups": _check_popups,
-    "dialogs": _check_dialogs, "console_capped": _check_console,
+    "dialogs": _check_dialogs, "console_capped": _check_console, "webrtc_host_recorded": _check_webrtc_host,
+    "navigation_recorded": _check_navigation, "screenshot_clipped": _check_screenshot_clipped,
+    "download_and_trap_recorded": _check_download_and_trap,
 }
 
 

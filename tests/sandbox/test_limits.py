@@ -25,6 +25,7 @@ def test_defaults_match_spec():
         "max_output_mb": 64,
         "wall_clock_s": 120,
         "nofile": 1024,
+        "cpus": None,
     }
 
 
@@ -85,3 +86,27 @@ def test_sweep_removes_only_old_empty_cgroups() -> None:
     finally:
         old.cleanup()
         fresh.cleanup()
+
+
+@pytest.mark.skipif(not (limits.CGROUP_ROOT / "cpu").is_dir(), reason="no cgroup v1 cpu controller here")
+def test_a_cpu_share_throttles_a_busy_process_in_its_cgroup() -> None:
+    cgroups = create_cgroups(ResourceLimits(cpus=0.02), "cpu-test")
+    try:
+        assert cgroups.cpu is not None, cgroups.warnings
+        period = int((cgroups.cpu / "cpu.cfs_period_us").read_text())
+        assert int((cgroups.cpu / "cpu.cfs_quota_us").read_text()) == int(period * 0.02)
+        argv = limited_command(["timeout", "1", "sh", "-c", "while :; do :; done"], ResourceLimits(), cgroups)
+        subprocess.run(argv, check=False, timeout=30)
+        stat = dict(line.split() for line in (cgroups.cpu / "cpu.stat").read_text().splitlines())
+        assert int(stat["nr_throttled"]) > 0 and int(stat["throttled_time"]) > 0, stat
+    finally:
+        cgroups.cleanup()
+    assert not cgroups.cpu.exists()
+
+
+def test_no_cpu_share_makes_no_cpu_cgroup() -> None:
+    cgroups = create_cgroups(ResourceLimits(), "no-cpu-test")
+    try:
+        assert cgroups.cpu is None
+    finally:
+        cgroups.cleanup()

@@ -85,6 +85,26 @@ def test_unknown_package_imports_rejected(source):
     assert reasons and "does not provide" in reasons[0], reasons
 
 
+@pytest.mark.parametrize(
+    ("path", "source"),
+    [
+        ("src/App.jsx", "import pkg from '../node_modules/vite/package.json';"),
+        ("src/deep/App.jsx", 'const m = await import("../../node_modules/react/index.js?raw");'),
+        ("src/App.jsx", "import x from '/node_modules/vite/package.json';"),
+        ("src/App.jsx", "const all = import.meta.glob('/node_modules/vite/*.json');"),
+        ("src/page.css", "body { background: url(../node_modules/x/logo.png); }"),
+    ],
+)
+def test_paths_into_the_template_modules_are_rejected(path, source):
+    reasons = validate_files({"src/App.jsx": "export default () => null;\n", path: source})
+    assert any("node_modules" in reason for reason in reasons), reasons
+
+
+def test_a_folder_of_the_answer_named_like_node_modules_is_its_own():
+    files = {"src/App.jsx": "import x from './node_modules/x.js';\n", "src/node_modules/x.js": "export default 1;\n"}
+    assert validate_files(files) == []
+
+
 def test_module_specifiers_cover_import_forms():
     source = """
     import A, { b } from "react";
