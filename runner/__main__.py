@@ -81,6 +81,14 @@ def run_job(cfg: DictConfig) -> str:
 
     for noisy in ("alembic", "httpx", "mlflow"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if config.repeats > 1:  # independent runs in repeat-<i>/, one summary over them (runner/repeats.py)
+        from pathlib import Path
+
+        from runner.repeats import run_repeats
+
+        asyncio.run(run_repeats(config, Path(run_dir), lambda repeat, path: run_experiment(
+            repeat, path, run_context=context, preflight_done=True)))
+        return str(run_dir)
     asyncio.run(run_experiment(config, run_dir, run_context=context, preflight_done=True))
     return str(run_dir)
 

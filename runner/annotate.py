@@ -6,6 +6,12 @@ name or the judge's decision (key.jsonl is never read). The annotator records pa
 scores (EvoGenUI-Bench §4.2: presentation, execution, alignment on 1-5) and, for a failure, the mechanism of
 the §6.1 codebook; each label is appended to the labels file (default SAMPLE_DIR/labels.jsonl) at once, so
 the page resumes at the annotator's first unlabelled item after a restart.
+
+An audit sample of failed APR transitions (runner/validity/apr_audit.py, EvoGenUI-Bench Appendix C.2.1; its
+sample.json says `"mode": "apr_audit"`) opens the page in its labelling mode: each item shows the previous
+(passed) turn's request and evidence beside the current (failed) turn's, and the annotator records the
+transition's attribution (prior-regression-containing, new-requirement-only, or insufficient evidence) instead
+of pass/fail; those labels go to the same kind of labels file (runner.validity.apr_audit.AuditLabel).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from runner.errors import format_validation_error
 from runner.report.local_page import LocalPage, Request, Response, json_response
 from runner.suites.evogenui.passing import DIMENSIONS, SCORE_RANGE
 from runner.suites.evogenui.taxonomy import Mechanism
+from runner.validity.apr_audit import ATTRIBUTIONS, AUDIT_MODE, PREVIOUS, AuditLabel, append_audit_label, read_audit_labels
 from runner.validity.labels import Label, LabelsError, append_label, read_labels
 from runner.validity.sampling import ITEM_FILE, ITEMS_DIR, SAMPLE_FILE
 
@@ -47,11 +54,27 @@ class Annotation:
         bad = [item for item in self.items if not _ITEM_ID.match(item)]
         if bad:
             raise LabelsError(f"{self.sample_dir / SAMPLE_FILE}: items: bad item id {bad[0]!r}")
+        self.mode = str(sample.get("mode") or "slot")  # "slot" (pass/fail) or "apr_audit" (attribution)
+        if self.mode not in ("slot", AUDIT_MODE):
+            raise LabelsError(f"{self.sample_dir / SAMPLE_FILE}: mode: {self.mode!r} is not 'slot' or {AUDIT_MODE!r}")
         self.labels = Path(labels)
         self.dimensions = dimensions
         self.mechanisms = mechanisms
         if self.labels.exists():
-            read_labels(self.labels)  # a broken file fails now, naming its line, not on the first save
+            self._read_labels()  # a broken file fails now, naming its line, not on the first save
+
+    @property
+    def audit(self) -> bool:
+        return self.mode == AUDIT_MODE
+
+    def _read_labels(self) -> list[Label] | list[AuditLabel]:
+        return read_audit_labels(self.labels) if self.audit else read_labels(self.labels)
+
+    def screenshots(self, item: str) -> list[str]:
+        """The image names the page may serve for this item (the previous turn's too, in audit mode)."""
+        shown = self.item(item)
+        previous = shown.get(PREVIOUS) or {}
+        return list(shown.get("screenshots", [])) + list(previous.get("screenshots", []))
 
     def item(self, item: str) -> dict[str, Any]:
         return json.loads((self.sample_dir / ITEMS_DIR / item / ITEM_FILE).read_text())
@@ -59,23 +82,26 @@ class Annotation:
     def done(self, annotator: str) -> set[str]:
         if not self.labels.exists():
             return set()
-        return {label.item for label in read_labels(self.labels) if label.annotator == annotator}
+        return {label.item for label in self._read_labels() if label.annotator == annotator}
 
     def next_item(self, annotator: str) -> dict[str, Any]:
         done = self.done(annotator)
         remaining = [item for item in self.items if item not in done]
         payload: dict[str, Any] = {"total": len(self.items), "done": len(self.items) - len(remaining),
                                    "dimensions": list(self.dimensions), "score_range": list(SCORE_RANGE),
-                                   "mechanisms": list(self.mechanisms), "item": None}
+                                   "mechanisms": list(self.mechanisms), "mode": self.mode,
+                                   "attributions": list(ATTRIBUTIONS), "item": None}
         if remaining:
             payload["item"] = self.item(remaining[0])
         return payload
 
-    def record(self, data: dict[str, Any]) -> Label:
+    def record(self, data: dict[str, Any]) -> Label | AuditLabel:
         item = str(data.get("item", ""))
         if item not in self.items:
             raise LabelsError(f"item: {item!r} is not in this sample")
         shown = self.item(item)
+        if self.audit:
+            return self._record_attribution(item, shown, data)
         mechanism = data.get("mechanism") or None
         if mechanism is not None and mechanism not in self.mechanisms:
             raise LabelsError(f"mechanism: {mechanism!r} is not one of {list(self.mechanisms)}")
@@ -90,6 +116,19 @@ class Annotation:
         except ValidationError as error:
             raise LabelsError(format_validation_error(error, raw, "label")) from None
         append_label(self.labels, label)
+        return label
+
+    def _record_attribution(self, item: str, shown: dict[str, Any], data: dict[str, Any]) -> AuditLabel:
+        attribution = data.get("attribution")
+        if attribution not in ATTRIBUTIONS:
+            raise LabelsError(f"attribution: {attribution!r} is not one of {list(ATTRIBUTIONS)}")
+        raw = {"item": item, "task_id": shown["task_id"], "turn": shown["turn"], "annotator": data.get("annotator"),
+               "attribution": attribution, "note": data.get("note") or ""}
+        try:
+            label = AuditLabel.model_validate(raw)
+        except ValidationError as error:
+            raise LabelsError(format_validation_error(error, raw, "label")) from None
+        append_audit_label(self.labels, label)
         return label
 
 
@@ -115,7 +154,7 @@ def build_page(annotation: Annotation, *, port: int = 0) -> LocalPage:
 
     def image(request: Request) -> Response:
         item, _, name = request.rest.partition("/")
-        if item not in annotation.items or name not in annotation.item(item).get("screenshots", []):
+        if item not in annotation.items or name not in annotation.screenshots(item):
             return Response(404, "text/plain", b"not found")  # only the item's own screenshots, by name
         return Response(200, "image/png", (annotation.sample_dir / ITEMS_DIR / item / name).read_bytes())
 
@@ -137,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     page = build_page(annotation, port=args.port)
-    print(f"annotating {len(annotation.items)} item(s) into {annotation.labels}", file=sys.stderr)
+    what = "failed APR transition(s)" if annotation.audit else "item(s)"
+    print(f"annotating {len(annotation.items)} {what} into {annotation.labels}", file=sys.stderr)
     print(page.url, flush=True)
     try:
         page.serve_forever()

@@ -28,10 +28,11 @@ from runner.browser.launch import BrowserLost, BrowserPool, BrowserPools
 from runner.errors import ConfigError
 from runner.config import RunnerConfig
 from runner.evidence import Evidence, Trace
-from runner.evidence_folder import EvidenceFolder
+from runner.evidence_folder import EvidenceFolder, refused_files
 from runner.generation import BuildCheck, Generation, GenerationStrategy
 from runner.judges.base import Judge, JudgeInput
 from runner.judging import JudgingPhase
+from runner.models.fitting import fit_for_model
 from runner.models.base import GenerationRequest, Model, ModelResponse, ProviderError
 from runner.models.parse import InvalidOutput, parse_model_output
 from runner.packets import EvidencePacket, has_packet, read_packet, write_packet
@@ -63,11 +64,23 @@ class Services:
 
 
 @dataclass
-class _Limits:
+class SlotLimits:
+    """The run's bounds on concurrent episodes, model calls, builds and judge calls (config `concurrency`);
+    every slot executed against one set shares them (a run's episodes, the reward service's calls)."""
+
     episodes: asyncio.Semaphore
     model: asyncio.Semaphore
     builds: asyncio.Semaphore
     judge: asyncio.Semaphore
+
+    @classmethod
+    def of(cls, concurrency: Any) -> "SlotLimits":
+        return cls(
+            episodes=asyncio.Semaphore(concurrency.episodes),
+            model=asyncio.Semaphore(concurrency.model_calls),
+            builds=asyncio.Semaphore(concurrency.builds),
+            judge=asyncio.Semaphore(concurrency.judge_calls),
+        )
 
 
 @dataclass
@@ -133,6 +146,7 @@ class Engine:
         on_record: Callable[[TurnRecord], None] | None = None,
         ensure_generation: Callable[[], Any] | None = None,  # starts the generator's and actor's servers (lazy)
         ensure_judge: Callable[[], Any] | None = None,  # starts the judge's server (lazy)
+        generation: GenerationStrategy | None = None,  # None: the suite's own (suite.generation)
     ) -> None:
         self.config = config
         self.suite = suite
@@ -146,7 +160,7 @@ class Engine:
             ensure_judge=ensure_judge, on_record=on_record,
         )
         self._on_packet: Callable[[Path], None] | None = None
-        self.generation: GenerationStrategy = suite.generation_strategy()
+        self.generation: GenerationStrategy = generation or suite.generation_strategy()
 
     def _frozen_unjudged(self, tasks: list[Task]) -> list[Path]:
         """Evidence folders whose packet is frozen but whose slot has no record yet, in slot order."""
@@ -196,18 +210,12 @@ class Engine:
     async def _execute(self, tasks: list[Task]) -> None:
         """The generation-and-execution phase: every slot without a record or a packet is executed."""
         done = {record.slot: record for record in self.run_dir.load_records()}
-        concurrency = self.config.concurrency
-        limits = _Limits(
-            episodes=asyncio.Semaphore(concurrency.episodes),
-            model=asyncio.Semaphore(concurrency.model_calls),
-            builds=asyncio.Semaphore(concurrency.builds),
-            judge=asyncio.Semaphore(concurrency.judge_calls),
-        )
+        limits = SlotLimits.of(self.config.concurrency)
         await asyncio.gather(*(self._run_episode(task, done, limits) for task in tasks))
 
     # -- episode -----------------------------------------------------------------------------------
 
-    async def _run_episode(self, task: Task, done: dict[tuple[str, int], TurnRecord], limits: _Limits) -> None:
+    async def _run_episode(self, task: Task, done: dict[tuple[str, int], TurnRecord], limits: SlotLimits) -> None:
         async with limits.episodes:
             episode = EpisodeState()
             for turn in task.turns:
@@ -219,17 +227,26 @@ class Engine:
                 if previous is not None:
                     self._restore_turn(task, turn, previous, episode)
                     continue
-                folder.clear_unfinished()  # a killed attempt's files: this execution writes its own
-                outcome = await self._run_slot(task, turn, episode, limits)
-                self._advance(turn, outcome, episode)
-                _save_episode_state(folder, outcome, episode)
-                packet = outcome.packet or EvidencePacket(
-                    task=task, turn_index=turn.index, record=outcome.record, judged=False,
-                    assistant_text=outcome.assistant_text, files=outcome.files,
-                )
-                write_packet(evidence_dir, packet)  # last: its presence marks the slot as executed
+                await self.execute_slot(task, turn, episode, limits)
                 if self._on_packet is not None:
                     self._on_packet(evidence_dir)
+
+    async def execute_slot(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: SlotLimits) -> Path:
+        """Execute one slot into its evidence folder (emptied of a killed attempt's files first), advance
+        `episode` past it and freeze its packet, the slot's last file. Returns the evidence folder."""
+        evidence_dir = self.run_dir.evidence_dir(task.id, turn.index)
+        folder = EvidenceFolder(evidence_dir)
+        folder.clear_unfinished()  # a killed attempt's files: this execution writes its own
+        outcome = await self._run_slot(task, turn, episode, limits)
+        self._advance(turn, outcome, episode)
+        _save_episode_state(folder, outcome, episode)
+        packet = outcome.packet or EvidencePacket(
+            task=task, turn_index=turn.index, record=outcome.record, judged=False,
+            assistant_text=outcome.assistant_text, files=outcome.files,
+        )
+        write_packet(evidence_dir, packet)  # last: its presence marks the slot as executed
+        folder.prune_workspace()  # the build's scratch sources: src/ holds the one copy
+        return evidence_dir
 
     def _restore_turn(self, task: Task, turn: TurnSpec, record: TurnRecord, episode: EpisodeState) -> None:
         saved = EvidenceFolder(self.run_dir.evidence_dir(task.id, turn.index)).read_episode_state()
@@ -277,7 +294,7 @@ class Engine:
             **fields,
         )
 
-    async def _run_slot(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: _Limits) -> _TurnOutcome:
+    async def _run_slot(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: SlotLimits) -> _TurnOutcome:
         if turn.index > 1 and turn.requires_previous_artifact and not episode.has_artifact:
             record = self._new_record(task, turn, FailureBucket.BLOCKED, error="the previous turn left no artifact",
                                       model_call=ModelCall.NOT_CALLED)
@@ -307,7 +324,7 @@ class Engine:
         record.timings["total"] = time.perf_counter() - started
         return _TurnOutcome(record=record, files=episode.files, assistant_text=progress.assistant_text)
 
-    async def _run_turn(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: _Limits,
+    async def _run_turn(self, task: Task, turn: TurnSpec, episode: EpisodeState, limits: SlotLimits,
                         progress: _ModelProgress) -> _TurnOutcome:
         timings: dict[str, float] = {}
         evidence_dir = self.run_dir.evidence_dir(task.id, turn.index)
@@ -322,7 +339,18 @@ class Engine:
         messages = await self.suite.messages(task, turn, episode)
         folder.write_request(messages)
 
+        rounds = iter(range(1_000_000))
+
         async def call(round_messages: list[dict[str, Any]]) -> ModelResponse:
+            # The payload is checked against the generator's server, never cut (the model must see all of its
+            # source): images beyond its limit are fitted, an estimate over its context is recorded and logged.
+            fitted = await asyncio.to_thread(fit_for_model, self.services.model, round_messages, overflow="record")
+            folder.append_request_record({"role": "generator", "round": next(rounds), **fitted.record}, judging=False)
+            if fitted.record.get("fits") is False:
+                log.warning("%s turn %s: the payload needs about %s prompt tokens (estimated), over the generator's "
+                            "budget of %s", task.id, turn.index, fitted.record["estimated_prompt_tokens"],
+                            fitted.record["prompt_budget_tokens"])
+            round_messages = fitted.messages
             async with limits.model:
                 answer = await asyncio.wait_for(
                     self.services.model.generate(GenerationRequest(task_id=task.id, turn=turn.index,
@@ -449,7 +477,7 @@ class Engine:
         return outcome
 
     async def _build(self, task: Task, turn: TurnSpec, files: dict[str, str], folder: EvidenceFolder,
-                     limits: _Limits) -> BuildResult:
+                     limits: SlotLimits) -> BuildResult:
         """The slot's files built in its workspace (each build replaces the last one there)."""
         # A suite that names its own web template (EvoGenUI-Bench's scaffold) builds in it.
         async with limits.builds:
@@ -461,14 +489,16 @@ class Engine:
     def _packet(self, task: Task, turn: TurnSpec, outcome: _TurnOutcome, parsed, build: BuildResult,
                 episode: EpisodeState, **observed: Any) -> EvidencePacket:
         """Freeze what the judge will read; `previous_turns` is the history as this turn saw it."""
+        # A refused answer is kept once, capped (raw_response.txt): the packet names its files, nothing more.
+        files = refused_files(parsed.files) if build.status == "rejected" else dict(parsed.files)
         return EvidencePacket(
             task=task, turn_index=turn.index, record=outcome.record, judged=True,
-            assistant_text=parsed.assistant_text, files=dict(parsed.files), build=build,
+            assistant_text=parsed.assistant_text, files=files, build=build,
             previous_turns=[vars(previous) for previous in episode.history], **observed,
         )
 
     async def _live_checks(self, task: Task, turn: TurnSpec, build: BuildResult, evidence: Evidence,
-                           trace: Trace | None, parsed, folder: EvidenceFolder, session, limits: _Limits,
+                           trace: Trace | None, parsed, folder: EvidenceFolder, session, limits: SlotLimits,
                            timings: dict[str, float], *, runtime_state: Any) -> dict[str, dict[str, Any]] | None:
         """The contract's executable checks on the live page, for a judge that decides from them (rules)."""
         judge = self.services.judge
@@ -514,7 +544,7 @@ async def _browser_loss_is_infra(pool: BrowserPool) -> AsyncIterator[None]:
 class _SlotTools:
     """The GenerationTools of one slot: the engine's own parse and build, in the slot's workspace."""
 
-    def __init__(self, engine: Engine, task: Task, turn: TurnSpec, folder: EvidenceFolder, limits: _Limits) -> None:
+    def __init__(self, engine: Engine, task: Task, turn: TurnSpec, folder: EvidenceFolder, limits: SlotLimits) -> None:
         self.task_id = task.id
         self.turn = turn.index
         self.last: BuildCheck | None = None

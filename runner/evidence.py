@@ -37,12 +37,17 @@ class Evidence:
     dialogs: list[dict[str, str]] = field(default_factory=list)  # alert/confirm/prompt the page opened
     popups: list[str] = field(default_factory=list)  # windows the page opened (closed at once)
     console_dropped: int = 0  # console messages past the capture cap
+    downloads: list[dict[str, str]] = field(default_factory=list)  # downloads the page started (never saved)
+    unload_traps: list[str] = field(default_factory=list)  # beforeunload handlers the page set (how)
+    # The full-page screenshot shows only the top of a page taller than the capture height (why, in words).
+    screenshot_full_clipped: str = ""
     # After the actor (EvoGenUI-Bench §4.2 "the final DOM and screenshot"; §5.2 "refreshed full-page screenshots").
     final_dom_path: str = ""
     final_screenshot_full: str = ""
     final_screenshot_viewport: str = ""
     final_visible_text: str = ""
     final_error: str = ""  # the final capture failed (the load-time capture still stands)
+    final_screenshot_full_clipped: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -21,7 +21,10 @@ Who writes what, and when (each file once; docs/ARCHITECTURE.md, "Evidence folde
     state_carried.json                  the engine: the runtime state the user's interactions left
     episode_state.json                  the engine: what the next turn (or a resume) continues from
     packet.json                         the engine, last: its presence marks the slot as executed
+    requests_fitted.jsonl               the actor, tester and generator: one line per model request, what it
+                                          held and what was fitted out to fit the server (runner/models/fitting.py)
     verdict.json                        the judging phase (the judge writes it, the phase writes the final one)
+    judge_requests.jsonl                the judge: the same record for each of its requests (appended)
 
 A file written twice would mean two owners; the writers refuse it (EvidenceExistsError) unless the caller
 replaces on purpose: the verdict (a resumed or repeated judging), a killed attempt's tool log.
@@ -38,9 +41,17 @@ from typing import Any
 
 from runner.records import read_jsonl, write_json_atomic
 
-__all__ = ["MAX_RAW_RESPONSE_BYTES", "EvidenceExistsError", "EvidenceFolder", "read_json_objects"]
+__all__ = ["MAX_RAW_RESPONSE_BYTES", "EvidenceExistsError", "EvidenceFolder", "read_json_objects", "refused_files"]
 
 MAX_RAW_RESPONSE_BYTES = 1024 * 1024  # a rejected 30 MB answer is kept as its first MiB, once
+
+
+def refused_files(files: dict[str, str]) -> dict[str, str]:
+    """What the packet keeps of an answer the sandbox refused: each file's name and size, not its text (the
+    answer is kept once, as raw_response.txt, capped at MAX_RAW_RESPONSE_BYTES)."""
+    return {name: f"[refused by the sandbox: {len(content.encode('utf-8', 'surrogatepass'))} bytes, not kept; "
+                  f"the answer is in {EvidenceFolder.RAW_RESPONSE}, capped at {MAX_RAW_RESPONSE_BYTES} bytes]"
+            for name, content in files.items()}
 
 
 class EvidenceExistsError(FileExistsError):
@@ -83,6 +94,8 @@ class EvidenceFolder:
     EPISODE_STATE = "episode_state.json"
     PACKET = "packet.json"
     VERDICT = "verdict.json"
+    REQUESTS_FITTED = "requests_fitted.jsonl"  # execution roles' requests as fitted (actor, tester, generator)
+    JUDGE_REQUESTS = "judge_requests.jsonl"  # the judge's requests as fitted
     # The runtime state as a judge reads it: the bridge's live state, else the snapshot carried to the next turn.
     RUNTIME_STATES = (STATE, STATE_CARRIED)
     # MT-Web2Code's scoring images: rendered in the execution phase and frozen into the packet (the model's page,
@@ -93,7 +106,7 @@ class EvidenceFolder:
     CROP_GOLDEN = "crop_golden.png"
     CROP_MODEL = "crop_model.png"
     # Written by judges; never carried into a re-judged run.
-    JUDGE_OUTPUTS = frozenset({VERDICT, SCORED_RENDER, CROP_GOLDEN, CROP_MODEL})
+    JUDGE_OUTPUTS = frozenset({VERDICT, SCORED_RENDER, CROP_GOLDEN, CROP_MODEL, JUDGE_REQUESTS})
     NOT_EVIDENCE = frozenset({WORKSPACE})
 
     def __init__(self, path: Path) -> None:
@@ -225,6 +238,78 @@ class EvidenceFolder:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(content)
 
+    # -- stored-once sources ---------------------------------------------------------------------------
+    #
+    # A slot's accepted sources are kept once, in its src/. The later copies a slot used to hold in full
+    # (packet.json's `files`, episode_state.json's `files` and `episode.files`) name that folder instead:
+    # {"folder": "src" or "../<earlier turn>/src", "names": [...]}, written by `files_entry` and read back by
+    # `read_files_entry`. Files no src/ of the episode holds (a suite's own starting files) stay inline.
+
+    def files_entry(self, files: dict[str, str]) -> dict[str, Any]:
+        """`files` as stored in this folder's JSON: a reference to the src/ (this slot's, else an earlier turn's
+        of the same task) holding exactly these files, else the files themselves. Keys: `files` or `files_in`."""
+        if files:
+            for folder in [self, *self._earlier_turns()]:
+                if folder._sources_hold(files):
+                    where = os.path.relpath(folder.sources, self.path)
+                    return {"files_in": {"folder": Path(where).as_posix(), "names": sorted(files)}}
+        return {"files": files}
+
+    def read_files_entry(self, entry: dict[str, Any]) -> dict[str, str]:
+        """The files a `files_entry` stands for (inline ones as they are, for run dirs written before)."""
+        ref = entry.get("files_in")
+        if not isinstance(ref, dict):
+            return dict(entry.get("files") or {})
+        folder = (self.path / str(ref["folder"])).resolve()
+        tasks_root = self.path.resolve().parent  # evidence/<task>/: a reference never leaves its task
+        if tasks_root not in folder.parents:
+            raise ValueError(f"{self.path}: source reference {ref['folder']!r} leaves the task's evidence")
+        files = {}
+        for name in ref.get("names") or []:
+            path = folder / str(name).lstrip("/")
+            try:
+                files[name] = path.read_text(encoding="utf-8")
+            except OSError as error:
+                raise ValueError(f"{self.path}: the referenced source {path} is unreadable: {error}") from error
+        return files
+
+    def _earlier_turns(self) -> list["EvidenceFolder"]:
+        """The same task's folders of earlier turns, latest first (turn folders are named by their index)."""
+        try:
+            turn = int(self.path.name)
+            siblings = [entry for entry in self.path.parent.iterdir() if entry.name.isdigit() and entry.is_dir()]
+        except (ValueError, OSError):
+            return []
+        return [EvidenceFolder(entry) for entry in sorted(siblings, key=lambda e: -int(e.name)) if int(entry.name) < turn]
+
+    def _sources_hold(self, files: dict[str, str]) -> bool:
+        """src/ holds exactly `files` (the names write_sources writes them under, the same text)."""
+        root = self.sources
+        if not root.is_dir():
+            return False
+        stored = {path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file()}
+        if stored != {name.lstrip("/") for name in files} or len(stored) != len(files):
+            return False
+        for name, content in files.items():
+            path = root / name.lstrip("/")
+            data = content.encode("utf-8", "surrogateescape")
+            if path.is_symlink() or path.stat().st_size != len(data) or path.read_bytes() != data:
+                return False
+        return True
+
+    def prune_workspace(self) -> None:
+        """Drop the build's scratch copy of the sources once the slot is executed: only its output (dist/)
+        stays, for the suites and reports that serve the built site again. src/ is the sources' one copy."""
+        if not self.workspace.is_dir():
+            return
+        for entry in self.workspace.iterdir():
+            if entry.name == "dist" and entry.is_dir() and not entry.is_symlink():
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+
     def start_tool_logs(self, state_in: Any, *, resources: bool) -> None:
         """The bridge's start: the turn's state and empty logs, so "never called" fails instead of being
         unassessed. Replaces what a killed attempt at this slot left."""
@@ -237,9 +322,21 @@ class EvidenceFolder:
         return self.write_json(self.STATE_CARRIED, state)
 
     def write_episode_state(self, saved: dict[str, Any]) -> Path:
+        """What the next turn continues from; its files (the turn's and the episode's) as references to the
+        src/ that holds them (`files_entry`)."""
+        saved = dict(saved)
+        files = saved.pop("files", {})
+        saved.update(self.files_entry(files))
+        if isinstance(saved.get("episode"), dict):
+            episode = dict(saved["episode"])
+            episode.update(self.files_entry(episode.pop("files", {})))
+            saved["episode"] = episode
         return self.write_json(self.EPISODE_STATE, saved)
 
     def write_packet(self, packet_json: dict[str, Any]) -> Path:
+        """The frozen packet; its `files` as a reference to the src/ that holds them (`files_entry`)."""
+        packet_json = dict(packet_json)
+        packet_json.update(self.files_entry(packet_json.pop("files", {})))
         return self.write_json(self.PACKET, packet_json)
 
     def write_verdict(self, verdict_json: dict[str, Any]) -> Path:
@@ -252,6 +349,19 @@ class EvidenceFolder:
         if name not in self.JUDGE_OUTPUTS:
             raise ValueError(f"{name!r} is not a judge output of the evidence folder ({sorted(self.JUDGE_OUTPUTS)})")
         return self.write_bytes(name, png, replace=True)
+
+    def append_request_record(self, record: dict[str, Any], *, judging: bool) -> Path:
+        """One model request's fitting record (runner/models/fitting.py), appended: a role asks many times.
+        The judge's go to judge_requests.jsonl (a judge output), the execution roles' to requests_fitted.jsonl."""
+        path = self.path / (self.JUDGE_REQUESTS if judging else self.REQUESTS_FITTED)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True, default=str) + "\n")
+        return path
+
+    def read_request_records(self, *, judging: bool) -> list[dict[str, Any]]:
+        path = self.path / (self.JUDGE_REQUESTS if judging else self.REQUESTS_FITTED)
+        return read_json_objects(path) if path.exists() else []
 
     def clear_unfinished(self) -> None:
         """Remove what a killed execution of this slot left (no packet): the slot is executed anew."""
@@ -295,5 +405,25 @@ class EvidenceFolder:
         return None
 
     def read_episode_state(self) -> dict[str, Any]:
+        """The saved episode state with its files read back (run dirs written before references: as they are)."""
         saved = self.read_json(self.EPISODE_STATE)
-        return saved if isinstance(saved, dict) else {}
+        if not isinstance(saved, dict):
+            return {}
+        saved["files"] = self.read_files_entry(saved)
+        saved.pop("files_in", None)
+        if isinstance(saved.get("episode"), dict):
+            saved["episode"]["files"] = self.read_files_entry(saved["episode"])
+            saved["episode"].pop("files_in", None)
+        return saved
+
+    def read_packet_json(self) -> dict[str, Any]:
+        """packet.json with its files read back; ValueError when it is unreadable or a referenced source is."""
+        try:
+            data = json.loads(self.packet.read_text())
+        except (OSError, ValueError) as error:
+            raise ValueError(f"{self.packet}: unreadable evidence packet: {error}") from error
+        if not isinstance(data, dict):
+            raise ValueError(f"{self.packet}: not a JSON object")
+        data["files"] = self.read_files_entry(data)
+        data.pop("files_in", None)
+        return data

@@ -154,28 +154,54 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
             log.info("preflight: %s", note)
     sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
     async with AsyncExitStack() as shared:
-        # Every role's model, built once with the response cache (runner/roles.py).
-        cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite", draw=config.repeat)
-        roles = RunRoles(config, cache=cache, log_dir=run_dir.path / SERVER_LOG_DIR, traced=config.tracking.enabled)
-        shared.push_async_callback(roles.aclose)
-        # The sandbox and the browsers exist before the tasks load: a suite renders with the run's browsers.
-        sandbox = build_sandbox(config)
-        shared.push_async_callback(sandbox.aclose)
-        browsers = await open_browsers(config, sandbox)
-        shared.push_async_callback(browsers.aclose)
-        # A suite's own roles are in its context before its tasks load (MT-Web2Code's captions are part of its
-        # tasks); the generator, judge and actor join once they are built, before the first turn.
-        by_role: dict[str, Model] = dict(roles.models(suite.required_roles))
-        context = SuiteContext(browsers=browsers, sandbox=sandbox, roles=by_role)
-        suite.bind(context)
-        await roles.ensure(*suite.required_roles)  # outside every per-call timeout, like the generator's
-        return await _run_bound(config, suite, run_dir, roles, context, sandbox, browsers, sandbox_tags,
-                                console=console)
+        roles, context = await bind_suite(config, suite, shared, log_dir=run_dir.path / SERVER_LOG_DIR)
+        return await _run_bound(config, suite, run_dir, roles, context, sandbox_tags, console=console)
+
+
+async def bind_suite(config: RunnerConfig, suite: Suite, shared: AsyncExitStack, *,
+                     log_dir: Path) -> tuple[RunRoles, SuiteContext]:
+    """The run's roles, sandbox and browsers (closed with `shared`), bound into the suite's context before its
+    tasks load. A run and the reward service (runner/reward) compose their services here alike."""
+    # Every role's model, built once with the response cache (runner/roles.py).
+    cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite", draw=config.repeat)
+    roles = RunRoles(config, cache=cache, log_dir=log_dir, traced=config.tracking.enabled)
+    shared.push_async_callback(roles.aclose)
+    # The sandbox and the browsers exist before the tasks load: a suite renders with the run's browsers.
+    sandbox = build_sandbox(config)
+    shared.push_async_callback(sandbox.aclose)
+    browsers = await open_browsers(config, sandbox)
+    shared.push_async_callback(browsers.aclose)
+    # A suite's own roles are in its context before its tasks load (MT-Web2Code's captions are part of its
+    # tasks); the generator, judge and actor join once they are built, before the first turn.
+    by_role: dict[str, Model] = dict(roles.models(suite.required_roles))
+    context = SuiteContext(browsers=browsers, sandbox=sandbox, roles=by_role)
+    suite.bind(context)
+    await roles.ensure(*suite.required_roles)  # outside every per-call timeout, like the generator's
+    return roles, context
+
+
+def build_services(config: RunnerConfig, roles: RunRoles, context: SuiteContext, phase: AsyncExitStack, *,
+                   tasks: list[Any], tracker: Any) -> Services:
+    """The generator, actor and judge (closed with `phase`), joined to the suite's context, as the engine's
+    Services. A run and the reward service (runner/reward) build them here alike."""
+    model = roles.model("generator", tasks=tasks)
+    actor_model = roles.model("actor") if roles.has("actor") else None
+    actor = build_actor(config.actor, model=actor_model)
+    if actor is not None:
+        phase.push_async_callback(actor.aclose)
+    judge_model = roles.model("judge") if roles.has("judge") else None
+    judge = build_judge(config.judge, model=judge_model)
+    phase.push_async_callback(judge.aclose)
+    context.roles.update({role: built for role, built in
+                          (("generator", model), ("judge", judge_model), ("actor", actor_model))
+                          if built is not None})
+    context.actor = actor
+    return Services(model=model, sandbox=context.sandbox, actor=actor, judge=judge, browsers=context.browsers,
+                    tracker=tracker)
 
 
 async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, roles: RunRoles,
-                     context: SuiteContext, sandbox: Sandbox, browsers: BrowserPools,
-                     sandbox_tags: dict[str, str], *, console: Console) -> dict[str, Any]:
+                     context: SuiteContext, sandbox_tags: dict[str, str], *, console: Console) -> dict[str, Any]:
     project_root = Path(config.project_root)
     tasks = await suite.load_tasks()
     if not tasks:
@@ -191,7 +217,8 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
     if settings.run_name is None:
         parts = [config.suite.name, config.model.name, config.judge.name, config.actor.name]
         shard = getattr(config.suite, "shard", None)
-        settings = settings.model_copy(update={"run_name": "/".join(parts) + (f"#{shard}" if shard else "")})
+        suffix = (f"#{shard}" if shard else "") + (f"#r{config.repeat}" if config.repeat else "")
+        settings = settings.model_copy(update={"run_name": "/".join(parts) + suffix})
     tracker = tracking.Tracker.open(
         settings,
         project_root=project_root,
@@ -206,23 +233,11 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
     try:
         async with AsyncExitStack() as phase:
             phase.push_async_callback(roles.aclose)  # servers stop before their logs are uploaded
-            model = roles.model("generator", tasks=tasks)
-            actor_model = roles.model("actor") if roles.has("actor") else None
-            actor = build_actor(config.actor, model=actor_model)
-            if actor is not None:
-                phase.push_async_callback(actor.aclose)
-            judge_model = roles.model("judge") if roles.has("judge") else None
-            judge = build_judge(config.judge, model=judge_model)
-            phase.push_async_callback(judge.aclose)
-            context.roles.update({role: built for role, built in
-                                  (("generator", model), ("judge", judge_model), ("actor", actor_model))
-                                  if built is not None})
-            context.actor = actor
+            services = build_services(config, roles, context, phase, tasks=tasks, tracker=tracker)
             if tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
                 roles.trace_to(tracker.log_model_call)
             # Served models (vLLM) start lazily, on the first call of their role; logs go to the run dir.
             generation_roles, _ = phase_roles(used)  # the suite's own roles too (runner/placement.py)
-            services = Services(model=model, sandbox=sandbox, actor=actor, judge=judge, browsers=browsers, tracker=tracker)
 
             requested = sum(len(task.turns) for task in tasks)
             already = len(run_dir.load_records())

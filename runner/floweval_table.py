@@ -19,6 +19,7 @@ import yaml
 
 from runner.errors import ConfigError
 from runner.metrics.labels import LabelFormatError, PairwiseLabel, write_labels
+from runner.metrics.ranking import RATINGS
 from runner.models.registry import build_model
 from runner.suites.floweval.pairwise import PairwiseJudge
 from runner.suites.floweval.table import Outputs, build_table, load_outputs, read_human_labels, render
@@ -43,6 +44,11 @@ def _judge_column(model_file: Path, seed: int, outputs: Outputs, human: list[Pai
             await model.aclose()
         for error in column.errors:
             print(f"judge: unassessed {error}", file=sys.stderr)
+        for request in column.requests:  # say what a judge saw when its request had to be fitted to the server
+            fitted = request.get("images_fitted") or request.get("sections_trimmed")
+            if fitted:
+                print(f"judge: request for {request['prompt_id']} ({request['model_a']} vs {request['model_b']}) "
+                      f"fitted to the server: {fitted}", file=sys.stderr)
         return column.labels, column.unassessed
 
     return asyncio.run(run())
@@ -54,8 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--labels", type=Path, required=True, help="the human pairwise labels (JSONL)")
     parser.add_argument("--rater", default=None, help="only this rater's labels (default: every person's)")
     parser.add_argument("--json", type=Path, default=None, help="also write the table as JSON here")
-    parser.add_argument("--ratings", choices=("elo", "bradley_terry"), default="elo",
-                        help="online Elo in label order (§4, Chiang et al. 2024) or the order-free Bradley-Terry fit")
+    parser.add_argument("--ratings", choices=RATINGS, default="bradley_terry",
+                        help="bradley_terry: the Bradley-Terry fit on the Elo scale that Chiang et al. 2024 report "
+                             "(FlowEval §4 follows them; the default); online_elo: online Elo in label order, K = 4")
+    parser.add_argument("--pair-values", choices=("rated_sites", "generation_mean"), default="rated_sites",
+                        help="what decides a metric's preference on a rated pair: the two sites the label names "
+                             "(the default; labels without sites use the mean) or each model's mean over its "
+                             "generations of the prompt")
     parser.add_argument("--include-ties", action="store_true",
                         help="count tied pairs in kappa and agreement (§4.1's rate is binary: ties left out)")
     parser.add_argument("--ebleu-median-lower", action="store_true",
@@ -78,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     table = build_table(outputs, human, ratings=args.ratings, include_ties=args.include_ties,
-                        median_directions={"ebleu": "lower"} if args.ebleu_median_lower else None, judge=judge)
+                        median_directions={"ebleu": "lower"} if args.ebleu_median_lower else None, judge=judge,
+                        pair_values=args.pair_values)
     sys.stdout.write(render(table))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)

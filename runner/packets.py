@@ -14,7 +14,6 @@ this; nothing is generated, built or browsed again.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from dataclasses import asdict, dataclass, field
@@ -144,12 +143,8 @@ def has_packet(directory: Path) -> bool:
 
 
 def read_packet(directory: Path) -> EvidencePacket:
-    path = EvidenceFolder(directory).packet
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{path}: unreadable evidence packet: {error}") from error
-    return EvidencePacket.from_json(data, where=path)
+    folder = EvidenceFolder(directory)
+    return EvidencePacket.from_json(folder.read_packet_json(), where=folder.packet)
 
 
 def copy_packet_folder(source: Path, target: Path) -> None:

@@ -12,7 +12,8 @@ exactly that part:
 - `check_model`: weights in the hub cache, vLLM importable, Docker for a containerised server, an attached
   server reachable, an API key variable set;
 - `check_sandbox`, `check_browser`: bubblewrap and node, or the Docker engine and images; Chromium;
-- `check_tasks`: the task files (and tool backends) load.
+- `check_tasks`: the task files (and tool backends) load;
+- `check_suite_resources`: what a suite loads itself (FlowEval's UIClip weights).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "check_model",
     "check_run",
     "check_sandbox",
+    "check_suite_resources",
     "check_tasks",
     "model_roles",
     "run_preflight",
@@ -348,6 +350,11 @@ async def check_tasks(config: Any, suite: Any) -> list[Problem]:
     return []
 
 
+def check_suite_resources(suite: Any) -> list[Problem]:
+    """What the suite loads itself besides the model roles (FlowEval's UIClip featurizer): present here."""
+    return [Problem(key, message, fix) for key, message, fix in suite.check_resources()]
+
+
 async def check_run(config: Any, context: RunContext | None = None) -> list[str]:
     """Preflight of a whole run from its validated config (builds the suite object; loads nothing heavy)."""
     from runner.suites.registry import build_suite
@@ -369,6 +376,7 @@ async def run_preflight(config: Any, suite: Any, context: RunContext | None = No
     problems += check_sandbox(config, suite)
     problems += check_browser(config, suite)
     problems += await check_tasks(config, suite)
+    problems += check_suite_resources(suite)
     if problems:
         raise PreflightError(problems, notes=notes)
     return notes

@@ -166,6 +166,10 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
             model_roles = RunRoles(config, cache=ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite", draw=config.repeat),
                                    log_dir=run_dir.path / SERVER_LOG_DIR)
             stack.push_async_callback(model_roles.aclose)
+            # The suite's own roles that judge too (EvoGenUI-Bench's §6.1 diagnostic judge); a vLLM-served one
+            # starts on its first call.
+            for role, model in model_roles.models(suite.required_roles).items():
+                suite.context.roles.setdefault(role, model)
             judge_obj = build_judge(config.judge, model=model_roles.model("judge") if model_roles.has("judge") else None)
             stack.push_async_callback(judge_obj.aclose)
             judging = JudgingPhase(

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from runner.packets import read_packet
 from tests.conftest import REPO_ROOT, cli_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox]
@@ -51,7 +52,10 @@ def test_every_slot_leaves_a_packet_with_what_the_judge_reads(source_run: Path) 
     folder = source_run / "evidence" / "smoke-counter" / "2"
     assert packet["judged"] is True and packet["turn"] == 2
     assert (folder / "request.json").is_file() and packet["assistant_text"]
-    assert "src/App.jsx" in packet["files"] and any((folder / "src").rglob("App.jsx"))
+    # The sources are stored once, in src/: the packet names them (EvidenceFolder.files_entry).
+    assert "files" not in packet and packet["files_in"]["folder"] == "src"
+    assert "src/App.jsx" in packet["files_in"]["names"] and any((folder / "src").rglob("App.jsx"))
+    assert "src/App.jsx" in read_packet(folder).files
     assert packet["build"]["status"] == "ok"
     assert (folder / packet["evidence"]["screenshot_viewport"]).is_file()
     assert (folder / packet["evidence"]["dom_path"]).is_file()

@@ -4,11 +4,13 @@ rankings, and how well a metric's ranking and preferences agree with people's.
 - `metric_preferences`: a trace metric's values on the pairs people compared become binary preferences
   (§4.1 and Appendix D: "computed the reference-based metrics for each comparison pair and used that to
   create a binary label"): lower DTW / WMD is better, higher eBLEU is better; equal values are a tie.
-- `elo_ratings`: online Elo over the preferences in order, as the arena approach FlowEval §4 follows
-  (Chiang et al. 2024): initial rating 1000, K = 4, logistic base 10 and scale 400, a tie half a win for
-  each side. `bootstrap_elo` takes the median over seeded random orders (online Elo depends on the order).
-  `bradley_terry_ratings` is the order-free maximum-likelihood alternative of the same approach, on the
-  same scale.
+- Ratings: FlowEval §4 "computed Elo ratings for each code generator model following existing approaches
+  Chiang et al. (2024)". Chiang et al. 2024 (Chatbot Arena, §5) report the Bradley-Terry maximum-likelihood
+  fit on the Elo scale (base 10, scale 400, the mean at 1000, a tie half a win for each side), not the online
+  K = 4 Elo of the arena's early leaderboard, which moves a rating by at most 4 points a comparison: on ~430
+  labels it spans about +-130, where FlowEval's Table 1 spans 776-1342 with a mean of 1000 in every column.
+  So `bradley_terry_ratings` is the default (`ratings="bradley_terry"`); `elo_ratings` (online, in label
+  order, K = 4) stays as `ratings="online_elo"`, and `bootstrap_elo` takes its median over seeded orders.
 - `agreement`: Table 1's three figures: Spearman rho between the two Elo rankings (scipy), Cohen's kappa
   (scikit-learn) and the agreement rate of the preferences on the same pairs. The rate is "binary" (§4.1):
   pairs where either side is a tie are left out (counted in `excluded_ties`), unless include_ties.
@@ -37,6 +39,10 @@ INITIAL_RATING = 1000.0
 K_FACTOR = 4.0
 ELO_BASE = 10.0
 ELO_SCALE = 400.0
+
+# How pairwise decisions become ratings (module docstring): Chiang et al.'s fit, or online Elo.
+Ratings = Literal["bradley_terry", "online_elo"]
+RATINGS: tuple[str, ...] = ("bradley_terry", "online_elo")
 
 Direction = Literal["lower", "higher"]
 # Which values are better (FlowEval §3.3: DTW and WMD are distances, eBLEU a similarity).
@@ -78,28 +84,43 @@ def bootstrap_elo(labels: Sequence[PairwiseLabel], *, rounds: int = 1000, seed: 
 
 def bradley_terry_ratings(labels: Sequence[PairwiseLabel], *, initial: float = INITIAL_RATING,
                           base: float = ELO_BASE, scale: float = ELO_SCALE) -> dict[str, float]:
-    """Bradley-Terry maximum likelihood on the Elo scale (a tie counts as one win for each side).
+    """Bradley-Terry maximum likelihood on the Elo scale, as Chiang et al. 2024 (Chatbot Arena, §5) compute
+    their ratings: P(a beats b) = 1 / (1 + base^((R_b - R_a) / scale)); a win counts 1 for the winner, a tie
+    1/2 for each side; the ratings are centred so their mean is `initial` (the fit fixes differences only).
 
-    Unregularised logistic regression without intercept on +1/-1 model indicators; the coefficients are
-    log-odds, rescaled to `scale` per factor `base` and shifted so the first model in sorted order keeps
-    `initial` (the scale's anchor is arbitrary in Bradley-Terry).
+    Unregularised logistic regression without intercept on +1/-1 model indicators, each pair's outcomes as
+    weighted rows. A model that won (or lost) every comparison has no finite maximum; the solver then stops at
+    a large finite rating, as the arena's own fit does.
     """
     models = sorted({m for label in labels for m in (label.model_a, label.model_b)})
+    if not models:
+        return {}
     index = {model: i for i, model in enumerate(models)}
-    rows, outcomes = [], []
+    rows, outcomes, weights = [], [], []
     for label in labels:
         row = np.zeros(len(models))
         row[index[label.model_a]], row[index[label.model_b]] = 1.0, -1.0
-        results = [1, 0] if label.winner == "tie" else [1 if label.winner == "a" else 0]
-        for result in results:
-            rows.append(row)
-            outcomes.append(result)
-    if len(set(outcomes)) < 2:
-        raise ValueError("Bradley-Terry needs at least one win for each side of the pairs (or a tie)")
-    fit = LogisticRegression(fit_intercept=False, C=math.inf, tol=1e-10, max_iter=10000).fit(np.array(rows), outcomes)
-    coefficients = fit.coef_[0]
-    return {model: float(initial + scale * (coefficients[i] - coefficients[0]) / math.log(base))
-            for model, i in index.items()}
+        won_a = _score_a(label.winner)  # 1, 0 or 1/2
+        # Each outcome also as seen from b's side (-x, 1 - y): the same likelihood term, so the fit is
+        # unchanged, and both classes are always present, whatever the A/B order of the labels.
+        for features, outcome, weight in ((row, 1, won_a), (row, 0, 1.0 - won_a), (-row, 0, won_a), (-row, 1, 1.0 - won_a)):
+            if weight:
+                rows.append(features)
+                outcomes.append(outcome)
+                weights.append(weight)
+    fit = LogisticRegression(fit_intercept=False, C=math.inf, tol=1e-10, max_iter=10000)
+    fit.fit(np.array(rows), outcomes, sample_weight=np.array(weights))
+    coefficients = fit.coef_[0] - fit.coef_[0].mean()
+    return {model: float(initial + scale * coefficients[i] / math.log(base)) for model, i in index.items()}
+
+
+def rate(labels: Sequence[PairwiseLabel], ratings: Ratings = "bradley_terry") -> dict[str, float]:
+    """Ratings of every model the labels compare, by the named method (module docstring)."""
+    if ratings == "bradley_terry":
+        return bradley_terry_ratings(labels)
+    if ratings == "online_elo":
+        return elo_ratings(labels)
+    raise ValueError(f"ratings={ratings!r}: expected one of {list(RATINGS)}")
 
 
 def rank(ratings: Mapping[str, float], *, higher_is_better: bool = True) -> dict[str, int]:
@@ -162,6 +183,18 @@ def _oriented(label: PairwiseLabel) -> tuple[PairKey, Winner]:
     return (label.prompt_id, label.model_b, label.model_a), _flip(label.winner)
 
 
+SiteKey = tuple[str, str, str, str, str]  # (prompt_id, model_a, model_b, site_a, site_b)
+
+
+def _oriented_sites(label: PairwiseLabel) -> SiteKey | None:
+    """The pair with the two sites shown, models in sorted order (None when the label names no sites)."""
+    if not (label.site_a and label.site_b):
+        return None
+    if label.model_a <= label.model_b:
+        return (label.prompt_id, label.model_a, label.model_b, label.site_a, label.site_b)
+    return (label.prompt_id, label.model_b, label.model_a, label.site_b, label.site_a)
+
+
 @dataclass
 class Agreement:
     """Table 1's figures for one metric (or judge) against the human labels."""
@@ -179,24 +212,38 @@ class Agreement:
 
 
 def agreement(human: Sequence[PairwiseLabel], other: Sequence[PairwiseLabel], *, include_ties: bool = False,
-              ratings: Literal["elo", "bradley_terry"] = "elo") -> Agreement:
+              ratings: Ratings = "bradley_terry") -> Agreement:
     """Human labels against another rater's preferences on the same pairs (FlowEval §4.1, Table 1).
 
-    `ratings`: "elo" (online Elo in label order) or "bradley_terry", for both sides.
+    `ratings`: "bradley_terry" (Chiang et al. 2024's fit, the default) or "online_elo" (in label order,
+    K = 4), for both sides.
     """
-    rate = {"elo": elo_ratings, "bradley_terry": bradley_terry_ratings}[ratings]
-    human_elo, other_elo = rate(human), rate(other)
-    decided = dict(_oriented(label) for label in other)
+    human_elo, other_elo = rate(human, ratings), rate(other, ratings)
+    # The other rater's decision on the very sites the person saw when both name them, else on the pair of
+    # models for the prompt (the first decision of that pair).
+    decided: dict[PairKey, Winner] = {}
+    decided_on_sites: dict[SiteKey, Winner] = {}
+    for label in other:
+        key, winner = _oriented(label)
+        decided.setdefault(key, winner)
+        sites = _oriented_sites(label)
+        if sites is not None:
+            decided_on_sites.setdefault(sites, winner)
     pairs_h, pairs_o = [], []
     excluded = unmatched = 0
     for label in human:
         key, _ = _oriented(label)
-        if key not in decided:
+        sites = _oriented_sites(label)
+        if sites is not None and sites in decided_on_sites:
+            found = decided_on_sites[sites]
+        elif key in decided:
+            found = decided[key]
+        else:
             unmatched += 1
             continue
         winner = label.winner
         # The other rater's decision in this label's A/B order (the order the person saw).
-        theirs = decided[key] if label.model_a <= label.model_b else _flip(decided[key])
+        theirs = found if label.model_a <= label.model_b else _flip(found)
         if not include_ties and "tie" in (winner, theirs):
             excluded += 1
             continue

@@ -7,14 +7,23 @@ that task's requested turns in order (turn 1 first). An outcome is one of
     failed       p=0, e=1   a model response exists, the turn did not pass (invalid output, build failure, ...)
     blocked      p=0, e=1   not executed because an earlier required artifact is missing (§4.1)
     no_response  p=0, e=0   provider failure: the generation call returned no model response (§4.3)
-    unassessed   p=0, e=1   the judge could not decide; never counted as a pass
-    missing      p=0, e=1   a requested slot that was never recorded (the run stopped): a failure
+    unassessed   p=0, e=1   the judge's verdict could not decide; never counted as a pass
+    infra        p=0, e=1   the harness failed (not the model): unobserved
+    judge_error  p=0, e=1   the judge gave no verdict at all: unobserved
+    missing      p=0, e=1   a requested slot that was never recorded (the run stopped): unobserved
 
 `p` is the paper's official pass indicator p_{T,t} and `e` its response indicator e_{T,t} (§4.3, eq. 3).
 The paper defines e=0 only for provider failures; a blocked slot therefore keeps e=1 (this never changes
-APR: a blocked turn follows a turn without an artifact, which cannot have passed, p_{t-1}=0), and so do a
-turn that timed out after the model answered and a harness (infra) failure: whether the model answered
-is read from TurnRecord.model_call, not from how the slot ended.
+APR: a blocked turn follows a turn without an artifact, which cannot have passed, p_{t-1}=0), and so does
+a turn that timed out after the model answered: whether the model answered is read from
+TurnRecord.model_call, not from how the slot ended.
+
+Turn Pass, TP@N and CPT count every requested slot (§4.3, "requested-slot accounting"), so an unobserved
+slot is a non-pass there. APR is different: eq. 3 conditions on the outcome of turn t, and for an
+unobserved slot (infra, judge_error, missing) there is none; counting it as a failed retention would score
+an infrastructure failure as the model's regression. By default (`unobserved="exclude"`) such a transition
+is left out of eq. 3 and counted beside it (`apr_unobserved`, by cause); `unobserved="fail"` keeps the
+older reading, where it is a failed retention.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -36,8 +45,17 @@ class Outcome(StrEnum):
     BLOCKED = "blocked"
     NO_RESPONSE = "no_response"
     UNASSESSED = "unassessed"
+    INFRA = "infra"
+    JUDGE_ERROR = "judge_error"
     MISSING = "missing"
 
+
+# Slots whose outcome was never observed: eq. 3 has no p_{T,t} for them (see the module docstring).
+UNOBSERVED = (Outcome.INFRA, Outcome.JUDGE_ERROR, Outcome.MISSING)
+# How APR treats a transition into an unobserved slot: "exclude" (outside eq. 3, counted beside it) or
+# "fail" (a failed retention: the reading before unobserved slots were told apart).
+Unobserved = Literal["exclude", "fail"]
+UNOBSERVED_POLICIES: tuple[str, ...] = ("exclude", "fail")
 
 OutcomeMatrix = Sequence[Sequence[Outcome | str]]
 Statistic = Callable[[OutcomeMatrix], float]
@@ -115,27 +133,47 @@ class AprCounts(NamedTuple):
     eligible: int  # denominator of eq. 3: sum e_t p_{t-1}
 
 
-def apr_counts(matrix: OutcomeMatrix) -> AprCounts:
+def _check_policy(unobserved: str) -> None:
+    if unobserved not in UNOBSERVED_POLICIES:
+        raise ValueError(f"unobserved={unobserved!r}: expected one of {list(UNOBSERVED_POLICIES)}")
+
+
+def apr_counts(matrix: OutcomeMatrix, *, unobserved: Unobserved = "exclude") -> AprCounts:
     """The pooled numerator and denominator of eq. 3 (§4.3) over all tasks and t = 2..N_T.
 
     A transition (t-1 -> t) is eligible when turn t-1 passed and turn t returned a model response
     (e_{T,t}=1); it is retained when turn t passes too. A no-response turn t-1 has p_{t-1}=0, so
-    transitions touching a no-response turn on either side are never eligible.
+    transitions touching a no-response turn on either side are never eligible. A transition into an
+    unobserved slot (infra, judge_error, missing) is left out unless `unobserved="fail"`.
     """
+    _check_policy(unobserved)
     rows = _rows(matrix)
     retained = eligible = 0
     for row in rows:
         for t in range(1, len(row)):
+            if unobserved == "exclude" and row[t] in UNOBSERVED:
+                continue
             weight = _e(row[t]) * _p(row[t - 1])
             eligible += weight
             retained += weight * _p(row[t])
     return AprCounts(retained, eligible)
 
 
-def apr(matrix: OutcomeMatrix) -> float:
+def apr_unobserved(matrix: OutcomeMatrix) -> dict[str, int]:
+    """Transitions after a passed turn into an unobserved slot, by its outcome: what eq. 3 leaves out
+    under `unobserved="exclude"` (reported beside APR so the gap stays visible)."""
+    counts = {outcome.value: 0 for outcome in UNOBSERVED}
+    for row in _rows(matrix):
+        for t in range(1, len(row)):
+            if row[t] in UNOBSERVED and _p(row[t - 1]):
+                counts[row[t].value] += 1
+    return counts
+
+
+def apr(matrix: OutcomeMatrix, *, unobserved: Unobserved = "exclude") -> float:
     """Adjacent Pass Retention (§4.3, eq. 3), POOLED over all eligible adjacent transitions of all
     tasks (not macro-averaged). NaN when no transition is eligible (APR is undefined then)."""
-    counts = apr_counts(matrix)
+    counts = apr_counts(matrix, unobserved=unobserved)
     return counts.retained / counts.eligible if counts.eligible else math.nan
 
 
@@ -201,9 +239,9 @@ def countable_cpt(matrix: OutcomeMatrix) -> float:
     return cpt(rows) if rows else math.nan
 
 
-def countable_apr(matrix: OutcomeMatrix) -> float:
+def countable_apr(matrix: OutcomeMatrix, *, unobserved: Unobserved = "exclude") -> float:
     """APR already excludes no-response turns through e_{T,t} (eq. 3), so it equals `apr`."""
-    return apr(matrix)
+    return apr(matrix, unobserved=unobserved)
 
 
 # --- uncertainty (Appendix C.2) -------------------------------------------------------------------
@@ -281,10 +319,11 @@ def _percentiles(estimate: float, values: np.ndarray, alpha: float) -> Confidenc
     return ConfidenceInterval(estimate, float(low), float(high))
 
 
-def ratio_terms(matrix: OutcomeMatrix, k: int = 5) -> dict[str, tuple[list[int], list[int]]]:
+def ratio_terms(matrix: OutcomeMatrix, k: int = 5, *,
+                unobserved: Unobserved = "exclude") -> dict[str, tuple[list[int], list[int]]]:
     """Per-task (numerator, denominator) of each official metric, for `bootstrap_ratio_ci`."""
     rows = _rows(matrix)
-    apr_terms = [apr_counts([row]) for row in rows]
+    apr_terms = [apr_counts([row], unobserved=unobserved) for row in rows]
     return {
         "turn_pass": ([sum(map(_p, row)) for row in rows], [len(row) for row in rows]),
         f"tp_at_{k}": ([episode_tp_at_k(row, k) for row in rows], [1] * len(rows)),
@@ -304,6 +343,10 @@ def outcome_of(record: TurnRecord) -> Outcome:
         return Outcome.BLOCKED
     if record.provider_failed:
         return Outcome.NO_RESPONSE
+    if record.status is FailureBucket.INFRA:
+        return Outcome.INFRA
+    if record.status is FailureBucket.JUDGE_ERROR:
+        return Outcome.JUDGE_ERROR
     if record.passed is None:
         return Outcome.UNASSESSED
     return Outcome.FAILED
@@ -351,36 +394,40 @@ def _ci(interval: ConfidenceInterval) -> list[float | None]:
     return [_clean(interval.low), _clean(interval.high)]
 
 
-def metrics_for(matrix: OutcomeMatrix, *, n_resamples: int = 1000, seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
-    """All reliability metrics of one group of tasks, with bootstrap CIs for the four official ones."""
+def metrics_for(matrix: OutcomeMatrix, *, n_resamples: int = 1000, seed: int = 0, alpha: float = 0.05,
+                unobserved: Unobserved = "exclude") -> dict[str, Any]:
+    """All reliability metrics of one group of tasks, with bootstrap CIs for the four official ones.
+    `unobserved`: how APR treats transitions into infra / judge_error / missing slots (module docstring)."""
     rows = _rows(matrix)
     k = min(len(row) for row in rows)  # TP@N, N = turns per episode (5 in the paper)
-    counts = apr_counts(rows)
+    counts = apr_counts(rows, unobserved=unobserved)
     outcome_counts = {outcome.value: sum(row.count(outcome) for row in rows) for outcome in Outcome}
     official: dict[str, Statistic] = {
         "turn_pass": turn_pass,
         f"tp_at_{k}": lambda m: tp_at_k(m, k),
         "cpt": cpt,
-        "apr": apr,
+        "apr": lambda m: apr(m, unobserved=unobserved),
     }
     result: dict[str, Any] = {name: _clean(function(rows)) for name, function in official.items()}
     # Same intervals as bootstrap_ci(rows, function, ...) with this seed, computed vectorised.
     result["ci"] = {
         name: _ci(bootstrap_ratio_ci(numerators, denominators, n_resamples=n_resamples, seed=seed, alpha=alpha))
-        for name, (numerators, denominators) in ratio_terms(rows, k).items()
+        for name, (numerators, denominators) in ratio_terms(rows, k, unobserved=unobserved).items()
     }
     result.update(
         {
             "ci_level": 1 - alpha,
             "apr_retained": counts.retained,
             "apr_eligible": counts.eligible,
+            "apr_unobserved": apr_unobserved(rows),  # after a pass, left out of eq. 3 unless "fail"
+            "apr_unobserved_policy": unobserved,
             "per_position_pass": per_position_pass(rows),
             f"independence_tp_at_{k}": independence_tp_at_k(rows, k),
             "independence_cpt": independence_cpt(rows),
             "countable_turn_pass": _clean(countable_turn_pass(rows)),
             f"countable_tp_at_{k}": _clean(countable_tp_at_k(rows, k)),
             "countable_cpt": _clean(countable_cpt(rows)),
-            "countable_apr": _clean(countable_apr(rows)),
+            "countable_apr": _clean(countable_apr(rows, unobserved=unobserved)),
             "n_tasks": len(rows),
             "n_slots": sum(len(row) for row in rows),
             "outcomes": outcome_counts,
@@ -397,6 +444,7 @@ def summarize(
     seed: int = 0,
     alpha: float = 0.05,
     requested_tasks: Mapping[str, str] | None = None,
+    unobserved: Unobserved = "exclude",
 ) -> dict[str, Any]:
     """Metrics overall and per sub_suite: {"overall": {...}, "presentation": {...}, ...}.
 
@@ -412,7 +460,7 @@ def summarize(
     task_ids, matrix, missing = build_matrix(records, turns_per_task, requested_tasks=requested_tasks)
     if not task_ids:
         return {"overall": {"n_tasks": 0, "n_slots": 0}}
-    options = {"n_resamples": n_resamples, "seed": seed, "alpha": alpha}
+    options = {"n_resamples": n_resamples, "seed": seed, "alpha": alpha, "unobserved": unobserved}
     sub_suite_of: dict[str, str] = dict(requested_tasks)
     statuses: dict[str, int] = defaultdict(int)
     for record in records:

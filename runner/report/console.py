@@ -29,6 +29,9 @@ def print_summary(console: Console, summary: dict[str, Any], records: list[TurnR
     for key in ("tp_at_k", "cpt", "apr"):
         if key in overall:
             table.add_row(key, _fmt(overall[key]))
+    left_out = overall.get("apr_unobserved") or {}
+    if any(left_out.values()):  # EvoGenUI-Bench eq. 3: transitions into unobserved slots, beside APR
+        table.add_row("apr:left out", ", ".join(f"{cause} {n}" for cause, n in left_out.items() if n))
     for bucket, count in summary.get("status_counts", {}).items():
         table.add_row(f"status:{bucket}", str(count))
     console.print(table)
@@ -43,3 +46,21 @@ def print_summary(console: Console, summary: dict[str, Any], records: list[TurnR
         from runner.report.table2 import print_table2
 
         print_table2(console, summary["table2"])
+    if summary.get("slot_accounting"):
+        print_slot_accounting(console, summary["slot_accounting"])
+
+
+def print_slot_accounting(console: Console, accounting: dict[str, Any]) -> None:
+    """EvoGenUI-Bench Table 6's requested-slot accounting: executed slots, blocked ones by upstream cause."""
+    table = Table(title="requested-slot accounting (Table 6 shape)", show_lines=False)
+    for column in ("slot category", "count", "share"):
+        table.add_column(column, justify="left" if column == "slot category" else "right")
+    total = accounting.get("total") or 0
+    rows = [("executed slots", accounting.get("executed", 0))]
+    rows += [(f"blocked after earlier {cause.replace('_', ' ')}", n)
+             for cause, n in (accounting.get("blocked_after") or {}).items()]
+    if accounting.get("missing"):
+        rows.append(("never recorded", accounting["missing"]))
+    for name, count in rows + [("total requested slots", total)]:
+        table.add_row(name, str(count), f"{100 * count / total:.1f}%" if total else "-")
+    console.print(table)

@@ -4,7 +4,9 @@
 
 It opens from disk (file://) with no server: CSS and JS are inline, screenshots are embedded as data: URIs
 (downscaled JPEG thumbnails for actor-trace steps). Past an image budget (default 40 MB per report) further
-images become plain links relative to the report file, so huge runs stay openable.
+images become plain links relative to the report file, so huge runs stay openable. Text is bounded the same
+way: one block shows at most MAX_TEXT characters and one turn TURN_TEXT_BUDGET in all; the rest of a file is
+a link to it (a 4 MB answer is not copied into the report).
 
 Sections: the run and its aggregate scores (each score links to the turns that make it up: clicking it
 filters the results table), the task library (suite, sub-suite, domain, tools, user turns), the results
@@ -29,6 +31,8 @@ import os
 import re
 import secrets
 import sys
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +43,9 @@ from runner.report.collect import RunData, load_run_dir
 
 REPORT_FILE = "report.html"
 DEFAULT_IMAGE_BUDGET = 40 * 1024 * 1024
-MAX_TEXT = 200_000  # characters of one text block shown before it is cut
+MAX_TEXT = 32_000  # characters of one text block shown before it is cut (the file is linked)
+TURN_TEXT_BUDGET = 256_000  # characters of text one turn's section inlines in all; past it, links only
+MAX_NETWORK_ROWS = 500  # rows of the network table; network.json holds the rest
 THUMB_WIDTH = 480
 MAX_INLINE_PNG = 600_000  # larger screenshots are re-encoded as JPEG
 
@@ -53,13 +59,34 @@ def _attr(value: Any) -> str:
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # terminal colours in build logs
 
 
-def _clip(text: str, limit: int = MAX_TEXT) -> str:
+@dataclass
+class _TurnText:
+    """The text one turn's section may still inline, and where the report lies (for links to files)."""
+
+    left: int
+    report_dir: Path
+
+
+_turn_text: ContextVar[_TurnText | None] = ContextVar("turn_text", default=None)
+
+
+def _pre(text: str, cls: str = "", *, source: Path | None = None) -> str:
+    """`text` as an escaped block, cut at MAX_TEXT and at what the turn's text budget has left; a cut text
+    from a file (`source`) links to it."""
     text = _ANSI.sub("", text)
-    return text if len(text) <= limit else text[:limit] + f"\n... [{len(text) - limit} more characters not shown]"
-
-
-def _pre(text: str, cls: str = "") -> str:
-    return f"<pre class='{cls}'>{esc(_clip(text))}</pre>"
+    budget = _turn_text.get()
+    limit = MAX_TEXT if budget is None else max(0, min(MAX_TEXT, budget.left))
+    shown = text[:limit]
+    if budget is not None:
+        budget.left -= len(shown)
+    html_text = f"<pre class='{cls}'>{esc(shown)}</pre>" if shown or not text else ""
+    if len(shown) < len(text):
+        note = f"{len(text) - len(shown)} more characters not shown"
+        if source is not None and budget is not None and source.is_file():
+            href = Path(os.path.relpath(source, budget.report_dir)).as_posix()
+            note += f": <a href='{_attr(href)}'>{esc(source.name)}</a>"
+        html_text += f"<p class='hint'>... [{note}]</p>"
+    return html_text
 
 
 def _read_text(path: Path) -> str | None:
@@ -281,7 +308,8 @@ def _request_html(folder: Path) -> str:
     for message in request.get("messages") or []:
         role = str(message.get("role", "")) if isinstance(message, dict) else ""
         content = message.get("content") if isinstance(message, dict) else message
-        parts.append(f"<div class='msg'><div class='role'>{esc(role)}</div>{_pre(_message_text(content))}</div>")
+        parts.append(f"<div class='msg'><div class='role'>{esc(role)}</div>"
+                     f"{_pre(_message_text(content), source=folder / EvidenceFolder.REQUEST)}</div>")
     return "".join(parts)
 
 
@@ -293,7 +321,8 @@ def _assistant_html(folder: Path) -> str:
     if text:
         parts.append(_pre(text, "assistant"))
     if raw:
-        parts.append(_block("raw model response", _pre(raw, "assistant-raw"), open_=not text))
+        parts.append(_block("raw model response", _pre(raw, "assistant-raw", source=folder / EvidenceFolder.RAW_RESPONSE),
+                            open_=not text))
     return "".join(parts)
 
 
@@ -305,7 +334,7 @@ def _source_html(folder: Path) -> str:
     for path in sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()):
         text = _read_text(path)
         if text is not None:
-            parts.append(_block(path.relative_to(source).as_posix(), _pre(text, "source")))
+            parts.append(_block(path.relative_to(source).as_posix(), _pre(text, "source", source=path)))
     return "".join(parts)
 
 
@@ -347,8 +376,8 @@ def _tool_log_html(folder: Path) -> str:
                     lines.append(json.dumps(json.loads(line), sort_keys=True))
                 except ValueError:
                     lines.append(line)
-            return _pre("\n".join(lines), "tool-log")
-        return _pre(_json_text(_read_json(folder / name)), "tool-log")
+            return _pre("\n".join(lines), "tool-log", source=folder / name)
+        return _pre(_json_text(_read_json(folder / name)), "tool-log", source=folder / name)
     return ""
 
 
@@ -358,7 +387,7 @@ def _state_html(folder: Path) -> str:
                         (EvidenceFolder.STATE_CARRIED, "state carried to the next turn")):
         value = _read_json(folder / name)
         if value is not None:
-            parts.append(_block(title, _pre(_json_text(value)), open_=name != EvidenceFolder.STATE_IN))
+            parts.append(_block(title, _pre(_json_text(value), source=folder / name), open_=name != EvidenceFolder.STATE_IN))
     return "".join(parts)
 
 
@@ -366,22 +395,24 @@ def _browser_html(folder: Path) -> str:
     parts = []
     page_errors = _read_json(folder / EvidenceFolder.PAGE_ERRORS)
     if page_errors:
-        parts.append(_block("page errors", _pre(_json_text(page_errors), "error")))
+        parts.append(_block("page errors", _pre(_json_text(page_errors), "error", source=folder / EvidenceFolder.PAGE_ERRORS)))
     console = _read_json(folder / EvidenceFolder.CONSOLE)
     if console:
-        parts.append(_block("console", _pre(_json_text(console)), open_=False))
+        parts.append(_block("console", _pre(_json_text(console), source=folder / EvidenceFolder.CONSOLE), open_=False))
     network = _read_json(folder / EvidenceFolder.NETWORK)
     if isinstance(network, list) and network:
         blocked = [r for r in network if isinstance(r, dict) and r.get("blocked")]
         rows = "".join(f"<tr class='{'blocked' if r.get('blocked') else ''}'><td>{esc(str(r.get('method', '')))}</td>"
                        f"<td>{esc(str(r.get('url', '')))}</td><td>{esc(str(r.get('status')))}</td>"
                        f"<td>{'blocked' if r.get('blocked') else ''} {esc(str(r.get('failure', '')))}</td></tr>"
-                       for r in network if isinstance(r, dict))
+                       for r in network[:MAX_NETWORK_ROWS] if isinstance(r, dict))
+        if len(network) > MAX_NETWORK_ROWS:
+            rows += f"<tr><td colspan='4'>... {len(network) - MAX_NETWORK_ROWS} more in network.json</td></tr>"
         parts.append(_block(f"network ({len(network)} requests, {len(blocked)} blocked)",
                             f"<table><tr><th>method</th><th>url</th><th>status</th><th>note</th></tr>{rows}</table>", open_=bool(blocked)))
     dom = _read_text(folder / EvidenceFolder.DOM)
     if dom:
-        parts.append(_block("DOM (as text)", _pre(dom, "dom"), open_=False))
+        parts.append(_block("DOM (as text)", _pre(dom, "dom", source=folder / EvidenceFolder.DOM), open_=False))
     return "".join(parts)
 
 
@@ -401,6 +432,14 @@ def _other_files(folder: Path, report_dir: Path) -> str:
 
 
 def _turn_section(run_path: Path, record: TurnRecord, anchor: str, images: _Images, report_dir: Path) -> str:
+    token = _turn_text.set(_TurnText(TURN_TEXT_BUDGET, report_dir))
+    try:
+        return _turn_section_html(run_path, record, anchor, images, report_dir)
+    finally:
+        _turn_text.reset(token)
+
+
+def _turn_section_html(run_path: Path, record: TurnRecord, anchor: str, images: _Images, report_dir: Path) -> str:
     folder = run_path / record.evidence_dir if record.evidence_dir else run_path / "__none__"
     verdict = record.verdict
     if verdict is None and (folder / EvidenceFolder.VERDICT).is_file():
@@ -425,7 +464,8 @@ def _turn_section(run_path: Path, record: TurnRecord, anchor: str, images: _Imag
     parts.append(_block("judge verdict", f"<div class='verdict'>{_verdict_html(verdict)}</div>"))
     build_log = _read_text(folder / EvidenceFolder.BUILD_LOG)
     if build_log:
-        parts.append(_block("build log", _pre(build_log[-20000:], "build-log"), open_=record.status.value == "build_failed"))
+        parts.append(_block("build log", _pre(build_log[-20000:], "build-log", source=folder / EvidenceFolder.BUILD_LOG),
+                            open_=record.status.value == "build_failed"))
     shots = "".join(images.tag(folder / name, alt=f"{record.task_id} turn {record.turn} {name}")
                     for name in (EvidenceFolder.SCREENSHOT_VIEWPORT,) if (folder / name).is_file())
     if (folder / EvidenceFolder.SCREENSHOT_FULL).is_file():

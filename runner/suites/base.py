@@ -14,7 +14,7 @@ from runner.browser.launch import BrowserPools
 from runner.generation import STRATEGIES, GenerationStrategy, build_strategy
 from runner.judges.base import Judge, JudgeInput
 from runner.models.base import Model
-from runner.records import TurnRecord, Verdict
+from runner.records import FailureBucket, RequirementStatus, TurnRecord, Verdict
 from runner.sandbox.base import Sandbox, ToolBridge
 from runner.sandbox.web_template import TEMPLATES
 from runner.tasks import Task, TurnSpec
@@ -173,6 +173,10 @@ class Suite(Protocol):
     def check_task_sources(self) -> list[str] | None:
         """Preflight's cheap check of the task sources (problems found); None: load the tasks instead."""
 
+    def check_resources(self) -> list[tuple[str, str, str]]:
+        """Preflight's check of what the suite itself loads besides model roles (a featurizer's weights):
+        (config key, what is missing, how to get it) per problem, found without loading anything heavy."""
+
     async def load_tasks(self) -> list[Task]: ...
 
     async def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
@@ -192,6 +196,10 @@ class Suite(Protocol):
         """The verdict of one slot; the default asks the configured judge."""
 
     def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]: ...
+
+    def turn_reward(self, record: TurnRecord) -> float | None:
+        """One judged slot as a scalar in [0, 1] for a training loop (runner/reward); None: not the answer's
+        to answer for (the harness or the judge failed, the turn was blocked) or nothing was assessed."""
 
 
 class SuiteBase:
@@ -235,6 +243,9 @@ class SuiteBase:
     def check_task_sources(self) -> list[str] | None:
         return None
 
+    def check_resources(self) -> list[tuple[str, str, str]]:
+        return []
+
     def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None:
         return None
 
@@ -246,6 +257,28 @@ class SuiteBase:
 
     async def judge_turn(self, judge: Judge, judge_input: JudgeInput) -> Verdict:
         return await judge.score(judge_input)
+
+    def turn_reward(self, record: TurnRecord) -> float | None:
+        return requirement_reward(record)
+
+
+# Buckets that say nothing about the answer: the harness, the judge or the chain failed, not the model.
+NO_REWARD = frozenset({FailureBucket.INFRA, FailureBucket.JUDGE_ERROR, FailureBucket.BLOCKED,
+                       FailureBucket.PROVIDER_ERROR})
+
+
+def requirement_reward(record: TurnRecord) -> float | None:
+    """The share of the turn's requirements the judge passed (a failed or unassessed one earns nothing: a
+    judge never awards what it did not check); a turn without requirements earns its pass. Any other failure
+    bucket earns 0; those in NO_REWARD earn None."""
+    if record.status in NO_REWARD:
+        return None
+    if record.status is not FailureBucket.OK or record.verdict is None:
+        return 0.0
+    requirements = record.verdict.requirements
+    if not requirements:
+        return None if record.passed is None else float(record.passed)
+    return sum(r.status is RequirementStatus.PASSED for r in requirements) / len(requirements)
 
 
 def select_tasks(tasks: list[Task], settings: SuiteSettings) -> list[Task]:

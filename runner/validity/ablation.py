@@ -76,8 +76,9 @@ def _step_screenshots(packet: dict[str, Any]) -> list[str]:
 
 
 def _ablate_source(folder: Path, packet: dict[str, Any]) -> dict[str, Any]:
-    files = sorted(packet.get("files") or {})
+    files = sorted(packet.get("files") or (packet.get("files_in") or {}).get("names") or [])
     packet["files"] = {}
+    packet.pop("files_in", None)  # the reference to src/ (EvidenceFolder.files_entry) goes with it
     raw = sorted(path.name for path in folder.glob("raw_response*.txt"))
     return {"fields": ["files"], "packet_files": files,
             "removed": _remove(folder, [EvidenceFolder.SOURCES, *raw, EvidenceFolder.GENERATION])}

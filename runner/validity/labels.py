@@ -15,10 +15,13 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.jsonl_models import read_model_lines
+
+AnyLabel = TypeVar("AnyLabel", bound=BaseModel)
 
 __all__ = ["Label", "LabelsError", "append_label", "by_slot", "majority", "read_labels"]
 
@@ -44,16 +47,23 @@ class Label(BaseModel):
         return (self.task_id, self.turn)
 
 
-def read_labels(path: Path) -> list[Label]:
-    """Every annotator's latest label per item, in file order of first appearance."""
-    latest: dict[tuple[str, str], Label] = {}
-    for _, label in read_model_lines(path, Label, error=LabelsError, prefix="label"):
-        latest.pop((label.item, label.annotator), None)  # re-inserted: the corrected label keeps one place
-        latest[(label.item, label.annotator)] = label
+def read_latest_labels(path: Path, model: type[AnyLabel]) -> list[AnyLabel]:
+    """Every annotator's latest label (a `model` with `item` and `annotator`) per item, in file order of first
+    appearance."""
+    latest: dict[tuple[str, str], AnyLabel] = {}
+    for _, label in read_model_lines(path, model, error=LabelsError, prefix="label"):
+        key = (label.item, label.annotator)  # type: ignore[attr-defined]
+        latest.pop(key, None)  # re-inserted: the corrected label keeps one place
+        latest[key] = label
     return list(latest.values())
 
 
-def append_label(path: Path, label: Label) -> None:
+def read_labels(path: Path) -> list[Label]:
+    """Every annotator's latest label per item, in file order of first appearance."""
+    return read_latest_labels(path, Label)
+
+
+def append_label(path: Path, label: BaseModel) -> None:
     """One whole line with a single write and fsync: a killed page never leaves half a label."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

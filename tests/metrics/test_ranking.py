@@ -78,13 +78,46 @@ def test_bootstrap_elo_is_seeded(human: list[PairwiseLabel]) -> None:
     assert rank(first)["A"] == 1
 
 
+def _labels(games: list[tuple[str, str, str]]) -> list[PairwiseLabel]:
+    return [PairwiseLabel(prompt_id=f"p{i}", model_a=a, model_b=b, winner=w, rater="r")  # type: ignore[arg-type]
+            for i, (a, b, w) in enumerate(games)]
+
+
 def test_bradley_terry_by_hand() -> None:
-    """A beats B twice, B beats A once: P = 2/3, log-odds ln 2, on the Elo scale 400 * log10(2) = 120.41."""
-    labels = [PairwiseLabel(prompt_id=f"p{i}", model_a="A", model_b="B", winner=w, rater="r")
-              for i, w in enumerate("aab")]
-    ratings = bradley_terry_ratings(labels)
-    assert ratings["A"] == pytest.approx(1000.0)
-    assert ratings["A"] - ratings["B"] == pytest.approx(400 * math.log10(2), abs=1e-3)
+    """Chiang et al. 2024's fit, the ratings' mean at 1000. A beats B 3 times, B beats A once: P(A) = 3/4,
+    so R_A - R_B = 400 log10 3 = 190.85: A 1095.42, B 904.58."""
+    ratings = bradley_terry_ratings(_labels([("A", "B", "a")] * 3 + [("B", "A", "a")]))
+    assert ratings["A"] == pytest.approx(1000 + 200 * math.log10(3), abs=1e-3)
+    assert ratings["B"] == pytest.approx(1000 - 200 * math.log10(3), abs=1e-3)
+    # A tie is half a win for each side: 2 wins, 1 loss, 1 tie: P(A) = 2.5 / 4, R_A - R_B = 400 log10(5/3).
+    tied = bradley_terry_ratings(_labels([("A", "B", "a"), ("A", "B", "a"), ("A", "B", "b"), ("A", "B", "tie")]))
+    assert tied["A"] - tied["B"] == pytest.approx(400 * math.log10(5 / 3), abs=1e-3)
+
+
+def test_bradley_terry_three_models_by_hand() -> None:
+    """Odds A:B = 2:1, B:C = 2:1, A:C = 4:1 are consistent, so the fit matches every pair exactly:
+    R_A - R_B = R_B - R_C = 400 log10 2 = 120.41; mean 1000: A 1120.41, B 1000, C 879.59. The labels'
+    A/B order does not matter (every label here names the winner as model_a)."""
+    games = [("A", "B", "a")] * 2 + [("B", "A", "a")] + [("B", "C", "a")] * 2 + [("C", "B", "a")]
+    games += [("A", "C", "a")] * 4 + [("C", "A", "a")]
+    ratings = bradley_terry_ratings(_labels(games))
+    step = 400 * math.log10(2)
+    assert ratings == pytest.approx({"A": 1000 + step, "B": 1000.0, "C": 1000 - step}, abs=1e-3)
+
+
+def test_the_default_rating_is_bradley_terry_not_online_elo() -> None:
+    """The same three-model set through `agreement` (Table 1's path): the default gives the fit above, whose
+    spread (240.8) online K = 4 Elo cannot reach on 12 comparisons (it moves at most 4 points each)."""
+    games = [("A", "B", "a")] * 2 + [("B", "A", "a")] + [("B", "C", "a")] * 2 + [("C", "B", "a")]
+    games += [("A", "C", "a")] * 4 + [("C", "A", "a")]
+    labels = _labels(games)
+    default = agreement(labels, labels)
+    assert default.human_elo["A"] - default.human_elo["C"] == pytest.approx(800 * math.log10(2), abs=1e-3)
+    online = agreement(labels, labels, ratings="online_elo")
+    assert online.human_elo == pytest.approx(elo_ratings(labels))
+    assert max(online.human_elo.values()) - min(online.human_elo.values()) < 4 * len(labels)
+    with pytest.raises(ValueError, match="ratings='elo'"):
+        agreement(labels, labels, ratings="elo")  # type: ignore[arg-type]
 
 
 def test_metric_values_to_preferences(human: list[PairwiseLabel]) -> None:

@@ -210,7 +210,8 @@ def test_summarize_groups_by_sub_suite() -> None:
     assert overall["cpt"] == pytest.approx(2.0)
     assert overall["apr"] == pytest.approx(0.75)
     assert (overall["apr_retained"], overall["apr_eligible"]) == (6, 8)
-    assert overall["outcomes"] == {"passed": 12, "failed": 2, "blocked": 3, "no_response": 2, "unassessed": 1, "missing": 0}
+    assert overall["outcomes"] == {"passed": 12, "failed": 2, "blocked": 3, "no_response": 2, "unassessed": 1,
+                                   "infra": 0, "judge_error": 0, "missing": 0}
     assert overall["statuses"]["provider_error"] == 2
     for name in ("turn_pass", "tp_at_5", "cpt", "apr"):
         low, high = overall["ci"][name]
@@ -273,9 +274,12 @@ def test_apr_keeps_turns_that_timed_out_or_failed_in_the_harness_after_the_model
     assert summary["apr"] == pytest.approx(0.8)
     assert summary["countable_apr"] == pytest.approx(0.8)
     assert summary["countable_turn_pass"] == pytest.approx(6 / 10), "the timed-out turn stays countable"
-    # A harness failure after the answer keeps e = 1 as well; only a provider failure has e = 0.
+    # A harness failure after the answer keeps e = 1 as well (only a provider failure has e = 0), but its
+    # outcome was never observed: it is told apart from a model failure.
     infra = _record("a", 2, "", status=FailureBucket.INFRA, passed=False, **answered)
-    assert outcome_of(infra) is Outcome.FAILED
+    assert outcome_of(infra) is Outcome.INFRA
+    judge_error = _record("a", 2, "", status=FailureBucket.JUDGE_ERROR, passed=None, **answered)
+    assert outcome_of(judge_error) is Outcome.JUDGE_ERROR
     no_answer = _record("a", 2, "", status=FailureBucket.TIMEOUT, passed=False, model_call=ModelCall.NO_RESPONSE)
     assert outcome_of(no_answer) is Outcome.NO_RESPONSE
 
@@ -294,3 +298,40 @@ def test_requested_tasks_without_records_count_as_failures() -> None:
     assert overall["cpt"] == pytest.approx(2.5)
     assert overall["n_tasks"] == 2 and overall["missing_slots"] == 5
     assert summary["presentation"]["n_tasks"] == 2
+
+
+def test_unobserved_slots_after_a_pass_leave_apr_unchanged() -> None:
+    """EvoGenUI-Bench eq. 3 by hand. a = [P, P, missing, P, P]: transitions 1->2 retained; 2->3 goes into a
+    missing slot (no observed outcome: left out); 3->4 has p_{t-1} = 0; 4->5 retained: APR 2/2 = 1.
+    b = [P, infra, P, F, P]: 1->2 left out, 2->3 not eligible, 3->4 failed, 4->5 not eligible: 0/1.
+    Pooled: 2/3. The older reading (unobserved="fail") counts both as failed retentions: 2/5."""
+    a = [P, P, "missing", P, P]
+    b = [P, "infra", P, F, P]
+    assert tuple(apr_counts([a])) == (2, 2) and apr([a]) == 1.0
+    assert tuple(apr_counts([b])) == (0, 1)
+    assert apr([a, b]) == pytest.approx(2 / 3)
+    assert apr([[P, P, "judge_error", "missing", "missing"]]) == 1.0
+    # The same matrices without the unobserved slots give the same APR: they change nothing.
+    assert apr([[P, P]]) == apr([[P, P, "missing"]]) == apr([[P, P, "infra"]]) == 1.0
+    assert tuple(apr_counts([a, b], unobserved="fail")) == (2, 5)
+    assert apr([[P, P, "missing", P, P]], unobserved="fail") == pytest.approx(2 / 3)
+    # Turn Pass still counts every requested slot (requested-slot accounting, §4.3).
+    assert turn_pass([a]) == pytest.approx(4 / 5)
+    with pytest.raises(ValueError, match="unobserved='drop'"):
+        apr([a], unobserved="drop")  # type: ignore[arg-type]
+
+
+def test_summary_reports_the_transitions_left_out_beside_apr() -> None:
+    """Records: t1 = [P, P, infra, P, P] and t2 = [P, P] with turns 3-5 never recorded (missing).
+    Eligible: t1 1->2, 4->5 (both retained), t2 1->2 (retained): APR 3/3. Left out: one infra, one missing."""
+    answered = {"model_call": ModelCall.ANSWERED, "model_responded": True}
+    ok, infra = FailureBucket.OK, FailureBucket.INFRA
+    t1 = [_record("t1", t, "", status=infra if t == 3 else ok, passed=t != 3, **answered) for t in range(1, 6)]
+    t2 = [_record("t2", t, "", status=ok, passed=True, **answered) for t in (1, 2)]
+    overall = summarize(t1 + t2, 5, n_resamples=20)["overall"]
+    assert overall["apr"] == 1.0 and (overall["apr_retained"], overall["apr_eligible"]) == (3, 3)
+    assert overall["apr_unobserved"] == {"infra": 1, "judge_error": 0, "missing": 1}
+    assert overall["apr_unobserved_policy"] == "exclude"
+    assert overall["outcomes"]["infra"] == 1 and overall["outcomes"]["missing"] == 3
+    old = summarize(t1 + t2, 5, n_resamples=20, unobserved="fail")["overall"]
+    assert (old["apr_retained"], old["apr_eligible"]) == (3, 5)

@@ -28,7 +28,10 @@ async def _label(page: Page, tasks: dict[str, str], *, passed: bool, mechanism: 
     body = await page.locator("body").inner_text()
     assert "model-secret" not in body and "judge-secret" not in body  # blinded
     assert await page.locator("#prompt").inner_text() == f"Build the page of {tasks[item]}."
-    assert await page.locator("#screenshots img").first.evaluate("img => img.complete && img.naturalWidth") == 1
+    # the item's screenshot is fetched after its text is shown: wait for it to load, then check it decoded
+    await page.wait_for_function("() => { const img = document.querySelector('#screenshots img');"
+                                 " return img !== null && img.complete; }")
+    assert await page.locator("#screenshots img").first.evaluate("img => img.naturalWidth") == 1
     await page.locator("#pass" if passed else "#fail").check()
     await page.locator("#dim-presentation").select_option("4")
     if mechanism:

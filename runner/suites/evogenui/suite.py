@@ -12,8 +12,8 @@
   before any model call, naming the task, the tool and the fixture id (a run with an unusable task
   set would only produce a column of infra failures; fixing a path is cheaper than re-running).
 - Payload: Appendix F.2 (payload.py). Runtime state: runtime.py. Metrics: §4.3 / Appendix C.2
-  (runner.metrics.reliability) plus a Table-2-shaped table (table2.py) and the failure-mechanism
-  counts of §6.1 (taxonomy.py).
+  (runner.metrics.reliability) plus a Table-2-shaped table (table2.py), Table 6's requested-slot
+  accounting (runner.metrics.slot_accounting) and the failure-mechanism counts of §6.1 (taxonomy.py).
 """
 
 from __future__ import annotations
@@ -25,12 +25,15 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from runner.judges.llm_bundle import final_dom_path
 from runner.metrics.basic import basic_summary
+from runner.metrics.reliability import Unobserved
+from runner.metrics.slot_accounting import slot_accounting
 from runner.evidence_folder import EvidenceFolder
 from runner.records import TurnRecord, Verdict
 from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.evogenui.backends import BackendError, public_tool_contract
 from runner.suites.evogenui.benchmark_prompts import BenchmarkPrompts, load_benchmark_prompts, use_benchmark_evaluator
+from runner.suites.evogenui.diagnosis import DIAGNOSIS_VERSION, DiagnosisError, diagnose
 from runner.suites.evogenui.checkout import (
     RUNTIME_PACKAGE,
     BenchmarkCheckout,
@@ -52,6 +55,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_TASKS = PROJECT_ROOT / "tasks" / "evogenui"
 BACKENDS_DIR = "backends"
 SUB_SUITE_NAMES = tuple(SUB_SUITES.values())  # presentation, interaction, tool_grounded
+DIAGNOSTIC_ROLE = "diagnostic"  # the §6.1 diagnostic judge's model role (roles.diagnostic)
 
 
 class MissingToolBackendError(TaskFormatError):
@@ -68,6 +72,18 @@ class EvoGenUISuiteSettings(SuiteSettings):
     bootstrap_resamples: int = Field(default=1000, ge=1)  # Appendix C.2 task-level bootstrap
     bootstrap_seed: int = 0
     ci_alpha: float = Field(default=0.05, gt=0, lt=1)  # 95% intervals
+    # EvoGenUI-Bench eq. 3: a transition into an infra / judge_error / missing slot has no observed p_{T,t}:
+    # "exclude" leaves it out (counted beside APR); "fail" counts it as a failed retention (older reading).
+    apr_unobserved: Unobserved = "exclude"
+    # Who labels the failure mechanism of a non-passing turn (§6.1, Appendix D.2.2; diagnosis.py):
+    # judge: the separate diagnostic call with previous-turn context (the paper), by the model of `roles.diagnostic`
+    # when the run composes it, else by the evaluator's own model (an LLM judge; the paper names no diagnostic model);
+    # evaluator: the turn evaluator's own label from the same call, else the rule-based classifier (taxonomy.py);
+    # auto: judge when the run has a model to ask (roles.diagnostic or an LLM judge), else evaluator (the summary
+    # names which was used, and whose model).
+    diagnosis: Literal["auto", "judge", "evaluator"] = "auto"
+    diagnosis_structured_output: Literal["json_schema", "json_object", "none"] = "json_schema"
+    diagnosis_max_attempts: int = Field(default=3, ge=1, le=10)  # malformed answers retried, then unclassified
     benchmark_path: str | None = None  # a checkout of EvoGenUI-Bench: its tasks, backends, scaffold (and prompts)
     prompts: Literal["own", "benchmark"] = "own"  # benchmark: the checkout's generator/evaluator/actor prompts
     # web_template (inherited; `template` is its older name): None: `evogenui` with a checkout, else the default
@@ -104,6 +120,41 @@ class EvoGenUISuite(SuiteBase):
         self.benchmark_prompts: BenchmarkPrompts | None = (
             load_benchmark_prompts(self.checkout) if self.checkout is not None and settings.prompts == "benchmark" else None
         )
+        # "judge" or "evaluator" once configure_run has seen the run's roles (auto resolves there).
+        self.diagnosis: str = "evaluator" if settings.diagnosis == "auto" else settings.diagnosis
+        # The role whose model the diagnostic judge calls: its own, or the evaluator's ("judge").
+        self.diagnostic_model_role = DIAGNOSTIC_ROLE
+        self.diagnosis_vision = False
+
+    def configure_run(self, config: Any) -> None:
+        """Resolve `diagnosis: auto` and the diagnostic judge's model against the run's roles (its own role, else
+        an LLM judge's model), and learn whether that model has vision."""
+        roles = getattr(config, "roles", {}) or {}
+        judge = getattr(config, "judge", None)
+        evaluator_model = judge.options.get("model") if judge is not None and judge.kind == "llm" else None
+        own_model = roles.get(DIAGNOSTIC_ROLE)
+        if self.settings.diagnosis == "auto":
+            self.diagnosis = "judge" if own_model is not None or evaluator_model is not None else "evaluator"
+        use_evaluator = own_model is None and evaluator_model is not None
+        self.diagnostic_model_role = "judge" if use_evaluator else DIAGNOSTIC_ROLE
+        model = evaluator_model if use_evaluator else own_model
+        if isinstance(model, dict):
+            self.diagnosis_vision = bool(model.get("vision"))
+        elif model is not None:
+            vision = getattr(model, "vision", None)
+            if vision is None and getattr(model, "model_extra", None):
+                vision = model.model_extra.get("vision")
+            self.diagnosis_vision = bool(vision)
+
+    @property
+    def required_roles(self) -> tuple[str, ...]:
+        """The §6.1 diagnostic judge's own model role, `roles.diagnostic` (runner/roles.py), unless it asks the
+        evaluator's model."""
+        asks_own = self.diagnosis == "judge" and self.diagnostic_model_role == DIAGNOSTIC_ROLE
+        return (DIAGNOSTIC_ROLE,) if asks_own else ()
+
+    def rubric_versions(self) -> dict[str, str]:
+        return {"evogenui-diagnosis": DIAGNOSIS_VERSION} if self.diagnosis == "judge" else {}
 
     @property
     def web_template(self) -> str | None:
@@ -311,11 +362,16 @@ class EvoGenUISuite(SuiteBase):
         )
 
     async def judge_turn(self, judge: Any, judge_input: Any) -> Verdict:
-        """The configured judge's verdict, plus the diagnostic mechanism (§6.1) of a non-passing turn
-        when the judge did not give one. The label never changes the pass decision."""
+        """The configured judge's verdict, plus the diagnostic mechanism (§6.1) of a non-passing turn: from the
+        separate diagnostic judge (`diagnosis: judge`), else the evaluator's own label or the rule-based
+        classifier. The label never changes the pass decision."""
         if self.benchmark_prompts is not None and self.benchmark_prompts.evaluator_system:
             use_benchmark_evaluator(judge, self.benchmark_prompts.evaluator_system)
         verdict: Verdict = await judge.score(judge_input)
+        if self.diagnosis == "judge":
+            if verdict.passed is not True:
+                await self._diagnose(judge_input, verdict)
+            return verdict
         evidence = judge_input.evidence
         if verdict.mechanism is None:
             path = final_dom_path(judge_input)  # the DOM the actor left, else the load-time one
@@ -333,6 +389,24 @@ class EvoGenUISuite(SuiteBase):
                 verdict.summary = f"{verdict.summary}; mechanism: {label.mechanism.value} ({label.basis})".lstrip("; ")
         return verdict
 
+    async def _diagnose(self, judge_input: Any, verdict: Verdict) -> None:
+        """The diagnostic judge's label replaces any the evaluator gave in its own call (D.2.2: a separate
+        protocol); without a valid answer the turn is unclassified and the summary says why."""
+        model = self.context.roles.get(self.diagnostic_model_role)
+        if model is None:
+            raise RuntimeError(f"suite.diagnosis=judge: the run's context holds no `{self.diagnostic_model_role}` "
+                               f"model role (roles.{DIAGNOSTIC_ROLE}, or an LLM judge)")
+        s = self.settings
+        try:
+            answer = await diagnose(model, judge_input, verdict, vision=self.diagnosis_vision,
+                                    mode=s.diagnosis_structured_output, max_attempts=s.diagnosis_max_attempts)
+        except DiagnosisError as error:
+            verdict.mechanism = None
+            verdict.summary = f"{verdict.summary}; mechanism: unclassified (diagnostic judge: {error})".lstrip("; ")
+            return
+        verdict.mechanism = answer.mechanism.value
+        verdict.summary = f"{verdict.summary}; mechanism: {answer.mechanism.value} (diagnostic judge)".lstrip("; ")
+
     # -- metrics -----------------------------------------------------------------------------------
 
     def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
@@ -342,6 +416,11 @@ class EvoGenUISuite(SuiteBase):
         requested = sum(len(task.turns) for task in tasks)
         summary = basic_summary(records, requested_slots=requested)
         summary["failure_mechanisms"] = mechanism_counts(records)
+        summary["failure_mechanisms_source"] = "diagnostic_judge" if self.diagnosis == "judge" else "evaluator"
+        if self.diagnosis == "judge":  # whose model the diagnostic calls asked: roles.diagnostic or the evaluator's
+            summary["failure_mechanisms_model_role"] = self.diagnostic_model_role
+        # Appendix D, Table 6: executed calls and blocked slots by the upstream failure that blocked them.
+        summary["slot_accounting"] = slot_accounting(records, {task.id: len(task.turns) for task in tasks})
         lengths = sorted({len(task.turns) for task in tasks})
         if len(lengths) != 1:
             # TP@N and CPT compare episodes of one length N (the paper's N = 5); mixed lengths have none.
@@ -354,7 +433,7 @@ class EvoGenUISuite(SuiteBase):
         if not tasks:
             return summary
         options = {"n_resamples": s.bootstrap_resamples, "seed": s.bootstrap_seed, "alpha": s.ci_alpha,
-                   "requested_tasks": {task.id: task.sub_suite for task in tasks}}
+                   "requested_tasks": {task.id: task.sub_suite for task in tasks}, "unobserved": s.apr_unobserved}
         summary["reliability"] = reliability_summary(chosen, turns_per_task=n_turns, **options)
         summary["table2"] = table2(chosen, n_turns, **options)
         return summary

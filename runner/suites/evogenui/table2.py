@@ -18,6 +18,7 @@ import numpy as np
 
 from runner.metrics.reliability import (
     Outcome,
+    Unobserved,
     _draws,
     _percentiles,
     bootstrap_ratio_ci,
@@ -59,9 +60,11 @@ def table2(
     seed: int = 0,
     alpha: float = 0.05,
     requested_tasks: Mapping[str, str] | None = None,
+    unobserved: Unobserved = "exclude",
 ) -> dict[str, Any]:
     """`requested_tasks` (task id -> sub-suite): every selected task, recorded or not (a missing slot
-    is a failure). {"columns": [...], "order": [row names], "rows": {name: {metric: value, metric_ci: [lo, hi],
+    is a non-pass; APR leaves transitions into missing, infra and judge_error slots out unless
+    `unobserved="fail"`, runner.metrics.reliability). {"columns": [...], "order": [row names], "rows": {name: {metric: value, metric_ci: [lo, hi],
     n_tasks}}, ...}. Values are fractions (TP, TP@N, APR) and turns (CPT); the printer shows % like the
     paper."""
     k = turns_per_task
@@ -78,7 +81,7 @@ def table2(
     }
     if not groups:
         return result
-    terms = {name: ratio_terms(rows, k) for name, rows in groups.items()}
+    terms = {name: ratio_terms(rows, k, unobserved=unobserved) for name, rows in groups.items()}
     for position, (name, rows) in enumerate(groups.items()):
         row: dict[str, Any] = {"n_tasks": len(rows)}
         for metric in names:

@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from runner.judges.llm_bundle import clip, image_data_url
+from runner.judges.llm_bundle import image_data_url
 from runner.judges.llm_settings import LLMJudgeSettings
 from runner.metrics.labels import PairwiseLabel, Winner
 from runner.models.base import Model, ProviderError
-from runner.models.structured import StructuredMode, StructuredOutputError, ask_structured
+from runner.models.fitting import fit_for_model
+from runner.models.structured import MAX_ECHO_CHARS, StructuredMode, StructuredOutputError, ask_structured, decoding_schema
+from runner.untrusted import quote, with_rule
 
 VERSION = "1"
 
@@ -56,8 +58,12 @@ class _SideScores(BaseModel):
     B: int = Field(ge=1, le=5)
 
 
-class _Verdict(RootModel[dict[str, _SideScores]]):
-    pass
+# The verdict: every criterion id a required key holding both sides' scores, no other key (Appendix C's
+# shape). Field names are positional, the ids ("1.1") the aliases that validation and the schema use.
+PairwiseVerdict = create_model(
+    "PairwiseVerdict", __config__=ConfigDict(extra="forbid"),
+    **{f"criterion_{index}": (_SideScores, Field(alias=cid)) for index, cid in enumerate(CRITERIA)},
+)
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,7 @@ class PairwiseDecision:
     totals: dict[str, int] = field(default_factory=dict)  # {"a": sum, "b": sum}
     error: str = ""
     attempts: int = 0
+    request: dict[str, Any] = field(default_factory=dict)  # what the judge's request held, what was fitted out
 
     def label(self, rater: str, *, site_a: str = "", site_b: str = "") -> PairwiseLabel | None:
         """The decision as a pairwise label (None when undecided)."""
@@ -107,23 +114,24 @@ class PairwiseRubric:
             'criterion id, {"A": score, "B": score}.'
         )
 
+    answer_model = PairwiseVerdict  # validates the verdict; its JSON schema is the one sent
+
     def schema(self) -> dict[str, Any]:
-        side = {"type": "object", "additionalProperties": False, "required": ["A", "B"],
-                "properties": {key: {"type": "integer", "minimum": 1, "maximum": 5} for key in ("A", "B")}}
-        return {"type": "object", "additionalProperties": False, "required": list(CRITERIA),
-                "properties": {cid: side for cid in CRITERIA}}
+        return decoding_schema(PairwiseVerdict)
 
     def parse(self, data: Any) -> dict[str, dict[str, int]]:
         """{criterion: {"A": score, "B": score}} for exactly the rubric's criteria; ValueError otherwise."""
-        try:
-            verdict = _Verdict.model_validate(data).root
-        except ValidationError as error:
-            raise ValueError(f"invalid scores: {error}") from None
-        missing, unknown = set(CRITERIA) - set(verdict), set(verdict) - set(CRITERIA)
+        if not isinstance(data, dict):
+            raise ValueError(f"invalid scores: expected a JSON object, got {type(data).__name__}")
+        missing, unknown = set(CRITERIA) - set(data), set(data) - set(CRITERIA)
         if missing or unknown:
             raise ValueError(f"criteria must be exactly {sorted(CRITERIA)}; missing {sorted(missing)}, "
                              f"unknown {sorted(unknown)}")
-        return {cid: {"A": verdict[cid].A, "B": verdict[cid].B} for cid in CRITERIA}
+        try:
+            verdict = PairwiseVerdict.model_validate(data).model_dump(by_alias=True)
+        except ValidationError as error:
+            raise ValueError(f"invalid scores: {error}") from None
+        return {cid: {"A": verdict[cid]["A"], "B": verdict[cid]["B"]} for cid in CRITERIA}
 
     def decide(self, scores: Mapping[str, Mapping[str, int]]) -> Winner:
         """Sum each side's criterion scores; the higher sum wins (Appendix C), equal sums tie. A/B as shown."""
@@ -136,6 +144,21 @@ def presentation_swapped(seed: int, prompt_id: str, model_a: str, model_b: str) 
     """Whether model_b is shown as "A": a seeded coin per pair, the same on every rerun (Appendix C)."""
     digest = hashlib.sha256(json.dumps([seed, prompt_id, model_a, model_b]).encode()).digest()
     return random.Random(digest).random() < 0.5
+
+
+def _quoted_files(files: Mapping[str, str], limit: int) -> list[str]:
+    """Each file quoted as untrusted data (runner/untrusted.py), cut so all of them hold `limit` characters;
+    a cut is said outside its block."""
+    blocks, remaining = [], limit
+    for path, text in sorted(files.items()):
+        if remaining <= 0:
+            blocks.append(f"[omitted: {len(text)} characters of {json.dumps(path)}; code budget spent]")
+            continue
+        shown = text[:remaining]
+        blocks.append(quote(shown, path) + (f"\n[... truncated: {len(text) - len(shown)} more characters]"
+                                             if len(shown) < len(text) else ""))
+        remaining -= len(shown)
+    return blocks
 
 
 class PairwiseJudge:
@@ -163,26 +186,38 @@ class PairwiseJudge:
         """The request of Appendix C: query, Code A, Code B, then the two initial-state screenshots."""
         parts: list[dict[str, Any]] = [{"type": "text", "text": f"## User query\n{query}"}]
         for letter, candidate in (("A", first), ("B", second)):
-            code = "\n\n".join(f"### {path}\n{text}" for path, text in sorted(candidate.files.items()))
-            parts.append({"type": "text", "text": f"## Code {letter}\n{clip(code, self.max_code_chars) or '(no files)'}"})
+            # Each site's code is the model's text: quoted, so none of it can pass for a heading here; cut (both
+            # sides alike) when the context is short.
+            code = "\n\n".join(_quoted_files(candidate.files, self.max_code_chars))
+            parts.append({"type": "text", "text": f"## Code {letter}\n{code or '(no files)'}", "fit": {"section": "code"}})
         if self.vision:
-            for letter, candidate in (("A", first), ("B", second)):
-                if candidate.screenshot is None or not Path(candidate.screenshot).is_file():
+            shown = [c.screenshot is not None and Path(c.screenshot).is_file() for c in (first, second)]
+            # Both screenshots are one pair for the request fitting: a server taking one image gets them side by
+            # side (A left, B right), never one of them alone.
+            pair = {"pair": "initial states", "sides": ["A", "B"]} if all(shown) else {}
+            for (letter, candidate), has_shot in zip((("A", first), ("B", second)), shown):
+                if not has_shot:
                     parts.append({"type": "text", "text": f"## Initial State {letter}\n(no screenshot)"})
                     continue
-                parts.append({"type": "text", "text": f"## Initial State {letter}"})
+                parts.append({"type": "text", "text": f"## Initial State {letter}", **({"fit": pair} if pair else {})})
                 url = image_data_url(Path(candidate.screenshot), max_side=self.screenshot_max_side)
-                parts.append({"type": "image_url", "image_url": {"url": url}})
-        return [{"role": "system", "content": self.rubric.instructions()}, {"role": "user", "content": parts}]
+                parts.append({"type": "image_url", "image_url": {"url": url},
+                              "fit": {"name": f"initial state {letter}", **pair}})
+        return [{"role": "system", "content": with_rule(self.rubric.instructions())}, {"role": "user", "content": parts}]
 
     async def compare(self, prompt_id: str, query: str, a: Candidate, b: Candidate) -> PairwiseDecision:
         swapped = presentation_swapped(self.seed, prompt_id, a.model, b.model)
         first, second = (b, a) if swapped else (a, b)
         decision = PairwiseDecision(prompt_id=prompt_id, model_a=a.model, model_b=b.model, winner=None,
                                     swapped=swapped)
+        schema = self.rubric.schema()
         try:
+            fitted = fit_for_model(self.model, self.messages(query, first, second), max_side=self.screenshot_max_side,
+                                   trim_order=("code",), schema=schema, attempts=self.max_attempts,
+                                   echo_chars=MAX_ECHO_CHARS)
+            decision.request = {"role": "judge", "rubric": self.rubric.name, **fitted.record}
             result = await ask_structured(
-                self.model, messages=self.messages(query, first, second), schema=self.rubric.schema(),
+                self.model, messages=fitted.messages, answer=self.rubric.answer_model,
                 validate=self.rubric.parse, name=f"{self.rubric.name}_verdict", mode=self.mode,
                 strict=self.strict, max_attempts=self.max_attempts, task_id=prompt_id,
             )

@@ -29,7 +29,7 @@ from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_ta
 from runner.suites.floweval.flows import FLOW_TRACES_DIR, FlowSpec, flow_run_dir, record_flow_traces
 from runner.suites.floweval.loaders import ExternalSite, LiveSiteRefused, load_real_v2, load_webvoyager, resolve_snapshot
 from runner.suites.floweval.prompt import PROMPT_VERSION, generation_messages
-from runner.suites.floweval.featurizers import FEATURIZERS, get_featurizer
+from runner.suites.floweval.featurizers import FEATURIZERS, featurizer_problems, get_featurizer
 from runner.suites.floweval.scoring import METRICS, Embed, score_flows
 from runner.suites.floweval.sites import SITES_DIR, load_sites
 from runner.tasks import Task, TurnSpec
@@ -85,6 +85,13 @@ class FlowEvalSuite(SuiteBase):
             raise ConfigError("invalid configuration:\n  actor = none: suite=floweval traces flows with an actor; "
                               "choose actor=scripted or actor=ui-tars")
         self._actor_config = config.actor
+
+    def check_resources(self) -> list[tuple[str, str, str]]:
+        # The chosen featurizer loads here, or the run stops before any work; never another one instead.
+        return [("suite.featurizer", f"{self.settings.featurizer!r}: {problem}",
+                 "get what the message names on this machine, or choose another featurizer explicitly "
+                 "(suite.featurizer=minilm_text; not the paper's, FlowEval §3.3 featurizes with UIClip)")
+                for problem in featurizer_problems(self.settings.featurizer)]
 
     @property
     def runs(self) -> int:

@@ -6,10 +6,15 @@ people compared, the Elo ratings and ranking from those preferences, and against
 Spearman rho of the rankings, Cohen's kappa and the agreement rate (runner/metrics/ranking.py); plus per
 metric each model's median raw value and that ranking's Spearman rho against the human Elo ranking.
 
-Which value decides a pair: a run's slots for a prompt are the model's generations of it (suite.repeats);
-the paper compared individual sites but does not say how repeats combine, so a model's value on a prompt is
-the mean of its assessed slots there. A slot without the metric (its site did not build) is left out; a
-prompt where a model has no assessed slot leaves the pair unassessed, never decided.
+Which values decide a pair: the paper "computed the reference-based metrics for each comparison pair and
+used that to create a binary label" (FlowEval Appendix D; §4.1, Table 1), and a comparison pair is the two
+generated sites the person saw side by side (§4 "Methodology"). So a label that names its sites (`site_a`,
+`site_b`: `<run dir>::<task>::<turn>`, as the arena writes them) is decided on those two sites' values, and
+each distinct pair of sites once (`pair_values="rated_sites"`, the default). A label that names no sites
+(older files) falls back to the model's mean over its generations of the prompt (its assessed slots there;
+suite.repeats), counted per column as `decided_by_mean`; `pair_values="generation_mean"` decides every pair
+that way (the older reading). A site without the metric (it did not build), or a model without an assessed
+slot on the prompt, leaves the pair unassessed, never decided.
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ from runner.errors import ConfigError
 from runner.jsonl_models import read_model_lines
 from runner.metrics.labels import LabelFormatError, PairwiseLabel
 from runner.metrics.ranking import (
-    METRIC_DIRECTIONS, Direction, agreement, median_ranking, metric_preferences, spearman_of_rankings,
+    METRIC_DIRECTIONS, Direction, Preferences, Ratings, agreement, median_ranking, prefer, spearman_of_rankings,
 )
 from runner.packets import has_packet
 from runner.records import RunDirectory
 from runner.suites.floweval.scoring import METRICS
 
-Ratings = Literal["elo", "bradley_terry"]
+# What decides a metric's preference on a rated pair (module docstring).
+PairValues = Literal["rated_sites", "generation_mean"]
 # Raters that are not people (labels.py): left out of the human side.
 MACHINE_RATERS = ("metric:", "mllm:")
 # Column titles as Table 1 prints them.
@@ -44,6 +50,8 @@ class Outputs:
     values: dict[tuple[str, str], list[dict[str, float]]] = field(default_factory=dict)
     # (prompt, model) -> (site id as the arena names it, slot folder) of every slot with a packet
     folders: dict[tuple[str, str], list[tuple[str, Path]]] = field(default_factory=dict)
+    # site id (`<run dir>::<task>::<turn>`) -> (prompt, model, that slot's metric values)
+    sites: dict[str, tuple[str, str, dict[str, float]]] = field(default_factory=dict)
 
     @property
     def models(self) -> set[str]:
@@ -57,6 +65,24 @@ class Outputs:
         found = [slot[metric] for slot in self.values.get((prompt, model), []) if metric in slot]
         found = [value for value in found if not math.isnan(value)]
         return mean(found) if found else None
+
+    def find_site(self, site: str) -> str | None:
+        """The site id of the run dirs a label's site names: the same id, else the one slot at the same task and
+        turn whose run dir has the same folder name (a relative path, or run dirs moved since labelling). None
+        when there is no such slot, or more than one."""
+        if site in self.sites:
+            return site
+        directory, _, rest = site.partition("::")
+        name = Path(directory).name
+        found = [known for known in self.sites
+                 if known.partition("::")[2] == rest and name and Path(known.partition("::")[0]).name == name]
+        return found[0] if len(found) == 1 else None
+
+    def site_value(self, site: str, metric: str) -> float | None:
+        """One generated site's metric value (None: unknown site, or its slot has no value)."""
+        found = self.sites.get(site)
+        value = found[2].get(metric) if found is not None else None
+        return None if value is None or math.isnan(value) else value
 
 
 def load_outputs(run_dirs: list[Path]) -> Outputs:
@@ -77,8 +103,9 @@ def load_outputs(run_dirs: list[Path]) -> Outputs:
                 raise ConfigError(f"{records_path}: slot {record.task_id} turn {record.turn} names no model "
                                   f"(`model` empty and no `model.name` in {RunDirectory.CONFIG})")
             scores = record.verdict.scores if record.verdict is not None else {}
-            outputs.values.setdefault((record.task_id, model), []).append(
-                {name: float(scores[name]) for name in METRICS if name in scores})
+            values = {name: float(scores[name]) for name in METRICS if name in scores}
+            outputs.values.setdefault((record.task_id, model), []).append(values)
+            outputs.sites[f"{run_dir}::{record.task_id}::{record.turn}"] = (record.task_id, model, values)
             if record.evidence_dir and has_packet(run_dir / record.evidence_dir):
                 outputs.folders.setdefault((record.task_id, model), []).append(
                     (f"{run_dir}::{record.task_id}::{record.turn}", run_dir / record.evidence_dir))
@@ -103,7 +130,17 @@ def read_human_labels(path: Path, outputs: Outputs, *, rater: str | None = None)
             if (label.prompt_id, model) not in outputs.values:
                 raise ConfigError(f"{path}:{number}: {name} {model!r} has no output for prompt "
                                   f"{label.prompt_id!r} in the run dirs")
-        labels.append(label)
+        sites = {}
+        for name, model in (("site_a", label.model_a), ("site_b", label.model_b)):
+            site = getattr(label, name)
+            if not site:
+                continue
+            known = outputs.find_site(site)
+            if known is None or outputs.sites[known][:2] != (label.prompt_id, model):
+                raise ConfigError(f"{path}:{number}: {name} {site!r} is no slot of model {model!r} on prompt "
+                                  f"{label.prompt_id!r} in the run dirs (sites are <run dir>::<task>::<turn>)")
+            sites[name] = known
+        labels.append(label.model_copy(update=sites) if sites else label)
     if not labels:
         raise ConfigError(f"{path}: no human labels" + (f" by rater {rater!r}" if rater else ""))
     return labels
@@ -122,6 +159,7 @@ class Column:
     pairs: int = 0  # human labels compared with a decision of this column
     excluded_ties: int = 0
     unassessed: int = 0  # compared pairs this metric could not decide (a value missing on either side)
+    decided_by_mean: int = 0  # pairs decided on generation means (the label named no sites)
 
 
 @dataclass
@@ -147,22 +185,53 @@ class Table:
         return asdict(self)
 
 
-def build_table(outputs: Outputs, human: list[PairwiseLabel], *, ratings: Ratings = "elo",
+def pair_preferences(outputs: Outputs, human: list[PairwiseLabel], metric: str, *,
+                     pair_values: PairValues = "rated_sites") -> tuple[Preferences, int]:
+    """A metric's binary label on every rated pair (module docstring), and how many were decided on
+    generation means. Each distinct pair (of sites, or of models on a prompt) is decided once, in order."""
+    if pair_values not in ("rated_sites", "generation_mean"):
+        raise ValueError(f"pair_values={pair_values!r}: expected 'rated_sites' or 'generation_mean'")
+    direction = METRIC_DIRECTIONS[metric]
+    preferences, by_mean, seen = Preferences([]), 0, set()
+    for label in human:
+        on_sites = pair_values == "rated_sites" and bool(label.site_a and label.site_b)
+        sites = (label.site_a, label.site_b) if on_sites else ("", "")
+        key = (label.prompt_id, label.model_a, label.model_b, *sites)
+        if key in seen:
+            continue
+        seen.add(key)
+        if on_sites:
+            value_a, value_b = outputs.site_value(label.site_a, metric), outputs.site_value(label.site_b, metric)
+        else:
+            value_a = outputs.mean_value(label.prompt_id, label.model_a, metric)
+            value_b = outputs.mean_value(label.prompt_id, label.model_b, metric)
+        if value_a is None or value_b is None:
+            preferences.unassessed.append((label.prompt_id, label.model_a, label.model_b))
+            continue
+        by_mean += not on_sites
+        preferences.labels.append(PairwiseLabel(
+            prompt_id=label.prompt_id, model_a=label.model_a, model_b=label.model_b,
+            winner=prefer(value_a, value_b, direction), rater=f"metric:{metric}", site_a=sites[0], site_b=sites[1]))
+    return preferences, by_mean
+
+
+def build_table(outputs: Outputs, human: list[PairwiseLabel], *, ratings: Ratings = "bradley_terry",
                 include_ties: bool = False, median_directions: dict[str, Direction] | None = None,
-                judge: tuple[list[PairwiseLabel], int] | None = None) -> Table:
+                judge: tuple[list[PairwiseLabel], int] | None = None,
+                pair_values: PairValues = "rated_sites") -> Table:
     """Table 1 (and Appendix D's medians) of the metrics against the human labels; `judge`: the MLLM
-    judge's decisions and how many pairs it left unassessed, an extra column."""
+    judge's decisions and how many pairs it left unassessed, an extra column. `ratings`: how a column's
+    decisions become ratings (runner.metrics.ranking: Chiang et al.'s Bradley-Terry fit by default)."""
     human_column: Column | None = None
     columns = []
     for metric in METRICS:
-        values = {(prompt, model): outputs.mean_value(prompt, model, metric) for prompt, model in outputs.values}
-        preferences = metric_preferences(human, values, metric=metric)
+        preferences, by_mean = pair_preferences(outputs, human, metric, pair_values=pair_values)
         figures = agreement(human, preferences.labels, include_ties=include_ties, ratings=ratings)
         if human_column is None:
             human_column = Column("human", figures.human_elo, figures.human_rank)
         columns.append(Column(metric, figures.other_elo, figures.other_rank, figures.spearman_rho,
                               figures.cohen_kappa, figures.agreement_rate, figures.pairs, figures.excluded_ties,
-                              len(preferences.unassessed)))
+                              len(preferences.unassessed), by_mean))
     assert human_column is not None
     if judge is not None:
         decided, unassessed = judge

@@ -10,7 +10,8 @@ screenshot, the query the turn's public prompt ("name: description", without the
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from runner.metrics.labels import PairwiseLabel
@@ -24,6 +25,8 @@ class JudgeColumn:
     labels: list[PairwiseLabel]  # the judge's decisions (rater `mllm:<model>`)
     unassessed: int  # pairs it gave no valid answer on, or where a side has no packet
     errors: list[str]
+    # Per pair: what the judge's request held and what was fitted out to fit its server (runner/models/fitting.py).
+    requests: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _site(outputs: Outputs, prompt: str, model: str, named: str) -> tuple[str, Path] | None:
@@ -59,6 +62,8 @@ async def judge_pairs(judge: PairwiseJudge, outputs: Outputs, human: list[Pairwi
         decision = await judge.compare(label.prompt_id, packet_a.turn.prompt,
                                        _candidate(label.model_a, id_a, packet_a, folder_a),
                                        _candidate(label.model_b, id_b, packet_b, folder_b))
+        column.requests.append({"prompt_id": label.prompt_id, "model_a": label.model_a, "model_b": label.model_b,
+                                **decision.request})
         decided = decision.label(rater, site_a=id_a, site_b=id_b)
         if decided is None:
             column.unassessed += 1

@@ -54,7 +54,8 @@ every file of the finished application in full.
 class Block(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=64)
+    # The length bound inside the pattern: vLLM's xgrammar backend refuses a pattern beside maxLength.
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
     description: str = Field(min_length=1)
 
 
@@ -130,7 +131,7 @@ class BlockPipeline:
         started = time.perf_counter()
         try:
             result = await ask_structured(
-                self.splitter, messages=request, schema=BlockPlan.model_json_schema(), validate=BlockPlan.model_validate,
+                self.splitter, messages=request, answer=BlockPlan,
                 name="block_plan", mode=self.structured_mode, task_id=tools.task_id, turn=tools.turn,
             )
         except StructuredOutputError as error:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from runner.suites.native import TaskFormatError
 
@@ -114,20 +114,13 @@ class TechStack(_Strict):
 class AppSpec(_Strict):
     """One I-WebGenBench specification (§3.1, C.2)."""
 
-    id: str
+    id: str = Field(pattern=_ID.pattern)  # lower-case letters, digits, '.', '_' and '-' (in the writer's schema too)
     domain: Domain
     paper_title: str = Field(min_length=1)
     summary: str | None = None
     interactions: list[InteractionElement] = Field(min_length=MIN_INTERACTIONS, max_length=MAX_INTERACTIONS)
     visual_style: VisualStyle
     tech_stack: TechStack
-
-    @field_validator("id")
-    @classmethod
-    def _id_shape(cls, value: str) -> str:
-        if not _ID.match(value):
-            raise ValueError(f"{value!r}: lower-case letters, digits, '.', '_' and '-' only")
-        return value
 
     @model_validator(mode="after")
     def _unique_names(self) -> AppSpec:

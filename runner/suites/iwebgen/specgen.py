@@ -88,8 +88,7 @@ async def write_spec(model: Model, pdf: Path | str, *, text: str | None = None, 
         {"role": "user", "content": f"The paper's text, extracted from {pdf.name}{note}:\n\n{shown}"},
     ]
     try:
-        result = await ask_structured(model, messages=messages, schema=AppSpec.model_json_schema(),
-                                      validate=AppSpec.model_validate, name="app_spec", mode=mode,
+        result = await ask_structured(model, messages=messages, answer=AppSpec, name="app_spec", mode=mode,
                                       max_attempts=max_attempts, task_id=f"specgen:{pdf.stem}", turn=1)
     except StructuredOutputError as error:
         raise SpecgenError(f"{pdf}: the spec writer gave no valid specification in {max_attempts} answer(s):\n  "

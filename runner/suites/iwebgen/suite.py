@@ -24,8 +24,8 @@ from runner.metrics.basic import basic_summary
 from runner.models.base import ProviderError
 from runner.models.structured import StructuredOutputError
 from runner.generation import GenerationStrategy, build_strategy
-from runner.records import DimensionScore, TurnRecord, Verdict
-from runner.suites.base import ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
+from runner.records import DimensionScore, FailureBucket, TurnRecord, Verdict
+from runner.suites.base import NO_REWARD, ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.iwebgen import loader
 from runner.suites.iwebgen.background import capture_background
 from runner.suites.iwebgen.metrics import DIMENSION_OF_COLUMN, iwebgen_summary
@@ -159,9 +159,11 @@ class IWebGenSuite(SuiteBase):
             messages, shown = judge_messages(
                 loader.spec_of(judge_input.task), Path(judge_input.out_dir), trace,
                 evidence.screenshot_viewport if evidence is not None else "", max_steps=self.settings.judge_max_steps)
+            request: dict[str, Any] = {}
             try:
                 result = await judge.ask(self.rubric, messages, ids=[], task_id=judge_input.task.id,
-                                         turn=judge_input.turn.index)
+                                         turn=judge_input.turn.index, out_dir=Path(judge_input.out_dir),
+                                         request_record=request, trim_order=("spec",))
             except StructuredOutputError as error:
                 raise JudgeError(f"{judge.name}: malformed iwebgen verdict: {error}") from error
             except ProviderError as error:  # no answer after the endpoint's own retries: the judge failed
@@ -171,7 +173,8 @@ class IWebGenSuite(SuiteBase):
             for column, name in DIMENSION_OF_COLUMN.items():
                 scores[f"score_{column.lower()}"] = float(dimensions[name].score or 0.0)
             scores["score"] = sum(scores[f"score_{c.lower()}"] for c in DIMENSION_OF_COLUMN)
-            raw.update(response=result.data, attempts=result.attempts, usage=result.usage, evidence=shown)
+            raw.update(response=result.data, attempts=result.attempts, usage=result.usage, evidence=shown,
+                       request=request)
             summary = f"{scores['score']:g}/100; " + ", ".join(
                 f"{c} {scores[f'score_{c.lower()}']:g}" for c in DIMENSION_OF_COLUMN)
             if outcome.summary:
@@ -182,6 +185,20 @@ class IWebGenSuite(SuiteBase):
             dimensions.update({name: DimensionScore(score=None, reason=why) for name in JUDGED_POINTS})
             summary += f"; judged dimensions {why}"
         return Verdict(judge=judge.name, passed=None, dimensions=dimensions, scores=scores, summary=summary, raw=raw)
+
+    def turn_reward(self, record: TurnRecord) -> float | None:
+        """An app that does not build earns 0 (C.3). A built one earns its B.1 total / 100 when an LLM judge
+        scored it; under judge=rules (the judged points unassessed) the rule-based IR of §3.2 (0 for a page
+        that failed at runtime, None when no probe ran). Rule & stability points come with the parts."""
+        if record.status in NO_REWARD:
+            return None
+        if record.extra.get("build_status") != "ok":
+            return 0.0
+        if "score" in record.scores:
+            return record.scores["score"] / 100.0
+        if "interaction_rate" in record.scores:
+            return record.scores["interaction_rate"]
+        return 0.0 if record.status is FailureBucket.RUNTIME_ERROR else None
 
     def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
         summary = basic_summary(records, requested_slots=len(tasks))

@@ -30,9 +30,10 @@ from runner.metrics.basic import basic_summary
 from runner.evidence_folder import EvidenceFolder
 from runner.metrics.image import RUBRIC_DIMENSIONS, final_score, load_rgb, png_bytes
 from runner.models.base import GenerationRequest
+from runner.models.fitting import fit_for_model
 from runner.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
 from runner.judges.base import Judge, JudgeInput
-from runner.suites.base import ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
+from runner.suites.base import NO_REWARD, ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.web2code import observation, rubric, scoring
 from runner.suites.web2code.trajectory import (
     Trajectory,
@@ -161,22 +162,9 @@ class Web2CodeSuite(SuiteBase):
         if self.settings.task_ids:
             wanted = {i.split(".")[0] for i in self.settings.task_ids}
             dirs = [d for d in dirs if d.name in wanted] or dirs
-        limit = asyncio.Semaphore(self.settings.generation_workers)
-
-        with progress.step(f"MT-Web2Code {self.track} trajectories (cached ones load at once)", total=len(dirs),
-                           key=f"web2code-{self.track}-trajectories") as shown:
-
-            async def one(pool: BrowserPool, page_dir: Path) -> Trajectory:
-                async with limit:
-                    trajectory = await load_or_generate(pool, page_dir, params, self.cache_root)
-                shown.advance(detail=page_dir.name)
-                return trajectory
-
-            async with self.context.browsers.checkout() as pool:
-                trajectories = await asyncio.gather(*(one(pool, d) for d in dirs))
-        tasks: list[Task] = []
         modes = ["chain", "independent"] if self.settings.mode == "both" else [self.settings.mode]
-        for traj in trajectories:
+        tasks: list[Task] = []
+        for traj in await self._prepare_trajectories(dirs, params, modes):
             if not traj.ok:
                 self.skipped.append({"page": traj.page, "reason": traj.reason})
                 log.warning("web2code: page %s skipped: %s", traj.page, traj.reason)
@@ -191,6 +179,52 @@ class Web2CodeSuite(SuiteBase):
             reasons = "; ".join(f"{s['page']}: {s['reason']}" for s in self.skipped) or "no page folders"
             raise ValueError(f"suite {self.track}: no page yields a trajectory ({reasons})")
         return select_tasks(tasks, self.settings)
+
+    async def _prepare_trajectories(self, dirs: list[Path], params: TrajectoryParams, modes: list[str]) -> list[Trajectory]:
+        """The pages' trajectories. Under `suite.limit=N` only the pages whose tasks can be among the first N
+        task ids (select_tasks' order) get one: pages in order of their first task id, in rounds until N usable
+        tasks are known and no page left could come before the N-th (a skipped page lets the next one in).
+        `suite.task_ids` has already chosen the pages."""
+        limit = self.settings.limit
+        if limit is None or self.settings.task_ids:
+            return await self._generate(dirs, params)
+        single = len(modes) == 1
+
+        def ids(page: str) -> list[str]:
+            return sorted(self._task_id(page, mode, single=single) for mode in modes)
+
+        pending = sorted(dirs, key=lambda page_dir: ids(page_dir.name)[0])
+        done: list[Trajectory] = []
+        while pending:
+            usable = sorted(task_id for traj in done if traj.ok for task_id in ids(traj.page))
+            if len(usable) >= limit:
+                batch = [d for d in pending if ids(d.name)[0] < usable[limit - 1]]  # a prefix of `pending`
+                if not batch:
+                    break
+            else:
+                batch = pending[: -(-(limit - len(usable)) // len(modes))]
+            pending = pending[len(batch):]
+            done += await self._generate(batch, params)
+        return done
+
+    async def _generate(self, dirs: list[Path], params: TrajectoryParams) -> list[Trajectory]:
+        """Load (from the cache) or generate these pages' trajectories, `generation_workers` at a time."""
+        limit = asyncio.Semaphore(self.settings.generation_workers)
+        with progress.step(f"MT-Web2Code {self.track} trajectories (cached ones load at once)", total=len(dirs),
+                           key=f"web2code-{self.track}-trajectories") as shown:
+
+            async def one(pool: BrowserPool, page_dir: Path) -> Trajectory:
+                async with limit:
+                    trajectory = await load_or_generate(pool, page_dir, params, self.cache_root)
+                shown.advance(detail=page_dir.name)
+                return trajectory
+
+            async with self.context.browsers.checkout() as pool:
+                return list(await asyncio.gather(*(one(pool, d) for d in dirs)))
+
+    @staticmethod
+    def _task_id(page: str, mode: str, *, single: bool) -> str:
+        return page if single else f"{page}.{mode}"
 
     def _task(self, traj: Trajectory, mode: str, *, single: bool) -> Task:
         T = traj.params.turns
@@ -207,7 +241,7 @@ class Web2CodeSuite(SuiteBase):
                 extra={"step": t},
             ))
         return Task(
-            id=traj.page if single else f"{traj.page}.{mode}",
+            id=self._task_id(traj.page, mode, single=single),
             suite=self.track,
             sub_suite=mode,
             title=traj.page,
@@ -233,7 +267,9 @@ class Web2CodeSuite(SuiteBase):
                     {"type": "text", "text": CAPTION_PROMPT},
                     {"type": "image_url", "image_url": {"url": observation.data_url(png)}},
                 ]}]
-                response = await model.generate(GenerationRequest(task_id=f"caption:{traj.page}", turn=t, messages=messages))
+                fitted = fit_for_model(model, messages)  # one image; RequestTooLarge if its context is too small
+                response = await model.generate(GenerationRequest(task_id=f"caption:{traj.page}", turn=t,
+                                                                  messages=fitted.messages))
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(response.text.strip())
             step["region"]["caption"] = path.read_text()
@@ -361,7 +397,7 @@ class Web2CodeSuite(SuiteBase):
         model_crop = scoring.crop(model_img, model_box)
         outbox = await rubric.score_macro_outbox(
             judge, golden_img, model_img, golden_box, model_box if model_crop is not None else None, self.settings.tau,
-            use_judge=self.settings.macro_outbox == "judge")
+            use_judge=self.settings.macro_outbox == "judge", out_dir=folder.path)
         s_out = outbox["s_outbox"]
         outbox_scores = {"s_outbox_ssim": float(outbox["s_outbox_ssim"])}
         outbox_raw = {"outbox": outbox}
@@ -376,7 +412,7 @@ class Web2CodeSuite(SuiteBase):
                                  extra=outbox_scores, raw=outbox_raw, outbox_method=outbox["method"])
         golden_png, model_png = png_bytes(golden_crop), png_bytes(model_crop)
         folder.write_judge_image(folder.CROP_MODEL, model_png)
-        ratings, problem = await rubric.rubric_scores(judge, golden_png, model_png)
+        ratings, problem = await rubric.rubric_scores(judge, golden_png, model_png, out_dir=folder.path)
         if ratings is not None:
             dims = {d: ratings[d] for d in RUBRIC_DIMENSIONS}
             return self._verdict(judge_name, ratings["s_inbox"], s_out, dims, ratings["overall"], method="rubric",
@@ -408,6 +444,13 @@ class Web2CodeSuite(SuiteBase):
 
     def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
         return summarize_web2code(records, tasks, track=self.track, skipped=self.skipped)
+
+    def turn_reward(self, record: TurnRecord) -> float | None:
+        """The turn's score of eq. 12 (§3.6: dense per-turn scores as training signals); an unscored slot
+        counts 0 as in Table 3 (`_table`), unless the harness, not the answer, failed."""
+        if record.status in NO_REWARD:
+            return None
+        return slot_scores(record).get("score", 0.0)
 
 
 def _mean(values: list[float]) -> float | None:

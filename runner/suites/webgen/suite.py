@@ -111,7 +111,7 @@ class WebGenSuite(SuiteBase):
                 raise ValueError(f"suite=webgen: the run's context holds no `{TESTER_ROLE}` model role "
                                  f"(roles.{TESTER_ROLE})")
             settings = LLMActorSettings.model_validate({**self.settings.tester, "model": self._tester_model})
-            self._tester = LLMActor(settings, model=model)
+            self._tester = LLMActor(settings, model=model, role=TESTER_ROLE)
         return self._tester
 
     async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:

@@ -32,7 +32,46 @@ function fillChoices(state) {
       option.value = name; option.textContent = name.replaceAll("_", " ");
       $("mechanism").appendChild(option);
     }
+    // Audit mode (EvoGenUI-Bench App. C.2.1): one radio per attribution category.
+    const titles = { prior_regression: "Prior-regression-containing (something the previous passing turn had was " +
+                       "removed, contradicted, disconnected or made stale)",
+                     new_requirement_only: "New-requirement-only (previous behaviour intact; the new request failed)",
+                     insufficient_evidence: "Insufficient evidence to attribute" };
+    for (const name of state.attributions) {
+      const label = document.createElement("label");
+      const radio = document.createElement("input");
+      radio.type = "radio"; radio.name = "attribution"; radio.id = "attr-" + name; radio.value = name;
+      label.appendChild(radio);
+      label.appendChild(document.createTextNode(" " + (titles[name] || name)));
+      $("attribution").appendChild(label);
+      $("attribution").appendChild(document.createElement("br"));
+    }
     dims.dataset.filled = "1";
+  }
+}
+
+function fillList(id, criteria) {
+  const list = $(id); list.replaceChildren();
+  for (const c of criteria || []) {
+    const li = document.createElement("li"); li.textContent = `${c.id}: ${c.description}`; list.appendChild(li);
+  }
+}
+
+function fillShots(id, names) {
+  const shots = $(id); shots.replaceChildren();
+  for (const name of names || []) {
+    const img = document.createElement("img");
+    img.src = `/images/${encodeURIComponent(current.item)}/${encodeURIComponent(name)}`; img.alt = name; img.title = name;
+    shots.appendChild(img);
+  }
+}
+
+function fillTrace(id, trace) {
+  const list = $(id); list.replaceChildren();
+  for (const step of (trace ? trace.steps : [])) {
+    const li = document.createElement("li");
+    li.textContent = `${step.ok ? "ok" : "FAILED"} ${JSON.stringify(step.action)} -> ${step.observation} ${step.error}`;
+    list.appendChild(li);
   }
 }
 
@@ -49,22 +88,21 @@ function show(state) {
   text("build", `${current.build.status}\n${current.build.log}`);
   text("tools", json(current.tool_log)); text("errors", current.page_errors.join("\n") || "(none)");
   text("request", json(current.request));
-  const criteria = $("criteria"); criteria.replaceChildren();
-  for (const c of current.criteria) {
-    const li = document.createElement("li"); li.textContent = `${c.id}: ${c.description}`; criteria.appendChild(li);
+  fillList("criteria", current.criteria);
+  fillShots("screenshots", current.screenshots);
+  fillTrace("trace", current.trace);
+  const audit = state.mode === "apr_audit";
+  $("audit-intro").hidden = !audit; $("previous-turn").hidden = !audit;
+  $("slot-form").hidden = audit; $("attribution").hidden = !audit;
+  if (audit) {
+    const prev = current.previous;
+    text("prev-turn", prev.turn); text("prev-prompt", prev.prompt); text("prev-assistant", prev.assistant_text);
+    text("prev-tools", json(prev.tool_log));
+    fillList("prev-criteria", prev.criteria);
+    fillShots("prev-screenshots", prev.screenshots);
+    fillTrace("prev-trace", prev.trace);
   }
-  const shots = $("screenshots"); shots.replaceChildren();
-  for (const name of current.screenshots) {
-    const img = document.createElement("img");
-    img.src = `/images/${encodeURIComponent(current.item)}/${encodeURIComponent(name)}`; img.alt = name; img.title = name;
-    shots.appendChild(img);
-  }
-  const trace = $("trace"); trace.replaceChildren();
-  for (const step of (current.trace ? current.trace.steps : [])) {
-    const li = document.createElement("li");
-    li.textContent = `${step.ok ? "ok" : "FAILED"} ${JSON.stringify(step.action)} -> ${step.observation} ${step.error}`;
-    trace.appendChild(li);
-  }
+  for (const radio of document.getElementsByName("attribution")) radio.checked = false;
   for (const radio of document.getElementsByName("passed")) radio.checked = false;
   for (const select of $("dimensions").querySelectorAll("select")) select.value = "";
   $("mechanism").value = ""; $("note").value = "";
@@ -84,6 +122,14 @@ $("start").addEventListener("click", async () => {
 });
 
 $("save").addEventListener("click", async () => {
+  if (!$("attribution").hidden) {
+    const attribution = document.querySelector("input[name=attribution]:checked");
+    if (!attribution) { text("message", "choose an attribution"); return; }
+    const label = { item: current.item, annotator, attribution: attribution.value, note: $("note").value };
+    await call(await fetch("/api/label", { method: "POST", headers: { "Content-Type": "application/json" },
+                                            body: JSON.stringify(label) }));
+    return;
+  }
   const chosen = document.querySelector("input[name=passed]:checked");
   if (!chosen) { text("message", "choose pass or fail"); return; }
   const dimensions = {};

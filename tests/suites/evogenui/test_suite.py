@@ -369,6 +369,10 @@ def test_summary_has_table2_reliability_and_mechanisms() -> None:
     assert mechanisms["presentation"]["derived_state_propagation"] == 1
     assert mechanisms["interaction"]["information_architecture"] == 1  # the invalid output
     assert sum(mechanisms["overall"].values()) == 2  # blocked and provider-error slots are not executed
+    # Table 6: inter-a's two blocked slots follow its invalid output; 10 of 12 slots were executed.
+    accounting = summary["slot_accounting"]
+    assert accounting["blocked_after"] == {"invalid_output": 2}
+    assert (accounting["executed"], accounting["total"]) == (10, 12)
     json.dumps(summary, allow_nan=False)  # summary.json holds no NaN
 
 

@@ -98,20 +98,10 @@ def test_uiclip_without_weights_names_the_pull_command(tmp_path: Path) -> None:
 
 def test_uiclip_reads_a_clip_model_from_the_hub_cache(tmp_path: Path) -> None:
     """A tiny randomly initialised CLIP saved in the cache layout stands in for the UIClip weights."""
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel
+    from tests.support.tiny_uiclip import write_tiny_uiclip_cache
 
-    cache = tmp_path / "hub"
-    config = CLIPConfig(
-        text_config={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2},
-        vision_config={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
-                       "image_size": 32, "patch_size": 16},
-        projection_dim=8,
-    )
-    CLIPModel(config).save_pretrained(_hub_snapshot(cache, "org/tiny-uiclip"))
-    CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(
-        _hub_snapshot(cache, "org/tiny-processor"))
-    featurizer = fz.get_featurizer("uiclip", repo="org/tiny-uiclip", processor_repo="org/tiny-processor",
-                                   cache_dir=str(cache))
+    cache = write_tiny_uiclip_cache(tmp_path / "hub")
+    featurizer = fz.get_featurizer("uiclip", cache_dir=str(cache))
     shots = [_png(tmp_path / "a.png", (250, 250, 250)), _png(tmp_path / "b.png", (250, 250, 250), (0, 0, 40, 40))]
     features = featurizer.featurize(shots, ["", ""])
     assert features.shape == (2, 8)
@@ -123,3 +113,37 @@ def test_featurize_by_name_shares_one_instance(tmp_path: Path) -> None:
     shot = _png(tmp_path / "a.png", (0, 0, 255))
     assert fz.featurize("pixels", [shot], ["x"]).shape == (1, 768)
     assert fz._shared("pixels") is fz._shared("pixels")
+
+
+def test_featurizer_problems_name_what_is_missing_without_loading_it(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
+    problems = fz.featurizer_problems("uiclip")
+    assert len(problems) == 1 and f"{fz.UICLIP_REPO}@main is not in the local Hugging Face cache" in problems[0]
+    assert fz.featurizer_problems("pixels") == []
+    for repo in (fz.UICLIP_REPO, fz.UICLIP_PROCESSOR_REPO):  # both snapshots present: nothing is missing
+        _hub_snapshot(tmp_path / "hub", repo)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert fz.featurizer_problems("uiclip") == []
+
+
+def test_the_floweval_preset_stops_in_preflight_when_uiclip_is_missing(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """FlowEval Table 1's featurizer is UIClip (§3.3): never swapped silently for another one."""
+    import asyncio
+
+    from huggingface_hub import constants
+
+    from runner.preflight import PreflightError, check_run
+    from runner.validation import validate_config
+    from tests.test_presets import composed
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
+    config = validate_config(composed("+experiment=floweval-table1", "model=oracle", "actor=scripted"))
+    with pytest.raises(PreflightError) as caught:
+        asyncio.run(check_run(config))
+    message = str(caught.value)
+    assert "suite.featurizer: 'uiclip': featurizer 'uiclip': " in message and fz.UICLIP_REPO in message
+    assert "suite.featurizer=minilm_text" in message  # the explicit way out, said to be not the paper's

@@ -70,8 +70,10 @@ def _rho(x: list[int], y: list[int]) -> float:
 
 @pytest.fixture()
 def table(tmp_path: Path):
+    """The table with online Elo (hand-computable in label order) and, as these labels name no sites, every
+    pair decided on the models' generation means."""
     outputs = load_outputs(_write_runs(tmp_path))
-    return build_table(outputs, read_human_labels(_labels(tmp_path / "labels.jsonl"), outputs))
+    return build_table(outputs, read_human_labels(_labels(tmp_path / "labels.jsonl"), outputs), ratings="online_elo")
 
 
 def test_human_elo_and_ranking(table) -> None:
@@ -224,3 +226,52 @@ def test_pairwise_judge_column(tmp_path: Path, capsys) -> None:
     assert [label.winner for label in decided] == ["a", "b", "a", "b"]
     assert {label.rater for label in decided} == {"mllm:judge-x"}
     assert decided[0].site_a == f"{dirs[0].resolve()}::p1::1"
+
+
+# -- the metric decision on the rated pair of sites (FlowEval §4, Appendix D) --------------------------------
+
+# Five generations of p1 per model: m1's DTW mean is 2.6 (one bad site), m2's 2.0.
+FIVE = {"m1": [1.0, 1.0, 1.0, 1.0, 9.0], "m2": [2.0] * 5}
+
+
+def _write_five(root: Path) -> dict[str, Path]:
+    dirs = {}
+    for model, values in FIVE.items():
+        directory = RunDirectory(root / f"five-{model}")
+        for turn, dtw in enumerate(values, start=1):
+            verdict = Verdict(judge="floweval", passed=None, scores={"dtw": dtw, "ebleu": 0.5, "wmd": 0.1})
+            directory.append(TurnRecord(task_id="p1", suite="floweval", turn=turn, status=FailureBucket.OK,
+                                        passed=None, verdict=verdict, model=model))
+        dirs[model] = (root / f"five-{model}").resolve()
+    return dirs
+
+
+def test_a_rated_pair_is_decided_on_the_two_sites_the_person_saw(tmp_path: Path) -> None:
+    """Label 1 shows m1's generation 1 (DTW 1.0) against m2's generation 3 (2.0): lower DTW, m1 wins, as the
+    person said. On the five-generation means (2.6 against 2.0) m2 would win. Label 2 shows m1's generation 5
+    (9.0) against m2's 1 (2.0): m2 wins, as the person said; a second pair of sites of the same models."""
+    dirs = _write_five(tmp_path)
+    site = lambda model, turn: f"{dirs[model]}::p1::{turn}"  # noqa: E731
+    path = tmp_path / "labels.jsonl"
+    write_labels(path, [
+        PairwiseLabel(prompt_id="p1", model_a="m1", model_b="m2", winner="a", rater="r1",
+                      site_a=site("m1", 1), site_b=site("m2", 3)),
+        PairwiseLabel(prompt_id="p1", model_a="m1", model_b="m2", winner="b", rater="r1",
+                      site_a=site("m1", 5), site_b=site("m2", 1)),
+    ])
+    outputs = load_outputs(list(dirs.values()))
+    human = read_human_labels(path, outputs)
+    rated = next(c for c in build_table(outputs, human).metrics if c.name == "dtw")
+    assert (rated.agreement_rate, rated.pairs, rated.decided_by_mean) == (1.0, 2, 0)
+    # The older reading decides the pair of models once, on the means: m2, so only label 2 agrees.
+    mean = next(c for c in build_table(outputs, human, pair_values="generation_mean").metrics if c.name == "dtw")
+    assert (mean.agreement_rate, mean.pairs, mean.decided_by_mean) == (0.5, 2, 1)
+    # A site named by a relative run dir (as typed, or after the run dirs moved) is found by its path's tail.
+    write_labels(path, [PairwiseLabel(prompt_id="p1", model_a="m1", model_b="m2", winner="a", rater="r1",
+                                      site_a="five-m1::p1::1", site_b="elsewhere/five-m2::p1::3")])
+    assert [(x.site_a, x.site_b) for x in read_human_labels(path, outputs)] == [(site("m1", 1), site("m2", 3))]
+    # A label naming a site that is not that model's slot for the prompt is an error naming line and field.
+    write_labels(path, [PairwiseLabel(prompt_id="p1", model_a="m1", model_b="m2", winner="a", rater="r1",
+                                      site_a=site("m2", 1), site_b=site("m2", 3))])
+    with pytest.raises(ConfigError, match=r"labels.jsonl:1: site_a '.*five-m2::p1::1' is no slot of model 'm1'"):
+        read_human_labels(path, outputs)

@@ -61,6 +61,7 @@ def test_llm_judge_scores_the_frozen_probe_screenshots(oracle_run: Path, tmp_pat
     out = tmp_path / "rejudged"
     with FaultServer(answer) as server:
         result = _cli("runner.rejudge", str(oracle_run), "judge=local-llm", f"judge.options.model.base_url={server.base_url}",
+                      "judge.options.model.limits.images_per_prompt=32",  # every frozen screenshot, none fitted
                       "tracking=off", f"hydra.run.dir={out}")
     assert result.returncode == 0, result.stderr[-3000:]
     probed = [len(json.loads((oracle_run / r["evidence_dir"] / "trace.json").read_text())["steps"])

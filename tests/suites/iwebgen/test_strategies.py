@@ -194,3 +194,13 @@ def test_the_suite_builds_its_strategy_from_its_settings_and_roles() -> None:
     assert blocks.required_roles == ("splitter", "merger")
     assert blocks.generation_strategy().name == "blocks+self_repair"
     assert suite(pipeline="blocks").generation_strategy().name == "blocks"
+
+
+def test_the_suite_config_generates_in_a_single_pass_with_repair_an_option() -> None:
+    """I-WebGenBench §4.1: "in a single pass without tool use or iterative refinement"; C.3's rounds on request."""
+    from runner.validation import validate_config
+    from tests.test_presets import composed
+
+    assert validate_config(composed("suite=iwebgen")).suite.model_dump()["generation"] == "single_pass"
+    chosen = validate_config(composed("suite=iwebgen", "suite.generation=self_repair")).suite.model_dump()
+    assert (chosen["generation"], chosen["repair_rounds"]) == ("self_repair", 5)

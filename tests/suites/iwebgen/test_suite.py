@@ -15,7 +15,9 @@ from runner.judges.rules import RulesJudge
 from runner.sandbox.base import BuildResult
 from runner.suites.iwebgen.loader import load_tasks
 from runner.suites.iwebgen.suite import IWebGenSuite, IWebGenSuiteSettings
+from runner.untrusted import RULE
 from tests.conftest import REPO_ROOT
+from tests.support.fences import outside_blocks
 from tests.support.scripted_model import ScriptedModel
 
 TASK = next(task for task in load_tasks(REPO_ROOT / "tasks" / "iwebgen") if task.id == "econ-cobweb")
@@ -64,6 +66,9 @@ def test_llm_judge_sees_spec_and_before_after_screenshots_and_scores_100_points(
     assert sum(part["type"] == "image_url" for part in content) == 3  # load view + one before/after pair (max 1)
     texts = " ".join(part.get("text", "") for part in content)
     assert "The Cobweb Theorem" in texts and "slider 0" in texts and "slider 1" not in texts
+    # The element's label is the page's text: quoted, after the paper's instructions and the untrusted-data rule.
+    assert content[1] == {"type": "text", "text": RULE}
+    assert not any("slider 0" in line for line in outside_blocks(texts.replace(" Before:", "\nBefore:")))
     assert verdict.raw["evidence"] == ["screenshot.png", "step_00_before.png", "step_00_after.png"]
 
 
@@ -94,3 +99,51 @@ def test_a_judge_without_vision_leaves_the_judged_points_unassessed(tmp_path: Pa
     verdict = asyncio.run(_suite().judge_turn(LLMJudge(settings, name="text", model=model), _input(tmp_path)))
     assert verdict.dimensions["interaction"].score is None and "no vision" in verdict.dimensions["visual"].reason
     assert verdict.dimensions["rule"].score == 5.0 and "score" not in verdict.scores and not model.requests
+
+
+def test_twelve_probe_steps_reach_a_four_image_judge_as_contact_sheets(tmp_path: Path) -> None:
+    """B.1's 25 screenshots (load view + 12 before/after pairs) to a server started with
+    --limit-mm-per-prompt '{"image": 4}': at most 4 images go, every pair on a contact sheet, and the slot's
+    evidence says which went where."""
+    from PIL import Image
+
+    from runner.evidence_folder import EvidenceFolder
+    from tests.support.fault_server import FaultServer, completion
+
+    Image.new("RGB", (640, 400), (240, 240, 240)).save(tmp_path / "screenshot.png")
+    steps = []
+    for i in range(12):
+        Image.new("RGB", (640, 400), (10 * i, 0, 0)).save(tmp_path / f"step_{i:02d}_before.png")
+        Image.new("RGB", (640, 400), (0, 10 * i, 0)).save(tmp_path / f"step_{i:02d}_after.png")
+        steps.append(TraceStep(index=i, action={"kind": "click", "element": {"label": f"control {i}"}},
+                               dom_changed=True, screenshot_before=f"step_{i:02d}_before.png",
+                               screenshot_after=f"step_{i:02d}_after.png"))
+    judge_input = JudgeInput(task=TASK, turn=TASK.turns[0], build=BuildResult(status="ok"), files={"src/App.jsx": "x"},
+                             evidence=Evidence(url="http://x/", screenshot_viewport="screenshot.png"),
+                             trace=Trace(actor="probe", steps=steps), assistant_text="", out_dir=tmp_path)
+    suite = IWebGenSuite(IWebGenSuiteSettings(name="iwebgen", judge_max_steps=12), project_root=REPO_ROOT)
+    with FaultServer(lambda messages: (200, completion(json.dumps(ANSWER)))) as server:
+        model = {"provider": "openai", "model": "vlm", "base_url": server.base_url, "vision": True, "max_retries": 0,
+                 "cache": False, "max_tokens": 2048, "limits": {"images_per_prompt": 4, "context_tokens": 32768}}
+
+        async def main():
+            judge = LLMJudge(LLMJudgeSettings.from_options({"model": model, "rubric": "iwebgen"}), name="vlm")
+            try:
+                return await suite.judge_turn(judge, judge_input)
+            finally:
+                await judge.aclose()
+
+        verdict = asyncio.run(main())
+        (request,) = server.requests
+    images = [part for message in request["messages"] if isinstance(message["content"], list)
+              for part in message["content"] if part["type"] == "image_url"]
+    assert len(images) == 4
+    assert verdict.scores["score"] == 14 + 22 + 33 + 7 + 5
+    fitted = verdict.raw["request"]
+    assert fitted["images_given"] == 25 and fitted["images_sent"] == 4
+    sheets = [entry for entry in fitted["images_fitted"] if entry["fitted"] == "contact sheet"]
+    assert len(sheets) == 3 and sum(len(entry["images"]) for entry in sheets) == 24
+    texts = " ".join(part.get("text", "") for part in request["messages"][0]["content"])
+    assert "Contact sheet 1 of 3" in texts and "control 11" in texts
+    (recorded,) = EvidenceFolder(tmp_path).read_request_records(judging=True)
+    assert recorded["role"] == "judge" and recorded["images_fitted"] == fitted["images_fitted"]

@@ -1,0 +1,158 @@
+"""Reward service latency and throughput: MT-Web2Code micro pixel rewards and smoke-check rewards, warm.
+
+    .venv/bin/python bench/reward.py [--calls 12] [--suites micro,smoke] [--json out.json]
+
+For each suite the service is opened once (its tasks loaded, the run's browsers up) and warmed by one call;
+then `--calls` oracle answers are scored one after another (sequential: the latency of one call) and again
+with 4 in flight (concurrency 4, within the run's limits: concurrency.builds and concurrency.browsers of 2
+by default). Printed: the median and p90 latency per call and the throughput in rewards per minute of each
+mode, and the three reference answers' rewards: the oracle's (the turn's reference: 1.0), the identity's (the
+files it was shown, unchanged: MT-Web2Code's no-repair score) and the null answer's (empty: the invalid
+bucket, reward 0).
+
+micro: MT-Web2Code micro (§3.4) on `--pages` of tasks/web2code/pages, mode=independent so that every turn starts
+from the golden page and needs no state; static pages, scored by pixels (eqs. 9-12). smoke: turn 1 of each
+smoke task (a React build), scored by the rules judge's live checks (actor=none).
+Goal: median latency of one call under 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from runner.models.base import GenerationRequest  # noqa: E402
+from runner.models.oracle import IdentityModel, OracleModel  # noqa: E402
+from runner.reward.compose import compose_config  # noqa: E402
+from runner.reward.service import RewardService  # noqa: E402
+
+GOAL_S = 1.0
+CONCURRENCY = 4
+SUITES = {
+    "micro": ["suite=micro", "suite.mode=independent", "suite.turns=3", "actor=none"],
+    "smoke": ["suite=smoke", "judge=rules", "actor=none"],
+}
+
+
+def _slots(service: RewardService, suite: str) -> list[tuple[str, int]]:
+    """The (task, turn) slots scored without state: every turn in micro's independent mode, turn 1 in smoke."""
+    tasks = sorted(service.tasks.values(), key=lambda task: task.id)
+    if suite == "micro":
+        return [(task.id, turn.index) for task in tasks for turn in task.turns]
+    return [(task.id, 1) for task in tasks]
+
+
+async def _answer(model: Any, service: RewardService, task_id: str, turn: int) -> str:
+    messages = await service.prompt(task_id, turn)
+    return (await model.generate(GenerationRequest(task_id=task_id, turn=turn, messages=messages))).text
+
+
+async def _answer_with_state(model: Any, service: RewardService, task_id: str, turn: int, state: Any) -> str:
+    messages = await service.prompt(task_id, turn, state=state)
+    return (await model.generate(GenerationRequest(task_id=task_id, turn=turn, messages=messages))).text
+
+
+def _stats(latencies: list[float], wall_s: float) -> dict[str, float]:
+    ordered = sorted(latencies)
+    return {"calls": len(ordered), "median_s": statistics.median(ordered),
+            "p90_s": ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)],
+            "rewards_per_min": 60.0 * len(ordered) / wall_s}
+
+
+async def bench_suite(suite: str, calls: int, pages: list[str]) -> dict[str, Any]:
+    overrides = ["tracking=off", *SUITES[suite]]
+    if suite == "micro":
+        overrides.append(f"suite.task_ids=[{','.join(pages)}]")
+    opened = time.perf_counter()
+    async with RewardService.open(compose_config(overrides, project_root=REPO)) as service:
+        open_s = time.perf_counter() - opened
+        slots = _slots(service, suite)
+        oracle = OracleModel(service.tasks.values())
+        answers = {slot: await _answer(oracle, service, *slot) for slot in slots}
+        task_id, turn = slots[0]
+        oracle_reward = await service.score(task_id, turn, answers[slots[0]])  # also warms sandbox and browsers
+        # The identity hands back the files it was shown: MT-Web2Code shows the broken page; a smoke task shows
+        # files from turn 2 on (the oracle's turn 1 here), so it answers turn 2 unchanged.
+        identity_turn, state = (turn, None) if suite == "micro" else (2, oracle_reward.state)
+        identity = await _answer_with_state(IdentityModel(), service, task_id, identity_turn, state)
+        references = {
+            "oracle": oracle_reward,
+            "identity": await service.score(task_id, identity_turn, identity, state=state),
+            "null": await service.score(task_id, turn, ""),
+        }
+        plan = [slots[i % len(slots)] for i in range(calls)]
+
+        shortfalls: list[str] = []  # an oracle answer scores 1.0 unless the machine failed it (e.g. a page timeout)
+
+        async def one(slot: tuple[str, int]) -> float:
+            started = time.perf_counter()
+            reward = await service.score(slot[0], slot[1], answers[slot])
+            if reward.reward is None or reward.reward < 0.99:
+                shortfalls.append(f"{slot[0]} turn {slot[1]}: {reward.reward} ({reward.status}: {reward.error[:120]})")
+            return time.perf_counter() - started
+
+        started = time.perf_counter()
+        sequential = [await one(slot) for slot in plan]
+        sequential_stats = _stats(sequential, time.perf_counter() - started)
+
+        limit = asyncio.Semaphore(CONCURRENCY)
+
+        async def bounded(slot: tuple[str, int]) -> float:
+            async with limit:
+                return await one(slot)
+
+        started = time.perf_counter()
+        concurrent = await asyncio.gather(*(bounded(slot) for slot in plan))
+        concurrent_stats = _stats(list(concurrent), time.perf_counter() - started)
+    return {
+        "suite": suite, "open_s": open_s, "slots": len(slots),
+        "references": {name: {"reward": r.reward, "status": str(r.status),
+                              "scores": {k: v for k, v in r.scores.items() if k in ("s_inbox", "s_outbox", "score")}}
+                       for name, r in references.items()},
+        "sequential": sequential_stats, f"concurrency_{CONCURRENCY}": concurrent_stats, "shortfalls": shortfalls,
+    }
+
+
+def _print(result: dict[str, Any]) -> None:
+    print(f"== {result['suite']}: opened in {result['open_s']:.1f} s, {result['slots']} slot(s)")
+    for name, ref in result["references"].items():
+        reward = "None" if ref["reward"] is None else f"{ref['reward']:.4f}"
+        print(f"  {name:<9} reward {reward}  status {ref['status']}  {ref['scores'] or ''}")
+    for mode in ("sequential", f"concurrency_{CONCURRENCY}"):
+        stats = result[mode]
+        print(f"  {mode:<14} {stats['calls']} calls: median {stats['median_s']:.3f} s, p90 {stats['p90_s']:.3f} s, "
+              f"{stats['rewards_per_min']:.1f} rewards/min")
+    for shortfall in result["shortfalls"]:
+        print(f"  oracle answer below 1.0: {shortfall}")
+    median = result["sequential"]["median_s"]
+    print(f"  goal: one call under {GOAL_S} s (sequential median): {'met' if median < GOAL_S else 'NOT met'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=12, help="oracle answers scored per mode")
+    parser.add_argument("--suites", default="micro,smoke")
+    parser.add_argument("--pages", default="hearth-bakery,ledgerly-saas", help="micro: the pages (task ids)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    args = parser.parse_args()
+    results = []
+    for suite in args.suites.split(","):
+        result = asyncio.run(bench_suite(suite, args.calls, args.pages.split(",")))
+        _print(result)
+        results.append(result)
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""Each preset end to end, with its model roles served for real by the CPU vLLM build on the tiny random vision
+model (tests/support/tiny_models.py): one record per requested slot.
+
+Only the role configs are overridden (where the role's weights come from and what the CPU build needs: one
+device, a context the tiny model has, no reasoning parser for tokens it lacks); every other key is the preset's
+(turns, repeats, step caps, screenshot kind, probe mode). The generator is the oracle, so the actor and the judge
+see real artifacts. The task set is cut to one task (`suite.limit=1`), a selection, not a setting of the paper.
+FlowEval Table 1 featurizes with UIClip, read from a local hub cache holding a tiny random CLIP under its names
+(where UIClip is absent the preset stops in preflight naming it: tests/suites/floweval/test_featurizers.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.tiny_uiclip import write_tiny_uiclip_cache
+from tests.support.served_runs import ServedRun, assert_completed, run_served
+from tests.support.tiny_models import NO_VLLM_REASON, READY_TIMEOUT_S, VLLM_PYTHON, served_overrides, tiny_model_dir
+
+pytestmark = [pytest.mark.vllm, pytest.mark.served, pytest.mark.slow, pytest.mark.browser, pytest.mark.build,
+              pytest.mark.sandbox, pytest.mark.skipif(not VLLM_PYTHON.exists(), reason=NO_VLLM_REASON)]
+
+RUN_S = 3600
+
+
+def tiny_role(key: str, model_dir: Path, *, drop: tuple[str, ...] = ()) -> list[str]:
+    """A shipped `provider: vllm` role served on the tiny model: its weights and the CPU build's settings, one
+    device instead of the paper model's node, and no server flag that names tokens the tiny model lacks."""
+    return [*served_overrides(key, model_dir), f"++{key}.server.tensor_parallel_size=1",
+            f"++{key}.server.max_model_len=32768", *(f"~{key}.server.{flag}" for flag in drop)]
+
+
+def run_preset(tmp_path: Path, preset: str, *overrides: str, env: dict[str, str] | None = None) -> ServedRun:
+    return run_served([f"+experiment={preset}", "model=oracle", "suite.limit=1", *overrides], tmp_path / "run",
+                      timeout_s=RUN_S, env=env)
+
+
+def records_of(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.timeout(READY_TIMEOUT_S * 2 + RUN_S)
+def test_evogenui_table2_with_a_served_actor_and_evaluator(tmp_path: Path) -> None:
+    model_dir = tiny_model_dir("vlm")
+    run = run_preset(tmp_path, "evogenui-table2", *tiny_role("actor.options.model", model_dir),
+                     *tiny_role("judge.options.model", model_dir))
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert len(run.records) == 5 and {r["turn"] for r in run.records} == {1, 2, 3, 4, 5}  # §5.1: five turns
+    assert not [r for r in run.records if r["status"] in ("infra", "judge_error")], run.statuses()
+    assert run.refused_requests() == []
+    # MiMo-V2.5 in both roles (§5.2): two servers of that config, both answered.
+    assert len(run.logs_of("mimo-v2.5")) == 2 and run.answered_requests("mimo-v2.5") > 0
+    config = (run.run_dir / "config.yaml").read_text()
+    assert "max_steps: 20" in config and "screenshot: full" in config  # the preset's keys, not the role's
+    for record in run.records:
+        trace = json.loads((run.run_dir / record["evidence_dir"] / "trace.json").read_text())
+        assert trace["actor"] == "llm" and len(trace["steps"]) <= 20
+    # §6.1, App. D.2.2: failed turns labelled by a diagnostic call of its own, on the evaluator's model
+    summary = json.loads((run.run_dir / "summary.json").read_text())
+    assert (summary["failure_mechanisms_source"], summary["failure_mechanisms_model_role"]) == \
+        ("diagnostic_judge", "judge")
+
+
+@pytest.mark.timeout(READY_TIMEOUT_S + RUN_S)
+def test_iwebgen_table2_with_a_served_judge(tmp_path: Path) -> None:
+    model_dir = tiny_model_dir("vlm")
+    # B.1's judge sees the page and the probe's before/after screenshots (up to 1 + 2 x 12 images); the shipped
+    # judge=qwen2.5-vl-7b server admits 4, and the request is fitted to them (runner/models/fitting.py).
+    run = run_preset(tmp_path, "iwebgen-table2", "judge=qwen2.5-vl-7b", *tiny_role("judge.options.model", model_dir))
+    assert_completed(run, requested=1, servers=["qwen2.5-vl-7b-instruct"], listed=("judge",))
+    record = run.records[0]
+    assert record["extra"]["generation"]["strategy"] == "single_pass"  # §4.1
+    assert record["status"] == "ok", record["error"]
+
+
+@pytest.mark.timeout(READY_TIMEOUT_S * 3 + RUN_S)
+def test_web2code_table3_macro_three_runs_with_a_served_judge(tmp_path: Path) -> None:
+    model_dir = tiny_model_dir("vlm")
+    run = run_preset(tmp_path, "web2code-table3-macro",
+                     f"suite.cache_dir={tmp_path / 'cache'}",
+                     *tiny_role("judge.options.model", model_dir, drop=("tool_call_parser", "reasoning_parser")),
+                     # a tiny stand-in's cap: 15 slots of judge calls stay within CPU minutes
+                     "++judge.options.model.max_tokens=1024")
+    assert run.returncode == 0, run.stderr[-4000:]
+    for index in range(3):  # Table 3: three independent runs, five turns each
+        records = records_of(run.run_dir / f"repeat-{index}")
+        assert sorted(r["turn"] for r in records) == [1, 2, 3, 4, 5]
+        assert not [r for r in records if r["status"] in ("infra", "judge_error")]
+    report = json.loads((run.run_dir / "repeats.json").read_text())
+    assert report["repeats"] == 3 and all(len(f["values"]) == 3 for f in report["figures"].values())
+
+
+@pytest.mark.timeout(RUN_S)
+def test_web2code_table3_micro_three_runs(tmp_path: Path) -> None:
+    run = run_preset(tmp_path, "web2code-table3-micro", f"suite.cache_dir={tmp_path / 'cache'}")
+    assert run.returncode == 0, run.stderr[-4000:]
+    for index in range(3):
+        records = records_of(run.run_dir / f"repeat-{index}")
+        assert sorted(r["turn"] for r in records) == [1, 2, 3, 4, 5]
+        assert all(r["status"] == "ok" for r in records), [r["error"] for r in records]
+    report = json.loads((run.run_dir / "repeats.json").read_text())
+    assert report["repeats"] == 3 and report["figures"]
+
+
+@pytest.mark.timeout(READY_TIMEOUT_S + RUN_S)
+def test_floweval_table1_with_a_served_cua_and_uiclip_features(tmp_path: Path) -> None:
+    """UI-TARS served on the tiny model; UIClip read from a local hub cache as after `hf download` (a tiny random
+    CLIP under UIClip's repository names: tests/support/tiny_uiclip.py), so the paper's featurizer runs."""
+    model_dir = tiny_model_dir("vlm")
+    hub = write_tiny_uiclip_cache(tmp_path / "hub")
+    run = run_preset(tmp_path, "floweval-table1", *tiny_role("actor.options.model", model_dir),
+                     # a tiny stand-in's cap: its random answers end at the first unparsable action either way
+                     "++actor.options.model.max_tokens=64",
+                     env={"HF_HUB_CACHE": str(hub), "HF_HUB_OFFLINE": "1"})
+    # §3.1: five generations of the one prompt, each a slot of its own
+    assert_completed(run, requested=5, servers=["ui-tars-1.5-7b"])
+    config = (run.run_dir / "config.yaml").read_text()
+    for setting in ("featurizer: uiclip", "runs: 3", "max_steps: 50", "temperature: 0.7"):  # the preset's keys
+        assert setting in config, setting
+    for record in run.records:
+        flows = sorted((run.run_dir / record["evidence_dir"] / "flows").iterdir())
+        assert flows and all(sorted(p.name for p in flow.glob("run_*")) == ["run_1", "run_2", "run_3"]
+                             for flow in flows)  # §3.3: three CUA runs per site and flow
+    assert set(json.loads((run.run_dir / "summary.json").read_text())["floweval"]) == {"dtw", "ebleu", "wmd"}
