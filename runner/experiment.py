@@ -108,7 +108,9 @@ async def open_browsers(config: RunnerConfig, sandbox: Sandbox, *, start: bool =
     `start=False`: each launches on its first use only (a re-judging run rarely needs one)."""
     browser = section_settings(BrowserSettings, config.browser, "browser")
     settings = [await sandbox.browser_settings(browser) for _ in range(config.concurrency.browsers)]
-    return await BrowserPools.start(settings) if start else BrowserPools([BrowserPool(item) for item in settings])
+    killed_by_page = sandbox.browser_killed_by_page
+    return await BrowserPools.start(settings, killed_by_page=killed_by_page) if start else \
+        BrowserPools([BrowserPool(item, killed_by_page=killed_by_page) for item in settings])
 
 
 def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], tasks: list[Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import json
 import logging
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,8 +146,12 @@ class BrowserPool:
     # Every launch (or connect) of any pool in this process: a run's count must equal concurrency.browsers.
     launched_in_process: ClassVar[int] = 0
 
-    def __init__(self, settings: BrowserSettings | None = None) -> None:
+    def __init__(self, settings: BrowserSettings | None = None, *,
+                 killed_by_page: Callable[[BrowserSettings], Awaitable[bool]] | None = None) -> None:
         self.settings = settings or BrowserSettings()
+        # Asks the sandbox whether a remote browser that went away was stopped by its page (its memory cap):
+        # Sandbox.browser_killed_by_page. None: every loss of a remote browser is the harness's.
+        self._killed_by_page = killed_by_page
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._lock = asyncio.Lock()
@@ -190,7 +194,7 @@ class BrowserPool:
         """`lost()`, confirmed by a round trip for a remote browser (connect_url): a browser container that was
         stopped closes its pages before its connection says so."""
         if self.lost():
-            return True
+            return not await self._stopped_by_its_page()
         if self._browser is None or not self.settings.connect_url:
             return False
         try:
@@ -199,8 +203,9 @@ class BrowserPool:
         except asyncio.TimeoutError:
             # No answer: a container being stopped (an engine shutting down gives its containers seconds to
             # stop) has closed its pages, and its connection closes once it is gone; give it that time.
+            # A page filling the container's memory ends the same way, by its own doing.
             if await self._disconnects_within(STOP_GRACE_S):
-                return True
+                return not await self._stopped_by_its_page()
             # Connected but too busy to answer: a page flooding the browser process (history entries, hash
             # changes) does this, and so would a local browser's page, which is never asked. The page's
             # failure, not the harness's: its capture already timed out. The next session gets a new browser.
@@ -210,6 +215,20 @@ class BrowserPool:
         except Exception:
             return True
         return False
+
+    async def _stopped_by_its_page(self) -> bool:
+        """A remote browser that went away: whether its sandbox says its page's memory stopped it. The next
+        session relaunches (reconnects to) the browser either way."""
+        if not self.settings.connect_url or self._killed_by_page is None:
+            return False
+        try:
+            killed = await self._killed_by_page(self.settings)
+        except Exception:  # no answer from the sandbox: the harness's loss
+            log.exception("could not ask the sandbox why the browser went away")
+            return False
+        if killed:
+            log.warning("the memory cap of the browser's container killed it: its page filled the memory")
+        return killed
 
     async def _disconnects_within(self, seconds: float) -> bool:
         """Whether the remote browser's connection closes within `seconds`."""
@@ -437,9 +456,11 @@ class BrowserPools:
             self._free.put_nowait(pool)
 
     @classmethod
-    async def start(cls, settings: Sequence[BrowserSettings]) -> "BrowserPools":
-        """One started pool per settings (each worker's own; docker: each its own browser container)."""
-        pools = cls([BrowserPool(item) for item in settings])
+    async def start(cls, settings: Sequence[BrowserSettings], *,
+                    killed_by_page: Callable[[BrowserSettings], Awaitable[bool]] | None = None) -> "BrowserPools":
+        """One started pool per settings (each worker's own; docker: each its own browser container);
+        `killed_by_page`: the sandbox's Sandbox.browser_killed_by_page."""
+        pools = cls([BrowserPool(item, killed_by_page=killed_by_page) for item in settings])
         try:
             for pool in pools:
                 await pool.start()

@@ -52,4 +52,9 @@ class Sandbox(Protocol):
         """The settings of one worker's browser; a sandbox may confine it or point it at its own (docker)."""
         return base
 
+    async def browser_killed_by_page(self, settings: BrowserSettings) -> bool:
+        """Whether the browser of a worker's `settings` (from browser_settings) that went away was stopped by its
+        own memory cap, which its page filled: the page's failure, where any other loss is the harness's."""
+        return False
+
     async def aclose(self) -> None: ...

@@ -78,6 +78,7 @@ LABEL_ROLE = "org.genui.role"  # build | serve | browser
 IMAGE_USER = "10001:10001"  # the non-root user of the build and browser images
 PLAYWRIGHT_PORT = 3000
 FIRST_SERVE_PORT = 8100
+OOM_EVENT_SETTLE_S = 0.5  # how long after a browser is lost its container's oom event may still be on its way
 # Binds the listening socket, then execs server.py with it (server.py itself only binds 127.0.0.1 or
 # takes an inherited descriptor; here the browser reaches it from another container's view).
 LISTEN_SHIM = (
@@ -198,6 +199,8 @@ class DockerIsolation:
         self._browser_hosts = 0  # static addresses handed to browser containers (they keep them across restarts)
         self._browsers: list[tuple[Any, str]] = []  # (container, address on the internal network); [0] is the default
         self._handed_browsers = 0  # how many of them browser_settings gave to a worker
+        self._started_at = time.time()  # the first moment a browser container's oom events can be from
+        self._oom_seen: dict[str, int] = {}  # browser container id -> the time (ns) of its last oom event read
         self._next_port = FIRST_SERVE_PORT
         self._module_volumes: dict[str, str] = {}  # template -> its node_modules volume
         self._module_lock = asyncio.Lock()
@@ -517,6 +520,34 @@ class DockerIsolation:
         excluded = "".join(f", EXCLUDE {pattern}" for pattern in subnet_patterns(subnet))
         args = [f"{a}{excluded}" if a.startswith("--host-resolver-rules=") else a for a in base.launch_args]
         return base.model_copy(update={"launch_args": args})
+
+    async def browser_killed_by_page(self, settings: BrowserSettings) -> bool:
+        """Whether the memory cap of the browser container of a worker's `settings` killed a process in it, in an
+        `oom` event of the engine's not reported by an earlier call: a page that fills the browser's memory ends its
+        own browser, while an engine stopping or a killed container is the harness's loss. The kernel may pick
+        Chromium and leave the container running, so the event is read, not the container's exit state.
+        An engine that does not answer: False."""
+        container = next((c for c, _ in self._browsers if c.id == settings.serve_network), None)
+        if container is None:
+            return False
+        seen = self._oom_seen.get(container.id, 0)  # the engine's timeNano of the last oom event read
+        # The connection drops as Chromium dies; the engine's event is out by then, give it a moment all the same.
+        await asyncio.sleep(OOM_EVENT_SETTLE_S)
+
+        def oom_events() -> list[int]:
+            events = self.client().events(since=int(self._started_at), until=int(time.time()) + 1, decode=True,
+                                          filters={"container": container.id, "event": "oom"})
+            return [int(event.get("timeNano", 0)) for event in events]
+
+        try:
+            times = await asyncio.to_thread(oom_events)
+        except Exception as exc:  # the engine went away: not the page's doing
+            log.warning("could not read browser container %s's events: %s", container.name, exc)
+            return False
+        fresh = [moment for moment in times if moment > seen]
+        if fresh:
+            self._oom_seen[container.id] = max(fresh)
+        return bool(fresh)
 
     # ---- build -----------------------------------------------------------------------------------
     def _run_user(self) -> tuple[str, tuple[int, int] | None]:

@@ -413,6 +413,10 @@ class BubblewrapIsolation:
             return base
         return base.model_copy(update={"confine": True})
 
+    async def browser_killed_by_page(self, settings: BrowserSettings) -> bool:
+        """A confined local browser's pool reads its own cgroup's OOM count (runner/browser/confine.py)."""
+        return False
+
     async def aclose(self) -> None:
         """Nothing long-lived to stop: every build and server is scoped to its own call."""
         return None

@@ -277,5 +277,8 @@ class PipelineSandbox:
     async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
         return await self.isolation.browser_settings(base)
 
+    async def browser_killed_by_page(self, settings: BrowserSettings) -> bool:
+        return await self.isolation.browser_killed_by_page(settings)
+
     async def aclose(self) -> None:
         await self.isolation.aclose()

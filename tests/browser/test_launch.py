@@ -242,15 +242,22 @@ def test_a_remote_browser_too_busy_to_answer_is_not_lost_but_replaced(site, brow
     assert (text, launches) == ("after the busy one", 2)
 
 
-def test_a_remote_browser_that_stops_answering_then_disconnects_is_lost(browser_settings) -> None:
+@pytest.mark.parametrize("killed_by_page", [False, True], ids=["engine-stopped-it", "its-memory-cap-killed-it"])
+def test_a_remote_browser_that_stops_answering_then_disconnects_is_lost(browser_settings, killed_by_page) -> None:
     """A browser container being stopped (an engine restart) first stops answering, with its pages closed, and
-    disconnects only seconds later: that browser is lost (the slot is infra), not a busy one."""
+    disconnects only seconds later: that browser is lost (the slot is infra), not a busy one. Unless the sandbox
+    says its memory cap killed it (Sandbox.browser_killed_by_page): its page filled it, the page's failure."""
 
     stopped: list[int] = []
+    asked: list[BrowserSettings] = []
+
+    async def sandbox_says(settings: BrowserSettings) -> bool:
+        asked.append(settings)
+        return killed_by_page
 
     async def main(port: int, server: subprocess.Popen) -> tuple[bool, float]:
         settings = browser_settings.model_copy(update={"connect_url": f"ws://127.0.0.1:{port}/"})
-        async with BrowserPool(settings) as pool:
+        async with BrowserPool(settings, killed_by_page=sandbox_says) as pool:
             stopped.extend(browser_pids(server.pid))
             assert len(stopped) == 1, stopped
             os.kill(stopped[0], signal.SIGSTOP)  # no answer from now on ...
@@ -260,9 +267,11 @@ def test_a_remote_browser_that_stops_answering_then_disconnects_is_lost(browser_
 
     try:
         with _playwright_server() as (server, port):
+            ports = [port]
             lost, waited = asyncio.run(main(port, server))
     finally:
         for pid in stopped:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-    assert lost is True and 8 <= waited < 20
+    assert lost is (not killed_by_page) and 8 <= waited < 20
+    assert [settings.connect_url for settings in asked] == [f"ws://127.0.0.1:{port}/" for port in ports]

@@ -231,6 +231,33 @@ def test_each_worker_has_its_own_browser_container_and_loopback(tmp_path: Path, 
     asyncio.run(scenario())
 
 
+def test_a_browser_container_its_memory_cap_killed_in_is_the_pages_doing_a_kill_is_not(label: str, engine) -> None:
+    """Sandbox.browser_killed_by_page reads the engine's oom events of the worker's browser container: a process
+    filling its memory cap (as a page filling Chromium's memory) is the page's doing, once; a container killed
+    from outside (an engine restart, an operator) is not."""
+    from runner.browser.launch import BrowserSettings
+
+    filler = "const kept = []; for (;;) kept.push(Buffer.alloc(64 * 1024 * 1024, 1));"
+
+    async def scenario() -> list[bool]:
+        sandbox = _sandbox(label, browser_memory_mb=256)
+        try:
+            settings = await sandbox.browser_settings(BrowserSettings())
+            container = engine.containers.get(settings.serve_network)
+            answers = [await sandbox.browser_killed_by_page(settings)]  # nothing happened yet
+            code, _ = await asyncio.to_thread(container.exec_run, ["/opt/playwright/node", "-e", filler], user="10001:10001")
+            assert code == 137, code  # the kernel's kill, inside the container's cap
+            answers += [await sandbox.browser_killed_by_page(settings),
+                        await sandbox.browser_killed_by_page(settings)]  # read once: the next loss is asked anew
+            await asyncio.to_thread(container.kill)
+            answers.append(await sandbox.browser_killed_by_page(settings))
+            return answers
+        finally:
+            await sandbox.aclose()
+
+    assert asyncio.run(scenario()) == [False, True, False, False]
+
+
 def _container_processes(container) -> list[list[str]]:
     """The argv of every process in a running container (the browser image has no ps: /proc, read by sh)."""
     script = 'for f in /proc/[0-9]*/cmdline; do cat "$f" 2>/dev/null; printf "\\n"; done'
