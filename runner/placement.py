@@ -53,6 +53,9 @@ class ServerClaim:
     gpu_memory_utilization: float | None = None
     gpu_ids: tuple[int, ...] | None = None
     attached: bool = False  # mode attach: someone else's server, claims nothing here
+    # The server's identity (runner/models/vllm_server.py server_identity): roles of one key share one server,
+    # which claims its GPUs once. None: its own server.
+    server_key: str | None = None
 
     @property
     def fraction(self) -> float:
@@ -155,7 +158,12 @@ def _overflow(claims: list[ServerClaim], gpus: list[GpuInfo]) -> list[str]:
     problems: list[str] = []
     known = {gpu.index for gpu in gpus}
     used: dict[int, list[ServerClaim]] = {}
+    shared: set[str] = set()
     for claim in claims:
+        if claim.server_key is not None:
+            if claim.server_key in shared:
+                continue  # another role's server, counted with it
+            shared.add(claim.server_key)
         devices = claim.devices(len(gpus))
         if len(devices) < claim.tensor_parallel_size:
             problems.append(f"{claim.role} {claim.name} needs {claim.tensor_parallel_size} GPUs, the machine has {len(gpus)}")

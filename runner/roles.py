@@ -11,6 +11,7 @@ phases), so the run knows its served models by role.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from runner.models.base import Model
 from runner.models.cache import ResponseCache
 from runner.models.registry import build_model
 from runner.models.serving import ROLES, ServedRoles
+from runner.models.vllm_provider import VLLMModel
+from runner.models.vllm_server import VLLMServerSettings, server_identity
 from runner.placement import ServerClaim
 from runner.tasks import Task
 
@@ -33,6 +36,8 @@ __all__ = [
     "roles_used",
     "server_claims",
 ]
+
+log = logging.getLogger(__name__)
 
 MODEL_KINDS = ("llm", "uitars")  # judge and actor kinds that call a model (`options.model`)
 ENDPOINT_PROVIDERS = ("openai", "vllm")  # models whose calls cost tokens and are traced (not replays)
@@ -97,6 +102,7 @@ def server_claims(config: RunnerConfig, roles: list[str]) -> list[ServerClaim]:
         gpu_ids = server.get("gpu_ids")
         claims.append(ServerClaim(
             role=role,
+            server_key=_server_key(server),
             name=str(settings.get("name", role)),
             tensor_parallel_size=int(server.get("tensor_parallel_size") or 1),
             gpu_memory_utilization=server.get("gpu_memory_utilization"),
@@ -104,6 +110,14 @@ def server_claims(config: RunnerConfig, roles: list[str]) -> list[ServerClaim]:
             attached=server.get("mode") == "attach",
         ))
     return claims
+
+
+def _server_key(server: dict[str, Any]) -> str | None:
+    """The server's identity (vllm_server.server_identity): roles of one key share one server."""
+    try:
+        return server_identity(VLLMServerSettings.model_validate(server))
+    except ValueError:  # preflight names what is wrong with it; placement only counts it on its own
+        return None
 
 
 class RunRoles:
@@ -122,6 +136,7 @@ class RunRoles:
         self._traced = traced
         self._sink: CallSink | None = None
         self._models: dict[str, Model] = {}
+        self._vllm_models: dict[str, VLLMModel] = {}  # the served models built so far, by role
 
     def has(self, role: str) -> bool:
         """The config gives this role a model."""
@@ -135,12 +150,27 @@ class RunRoles:
             raise ConfigError(f"invalid configuration:\n  {role_key(role)}: the run has no model for role {role!r}")
         settings = self.settings[role]
         model: Model = build_model(settings, tasks=tasks, cache=self._cache)
+        if isinstance(model, VLLMModel):
+            self._share_a_server(role, model)
         if self._traced and settings.get("provider") in ENDPOINT_PROVIDERS:
             model = TracedModel(model, role=role, sink=self._record)
         if settings.get("provider") == "vllm":
             self.served.add(role, model)
         self._models[role] = model
         return model
+
+    def _share_a_server(self, role: str, model: VLLMModel) -> None:
+        """A role whose served model has the weights and flags of another role's gets that role's server: one
+        server (one load, one copy in GPU memory) for, e.g., EvoGenUI-Bench Table 2's MiMo-V2.5 actor and
+        evaluator. Its log is under the first role's model name."""
+        identity = model.server_identity()
+        for other_role, other in self._vllm_models.items():
+            if other.server_identity() == identity:
+                model.share_server_of(other)
+                log.info("%s (%s) shares the vLLM server of %s (%s): the same weights and flags", role, model.name,
+                         other_role, other.name)
+                break
+        self._vllm_models[role] = model
 
     def models(self, roles: Iterable[str]) -> dict[str, Model]:
         """Role name -> model, for a suite's declared roles."""

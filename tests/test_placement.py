@@ -32,6 +32,16 @@ def test_small_judge_generator_and_actor_share_one_gpu() -> None:
     assert plan.phases == [{"name": "together", "roles": ["generator", "actor", "judge"], "servers": ["g", "a", "j"]}]
 
 
+def test_roles_sharing_one_server_claim_its_gpus_once() -> None:
+    """Actor and judge on one MiMo server (0.6, same server key) beside a 0.35 generator: 0.95 fits one GPU;
+    counted per role it would be 1.55 and staged."""
+    claims = [ServerClaim("generator", "g", 1, 0.35), ServerClaim("actor", "mimo", 1, 0.6, server_key="mimo-flags"),
+              ServerClaim("judge", "mimo", 1, 0.6, server_key="mimo-flags")]
+    assert plan_phases("auto", claims, ONE, roles=ROLES).mode == "together"
+    apart = [*claims[:2], ServerClaim("judge", "mimo", 1, 0.6, server_key="other-flags")]
+    assert plan_phases("auto", apart, ONE, roles=ROLES).mode == "staged"
+
+
 def test_unset_fraction_is_vllms_default_and_gpu_ids_are_honoured() -> None:
     # Two servers with vLLM's default 0.9 on GPU 0 do not fit; on GPUs 0 and 1 they do.
     same = [ServerClaim("generator", "g"), ServerClaim("judge", "j")]

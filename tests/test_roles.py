@@ -89,3 +89,50 @@ def test_role_models_get_the_response_cache_and_are_traced_when_built(tmp_path: 
     assert isinstance(untraced.model("caption"), OpenAIModel)
     asyncio.run(roles.aclose())
     asyncio.run(untraced.aclose())
+
+
+def test_roles_with_the_same_served_weights_and_flags_share_one_server(tmp_path: Path) -> None:
+    """EvoGenUI-Bench Table 2 serves MiMo-V2.5 as both actor and evaluator (§5.2): one server, started once,
+    claiming its GPUs once; a role whose server flags differ gets its own."""
+    config = _config("+experiment=evogenui-table2", "model=oracle")
+    assert {"actor", "judge"} <= set(role_model_settings(config))
+    roles = RunRoles(config, cache=None, log_dir=tmp_path / "servers")
+    actor, judge = roles.model("actor"), roles.model("judge")
+    assert actor.server is judge.server  # one server object, started by whichever role calls first
+    assert judge.settings.served_model_name == actor.settings.served_model_name
+    claims = server_claims(config, ["generator", "actor", "judge"])
+    assert len(claims) == 2 and claims[0].server_key == claims[1].server_key is not None
+    asyncio.run(roles.aclose())
+
+    apart = _config("+experiment=evogenui-table2", "model=oracle", "++judge.options.model.server.max_model_len=8192")
+    roles = RunRoles(apart, cache=None, log_dir=tmp_path / "servers")
+    assert roles.model("actor").server is not roles.model("judge").server
+    claims = server_claims(apart, ["generator", "actor", "judge"])
+    assert claims[0].server_key != claims[1].server_key
+    asyncio.run(roles.aclose())
+
+
+def test_a_shared_server_stops_when_its_last_holder_lets_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between phases a role's server is stopped (RunRoles.stop); a server another role still holds keeps
+    running until that role lets go too."""
+    from runner.models.vllm_server import VLLMServer
+
+    config = _config("+experiment=evogenui-table2", "model=oracle")
+    roles = RunRoles(config, cache=None, log_dir=tmp_path / "servers")
+    actor, judge = roles.model("actor"), roles.model("judge")
+    stops: list[str] = []
+
+    async def stopped(server: VLLMServer) -> None:  # no process here: record the stop instead
+        stops.append(server.name)
+
+    monkeypatch.setattr(VLLMServer, "aclose", stopped)
+
+    async def scenario() -> None:
+        actor.server.hold(actor)
+        judge.server.hold(judge)
+        await roles.stop("actor")
+        assert stops == []  # the judge still holds it
+        await roles.stop("judge")
+        assert stops == [actor.server.name]
+
+    asyncio.run(scenario())

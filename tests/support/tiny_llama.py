@@ -14,6 +14,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script by the vLLM venv's python
+from tiny_tokenizer import train_byte_level_bpe  # noqa: E402
+
 # Enough text for a few hundred byte-level merges covering code, markup and JSON punctuation.
 _CORPUS = [
     'export default function App() { return <div className="app">Hello</div>; }',
@@ -34,18 +37,11 @@ _CHAT_TEMPLATE = (
 
 def write_tiny_llama(out_dir: Path, *, vocab_size: int = 512, seed: int = 0) -> Path:
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     out_dir.mkdir(parents=True, exist_ok=True)
     special = ["<s>", "</s>", "<unk>"]
-    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    tokenizer.train_from_iterator(_CORPUS, trainer=trainer)
+    tokenizer = train_byte_level_bpe(_CORPUS, vocab_size=vocab_size, special=special)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="</s>"
     )

@@ -28,6 +28,7 @@ VLLM_PYTHON = Path(os.environ.get("GENUI_VLLM_PYTHON", REPO_ROOT / ".cache" / "v
 READY_TIMEOUT_S = 1200  # about 20 s on an idle 2-core machine; over 10 min seen when other jobs share the CPU
 MAKERS = {"llama": REPO_ROOT / "tests" / "support" / "tiny_llama.py",
           "vlm": REPO_ROOT / "tests" / "support" / "tiny_vlm.py"}
+TOKENIZER_MAKER = REPO_ROOT / "tests" / "support" / "tiny_tokenizer.py"  # both makers import it
 # The CPU build's server environment: its KV cache in GiB of host memory, one OpenMP thread per server (two
 # servers and Chromium share two cores).
 CPU_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1"}
@@ -44,7 +45,8 @@ def _models_root() -> Path:
 def tiny_model_dir(kind: Literal["llama", "vlm"]) -> Path:
     """The made model's folder (made now when no complete one exists for the maker's current source)."""
     maker = MAKERS[kind]
-    key = hashlib.sha256(maker.read_bytes() + str(VLLM_PYTHON.resolve()).encode()).hexdigest()[:16]
+    key = hashlib.sha256(maker.read_bytes() + TOKENIZER_MAKER.read_bytes() + str(VLLM_PYTHON.resolve()).encode()
+                         ).hexdigest()[:16]
     root = _models_root()
     folder = root / f"{kind}-{key}"
     if (folder / "config.json").is_file():

@@ -28,6 +28,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script by the vLLM venv's python
+from tiny_tokenizer import train_byte_level_bpe  # noqa: E402
+
 # Enough text for byte-level merges covering code, markup, JSON and the runner's prompt prose.
 _CORPUS = [
     'export default function App() { return <div className="app">Hello</div>; }',
@@ -67,19 +70,12 @@ _CHAT_TEMPLATE = (
 
 def write_tiny_vlm(out_dir: Path, *, vocab_size: int = 1024, seed: int = 0) -> Path:
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import (Idefics3Config, Idefics3ForConditionalGeneration, Idefics3ImageProcessorPil,
                               Idefics3Processor, PreTrainedTokenizerFast)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     special = ["<s>", "</s>", "<unk>", *IMAGE_TOKENS, *GRID_TOKENS]
-    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    tokenizer.train_from_iterator(_CORPUS, trainer=trainer)
+    tokenizer = train_byte_level_bpe(_CORPUS, vocab_size=vocab_size, special=special)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="</s>",
         additional_special_tokens=[*IMAGE_TOKENS, *GRID_TOKENS], model_max_length=CONTEXT,
