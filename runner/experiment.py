@@ -20,6 +20,7 @@ from runner.engine import Engine, Services
 from runner.evidence_folder import EvidenceFolder
 from runner.judges.registry import build_judge
 from runner import lineage as lineage_mod
+from runner.models import server_keep
 from runner.models.cache import ResponseCache
 from runner.models.serving import SERVER_LOG_DIR, log_server_logs
 from runner.roles import RunRoles, check_declared_roles, roles_used, server_claims
@@ -211,6 +212,7 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
     lineage = lineage_mod.compute_lineage(config, tasks, suite=suite)
     resumed = prepare_run_dir(config, run_dir, lineage)
     plan, config, used = plan_run(config, suite, tasks=len(tasks))
+    server_keep.allow(not plan.staged)  # `repeats`: a staged run's servers are down between its phases
     console.print(plan.describe())  # before any work starts
     plan.write(run_dir.path)
     reference = tracking.load_run_ref(run_dir.path) if resumed else None

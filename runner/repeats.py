@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from runner.config import RunnerConfig
+from runner.models import server_keep
 from runner.records import RunDirectory, write_json_atomic
 from runner.validity.stability import mean_sd
 
@@ -90,10 +91,13 @@ async def run_repeats(config: RunnerConfig, run_dir: Path, run_one: RunOne, *,
     repeats.json. A run stage that stops before judging (`run.stage=generate`) writes no summary to aggregate."""
     run_dir = Path(run_dir)
     dirs = [repeat_dir(run_dir, index) for index in range(config.repeats)]
-    for index, path in enumerate(dirs):
-        path.mkdir(parents=True, exist_ok=True)
-        # Each run is one run of its own (repeats 1): its dir resumes, re-judges and merges like any run dir.
-        await run_one(config.model_copy(update={"repeat": index, "repeats": 1}), path)
+    # The vLLM servers load once for all runs (runner/models/server_keep.py); a server's log is in the
+    # servers/ folder of the run that started it.
+    async with server_keep.kept_between_runs():
+        for index, path in enumerate(dirs):
+            path.mkdir(parents=True, exist_ok=True)
+            # Each run is one run of its own (repeats 1): its dir resumes, re-judges and merges like any run dir.
+            await run_one(config.model_copy(update={"repeat": index, "repeats": 1}), path)
     if config.run.stage == "generate":
         return {}
     report = aggregate_repeats(dirs)

@@ -22,6 +22,7 @@ from runner.config import RunnerConfig
 from runner.models.base import Model
 from runner.models.cache import ResponseCache
 from runner.models.registry import build_model
+from runner.models import server_keep
 from runner.models.serving import ROLES, ServedRoles
 from runner.models.vllm_provider import VLLMModel
 from runner.models.vllm_server import VLLMServerSettings, server_identity
@@ -164,6 +165,12 @@ class RunRoles:
         server (one load, one copy in GPU memory) for, e.g., EvoGenUI-Bench Table 2's MiMo-V2.5 actor and
         evaluator. Its log is under the first role's model name."""
         identity = model.server_identity()
+        kept = server_keep.take(identity)
+        if kept is not None:  # an earlier run of this command (`repeats`) left it up
+            model.adopt_server(kept)
+            log.info("%s (%s) takes up the vLLM server the previous run kept", role, model.name)
+            self._vllm_models[role] = model
+            return
         for other_role, other in self._vllm_models.items():
             if other.server_identity() == identity:
                 model.share_server_of(other)

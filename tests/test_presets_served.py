@@ -101,6 +101,11 @@ def test_web2code_table3_macro_three_runs_with_a_served_judge(tmp_path: Path) ->
         assert not [r for r in records if r["status"] in ("infra", "judge_error")]
     report = json.loads((run.run_dir / "repeats.json").read_text())
     assert report["repeats"] == 3 and all(len(f["values"]) == 3 for f in report["figures"].values())
+    # One judge server for the three runs (runner/models/server_keep.py): started by the first, whose servers/
+    # folder holds its log, and answering every run's verdicts.
+    logs = {index: sorted((run.run_dir / f"repeat-{index}" / "servers").glob("*.log")) for index in range(3)}
+    assert [len(found) for found in logs.values()] == [1, 0, 0], logs
+    assert logs[0][0].read_text(errors="replace").count('/v1/chat/completions HTTP/1.1" 200') >= 3 * 5
 
 
 @pytest.mark.timeout(READY_TIMEOUT_S + RUN_S)

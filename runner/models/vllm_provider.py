@@ -17,6 +17,7 @@ from pydantic import model_validator
 
 from runner.models.base import GenerationRequest, ModelResponse, ProviderError
 from runner.models.cache import ResponseCache
+from runner.models import server_keep
 from runner.models.openai_provider import GenerationSettings, OpenAIModel, OpenAIModelSettings
 from runner.models.vllm_server import ServerStartError, VLLMServer, VLLMServerSettings, server_identity
 
@@ -105,10 +106,15 @@ class VLLMModel:
         its requests are served under `other`'s served name and share its response-cache identity."""
         if other.server_identity() != self.server_identity():
             raise ValueError(f"{self.name}: cannot share the server of {other.name}: its weights or flags differ")
+        self.adopt_server(other.server)
+
+    def adopt_server(self, server: VLLMServer) -> None:
+        """Use `server` (of this model's identity: another role's, or one an earlier run kept up) instead of a
+        server of its own; its requests go under the server's served name."""
         if self._client is not None or self._starting is not None:
             raise RuntimeError(f"{self.name}: its server is already started")
-        self.settings = self.settings.model_copy(update={"server": other.settings.server})
-        self.server = other.server
+        self.settings = self.settings.model_copy(update={"server": server.settings})
+        self.server = server
 
     async def start(self, *, log_dir: Path | None = None) -> None:
         """Bring the server up (idempotent). Raises ServerStartError with the log's tail when it cannot.
@@ -154,4 +160,6 @@ class VLLMModel:
             if client is not None:
                 await client.aclose()
         finally:
-            await self.server.release(self)  # stopped unless another role's model still holds it
+            # Stopped unless another role's model still holds it, or the next run of this command takes it up.
+            if self.server.let_go(self) and not server_keep.park(self.server_identity(), self.server):
+                await self.server.aclose()

@@ -417,11 +417,20 @@ class VLLMServer:
         """`holder` (a model) uses this server until it calls release()."""
         self._holders.add(id(holder))
 
+    def let_go(self, holder: object) -> bool:
+        """`holder` is done with the server; whether no holder is left (the caller then stops or parks it)."""
+        self._holders.discard(id(holder))
+        return not self._holders
+
     async def release(self, holder: object) -> None:
         """`holder` is done with the server; it stops when no other holder is left (aclose: whoever holds it)."""
-        self._holders.discard(id(holder))
-        if not self._holders:
+        if self.let_go(holder):
             await self.aclose()
+
+    @property
+    def alive(self) -> bool:
+        """Started, ready and not exited since."""
+        return self._base_url is not None and self._exit_status() is None
 
     async def start(self, *, log_dir: Path | None = None) -> str:
         """Launch (or attach) and wait until ready; returns base_url. On any failure the server is stopped.

@@ -207,15 +207,15 @@ def featurize(name: str, screenshots: Sequence[Path], texts: Sequence[str]) -> n
     return _shared(name).featurize(screenshots, texts)
 
 
-def featurizer_problems(name: str) -> list[str]:
-    """What featurizer `name` lacks here (packages, weights in the local cache), each with how to get it;
-    [] when it can load. Loads no model: preflight calls it before any work."""
+def featurizer_problems(name: str, options: dict[str, Any] | None = None) -> list[str]:
+    """What featurizer `name` (built with `options`) lacks here (packages, weights in the local cache), each
+    with how to get it; [] when it can load. Loads no model: preflight calls it before any work."""
     modules = {UIClipFeaturizer.name: ["torch", "transformers", "huggingface_hub"],
                MiniLMTextFeaturizer.name: ["torch", "sentence_transformers"]}.get(name, [])
     try:
         _require(modules, name)
         if name == UIClipFeaturizer.name:
-            source = UIClipFeaturizer().source
+            source = UIClipFeaturizer(**(options or {})).source
             _cached_snapshot(source[0], source[1], source[4])
             _cached_snapshot(source[2], source[3], source[4])
     except FeaturizerUnavailable as error:

@@ -16,7 +16,7 @@ from pathlib import Path
 from statistics import mean, median
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from runner.actors.base import Actor
 from runner.config import ActorConfig
@@ -49,6 +49,9 @@ class FlowEvalSuiteSettings(SuiteSettings):
     repeats: int = Field(5, ge=1)  # FlowEval §3.1: "5 outputs for the same prompt"
     runs: int | None = Field(None, ge=1)  # None: 3 (§3.3), 1 for the deterministic scripted actor
     featurizer: str = "minilm_text"  # offline default; the paper's UI-CLIP is `uiclip`
+    # The featurizer's own options, e.g. uiclip's `revision` and `processor_revision` (commits of the hub repos,
+    # for a pinned run; default `main`), `cache_dir`; pixels' `size`.
+    featurizer_options: dict[str, Any] = Field(default_factory=dict)
     flows: list[str] = Field(default_factory=list)  # trace only these flow ids (empty: all of each site's)
 
     @field_validator("featurizer")
@@ -57,6 +60,14 @@ class FlowEvalSuiteSettings(SuiteSettings):
         if value not in FEATURIZERS:
             raise ValueError(f"unknown featurizer {value!r}; choose from {sorted(FEATURIZERS)}")
         return value
+
+    @model_validator(mode="after")
+    def _featurizer_takes_its_options(self) -> FlowEvalSuiteSettings:
+        try:
+            get_featurizer(self.featurizer, **self.featurizer_options)  # loads nothing: checks the option names
+        except ConfigError as error:
+            raise ValueError(f"featurizer_options: {error}") from None
+        return self
 
     @field_validator("source")
     @classmethod
@@ -91,7 +102,7 @@ class FlowEvalSuite(SuiteBase):
         return [("suite.featurizer", f"{self.settings.featurizer!r}: {problem}",
                  "get what the message names on this machine, or choose another featurizer explicitly "
                  "(suite.featurizer=minilm_text; not the paper's, FlowEval §3.3 featurizes with UIClip)")
-                for problem in featurizer_problems(self.settings.featurizer)]
+                for problem in featurizer_problems(self.settings.featurizer, self.settings.featurizer_options)]
 
     @property
     def runs(self) -> int:
@@ -222,7 +233,8 @@ class FlowEvalSuite(SuiteBase):
                                              .relative_to(out_dir)) for run in range(1, len(paths) + 1)],
                            "generated": [str(Path(p).relative_to(out_dir)) for p in paths]}
                  for flow_id, paths in generated.items()}
-        return {"floweval": {"flows": flows, "featurizer": self.settings.featurizer, "runs": self.runs}}
+        return {"floweval": {"flows": flows, "featurizer": self.settings.featurizer,
+                             "featurizer_options": self.settings.featurizer_options, "runs": self.runs}}
 
     # -- scoring (judging phase) ---------------------------------------------------------------------
 
@@ -232,7 +244,7 @@ class FlowEvalSuite(SuiteBase):
             return Verdict(judge="floweval", passed=None, summary="unassessed: no built site, no flow traces")
         flows = {flow_id: {side: [str(judge_input.out_dir / p) for p in paths] for side, paths in sides.items()}
                  for flow_id, sides in material["flows"].items()}
-        embed = embedder(material["featurizer"])
+        embed = embedder(material["featurizer"], material.get("featurizer_options") or {})
         result = await asyncio.to_thread(score_flows, flows, embed)
         scores = {name: float(value) for name, value in result["means"].items()}
         for flow_id, values in result["flows"].items():
@@ -251,9 +263,9 @@ class FlowEvalSuite(SuiteBase):
         return summary
 
 
-def embedder(name: str) -> Embed:
-    """The featurizer of that name as (screenshots, texts) -> (states, dim)."""
-    return get_featurizer(name).featurize
+def embedder(name: str, options: dict[str, Any] | None = None) -> Embed:
+    """The featurizer of that name, built with its options, as (screenshots, texts) -> (states, dim)."""
+    return get_featurizer(name, **(options or {})).featurize
 
 
 SUITE_ENTRY = (FlowEvalSuiteSettings, FlowEvalSuite)

@@ -147,3 +147,29 @@ def test_the_floweval_preset_stops_in_preflight_when_uiclip_is_missing(tmp_path:
     message = str(caught.value)
     assert "suite.featurizer: 'uiclip': featurizer 'uiclip': " in message and fz.UICLIP_REPO in message
     assert "suite.featurizer=minilm_text" in message  # the explicit way out, said to be not the paper's
+
+
+def test_the_uiclip_revision_is_pinned_from_the_suite_settings(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`suite.featurizer_options` reach the featurizer: a pinned UIClip commit is what preflight looks up and
+    what its pull command fetches; an option the featurizer does not take is refused naming the key."""
+    import asyncio
+
+    from huggingface_hub import constants
+
+    from runner.errors import ConfigError
+    from runner.preflight import PreflightError, check_run
+    from runner.validation import validate_config
+    from tests.test_presets import composed
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
+    commit = "1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c"
+    config = validate_config(composed("+experiment=floweval-table1", "model=oracle", "actor=scripted",
+                                      f"++suite.featurizer_options.revision={commit}"))
+    with pytest.raises(PreflightError) as caught:
+        asyncio.run(check_run(config))
+    assert f"{fz.UICLIP_REPO}@{commit} is not in the local Hugging Face cache" in str(caught.value)
+    assert f"hf download {fz.UICLIP_REPO} --revision {commit}" in str(caught.value)
+    with pytest.raises(ConfigError, match=r"featurizer_options.*'uiclip'.*bad options \['revison'\]"):
+        validate_config(composed("+experiment=floweval-table1", "model=oracle", "actor=scripted",
+                                 "++suite.featurizer_options.revison=main"))
