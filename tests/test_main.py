@@ -93,7 +93,7 @@ def test_null_model_is_invalid_then_blocked(tmp_path: Path) -> None:
         assert record["status"] == expected, record
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1])
 def test_sigkill_then_resume_gives_the_uninterrupted_summary(tmp_path: Path, oracle_run, seed: int) -> None:
     """SIGKILL at a seeded point (after k recorded slots, plus a seeded delay that lands in a build, a browser
     session, a verdict or an append), then a plain rerun: the summary equals the uninterrupted run's."""
