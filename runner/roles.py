@@ -163,20 +163,18 @@ class RunRoles:
     def _share_a_server(self, role: str, model: VLLMModel) -> None:
         """A role whose served model has the weights and flags of another role's gets that role's server: one
         server (one load, one copy in GPU memory) for, e.g., EvoGenUI-Bench Table 2's MiMo-V2.5 actor and
-        evaluator. Its log is under the first role's model name."""
+        evaluator; or the server an earlier run of the command kept up (runner/models/server_keep.py). Its log is
+        under the first role's model name."""
         identity = model.server_identity()
         kept = server_keep.take(identity)
+        sibling = next(((r, m) for r, m in self._vllm_models.items() if m.server_identity() == identity), None)
         if kept is not None:  # an earlier run of this command (`repeats`) left it up
             model.adopt_server(kept)
             log.info("%s (%s) takes up the vLLM server the previous run kept", role, model.name)
-            self._vllm_models[role] = model
-            return
-        for other_role, other in self._vllm_models.items():
-            if other.server_identity() == identity:
-                model.share_server_of(other)
-                log.info("%s (%s) shares the vLLM server of %s (%s): the same weights and flags", role, model.name,
-                         other_role, other.name)
-                break
+        elif sibling is not None:
+            model.share_server_of(sibling[1])
+            log.info("%s (%s) shares the vLLM server of %s (%s): the same weights and flags", role, model.name,
+                     sibling[0], sibling[1].name)
         self._vllm_models[role] = model
 
     def models(self, roles: Iterable[str]) -> dict[str, Model]:

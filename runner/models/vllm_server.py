@@ -414,18 +414,13 @@ class VLLMServer:
         return self._pgid
 
     def hold(self, holder: object) -> None:
-        """`holder` (a model) uses this server until it calls release()."""
+        """`holder` (a model) uses this server until it calls let_go()."""
         self._holders.add(id(holder))
 
     def let_go(self, holder: object) -> bool:
         """`holder` is done with the server; whether no holder is left (the caller then stops or parks it)."""
         self._holders.discard(id(holder))
         return not self._holders
-
-    async def release(self, holder: object) -> None:
-        """`holder` is done with the server; it stops when no other holder is left (aclose: whoever holds it)."""
-        if self.let_go(holder):
-            await self.aclose()
 
     @property
     def alive(self) -> bool:
