@@ -5,7 +5,7 @@
 Two browser workers of the chosen sandbox, each confined as a run confines it (local: its network namespace and
 cgroups, with `browser.cpus` as its CPU share; docker: its browser container, `sandbox.options.browser_cpus`),
 each with its own artifact server. The victim slot loads a page and captures its evidence (screenshots, DOM,
-text: runner.browser.evidence.capture_evidence) `--rounds` times:
+text: runner.browser.capture.capture_evidence) `--rounds` times:
 1. quiet: the other worker idles;
 2. hog: the other worker holds a page that started `--workers` web workers, each spinning forever.
 Prints the median of each phase and their ratio, measured in this one run; the goal is a ratio under 2.
@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from runner.browser.evidence import capture_evidence  # noqa: E402
+from runner.browser.capture import capture_evidence  # noqa: E402
 from runner.browser.launch import BrowserPool, BrowserSettings  # noqa: E402
 
 GOAL_RATIO = 2.0

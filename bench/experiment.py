@@ -19,7 +19,7 @@ def compose_config(overrides: list[str]):  # noqa: ANN201 (runner.config.RunnerC
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from runner.validation import validate_config
+    from runner.run.validation import validate_config
 
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=overrides)
@@ -33,7 +33,7 @@ def run_quietly(overrides: list[str], run_dir: Path) -> list[dict[str, Any]]:
     """Run the experiment into run_dir (console output discarded) and return its turn records."""
     from rich.console import Console
 
-    from runner.experiment import run_experiment
+    from runner.run.experiment import run_experiment
 
     config = compose_config(overrides)
     asyncio.run(run_experiment(config, run_dir, console=Console(file=io.StringIO(), width=120)))

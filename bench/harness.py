@@ -45,7 +45,7 @@ sys.path.insert(0, str(REPO))
 from bench.experiment import run_quietly  # noqa: E402
 from runner.actors.base import ActorContext  # noqa: E402
 from runner.actors.probe import ProbeActor, ProbeSettings  # noqa: E402
-from runner.browser.evidence import capture_evidence, write_visit_logs  # noqa: E402
+from runner.browser.capture import capture_evidence, write_visit_logs  # noqa: E402
 from runner.browser.launch import BrowserPool, BrowserSettings  # noqa: E402
 from runner.sandbox.web_template import TEMPLATE_DIR, WORKSPACE_GUARD, ensure_template_modules  # noqa: E402
 from runner.suites.native import load_native_tasks  # noqa: E402

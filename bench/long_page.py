@@ -4,7 +4,7 @@
 
 Generates a static page of `--height` px (sections of text, coloured cards and a table, no scripts), then
 times, in one run on one warm browser:
-- evidence: runner.browser.evidence.capture_evidence (viewport + full-page screenshot, DOM, visible text);
+- evidence: runner.browser.capture.capture_evidence (viewport + full-page screenshot, DOM, visible text);
 - full-page capture on one open page: Playwright's `screenshot(full_page=True)` (the capture before) against
   PageSession.full_page_png (the same pixels, fast PNG encoding), and the decode of each (load_rgb);
 - micro scoring of one turn as a run does it: render the model's page (render_page: a fresh context, load,
@@ -29,9 +29,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from runner.browser.evidence import capture_evidence, write_visit_logs  # noqa: E402
+from runner.browser.capture import capture_evidence, write_visit_logs  # noqa: E402
 from runner.browser.launch import BrowserPool  # noqa: E402
-from runner.metrics.image import load_rgb  # noqa: E402
+from runner.suites.web2code.image import load_rgb  # noqa: E402
 from runner.suites.web2code import scoring  # noqa: E402
 from runner.suites.web2code.render import (  # noqa: E402
     PageSource,

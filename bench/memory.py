@@ -5,7 +5,7 @@
 1. Scoring, in this process: the peak of Python-tracked allocations (tracemalloc; numpy reports its arrays)
    of one micro turn's score_micro on 1280 x `--height` renders whose model page differs everywhere (its
    content shifted by one pixel: the SSIM map's box is the whole page, the worst case), with the SSIM map
-   computed in bands (runner.metrics.image.SSIM_BAND_ROWS, as a run does) against one band over the whole
+   computed in bands (runner.suites.web2code.image.SSIM_BAND_ROWS, as a run does) against one band over the whole
    box (how it was computed before), with the ratio measured here.
 2. A run: `python -m runner suite=micro model=MODEL tracking=off suite.limit=PAGES
    concurrency.episodes=EPISODES` in a subprocess (`identity`, the default, answers each turn with its input
@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.proc_memory import process_tree_rss  # noqa: E402
-from runner.metrics import image  # noqa: E402
+from runner.suites.web2code import image  # noqa: E402
 from runner.suites.web2code import scoring  # noqa: E402
 
 GOAL_RUNNER_BYTES = 2.5e9

@@ -2,11 +2,11 @@
 
     .venv/bin/python bench/metric_costs.py [--height 4000] [--steps 50] [--dim 384] [--repeats 5]
 
-- SSIM (MT-Web2Code eqs. 10-11, runner.metrics.image): masked_ssim of a page against the same page with one
+- SSIM (MT-Web2Code eqs. 10-11, runner.suites.web2code.image): masked_ssim of a page against the same page with one
   400 px section recoloured (the common case of a micro turn), and against a page that differs everywhere
   (its content shifted a pixel), each beside scikit-image's structural_similarity over the whole page (the
   reference computation ours equals on a full mask), with the ratio measured in this run;
-- traces (FlowEval §3.3, runner.metrics.traces): DTW (eq. 1, Sakoe-Chiba band 10%, and without a band),
+- traces (FlowEval §3.3, runner.suites.floweval.traces): DTW (eq. 1, Sakoe-Chiba band 10%, and without a band),
   eBLEU (eq. 2) and WMD (eq. 3) of two random `--steps`-step traces of `--dim`-dimensional embeddings
   (all-MiniLM-L6-v2's size).
 Prints the median seconds of each.
@@ -27,7 +27,9 @@ from skimage.metrics import structural_similarity
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from runner.metrics import image, traces  # noqa: E402
+from runner.suites.web2code import image
+
+from runner.suites.floweval import traces  # noqa: E402
 
 
 def median_seconds(call: Callable[[], object], repeats: int) -> float:

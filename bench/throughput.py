@@ -161,7 +161,7 @@ class PeakMemory:
 def run_level(level: int, episodes: int, base_url: str, scratch: Path, browsers: int) -> dict[str, float]:
     from rich.console import Console
 
-    from runner.experiment import run_experiment
+    from runner.run.experiment import run_experiment
 
     tasks = scratch / f"tasks-{level}"
     write_tasks(tasks, episodes)

@@ -20,8 +20,8 @@ sys.path.insert(0, str(REPO))
 
 from PIL import Image  # noqa: E402
 
-from runner.records import FailureBucket, RunDirectory, TurnRecord  # noqa: E402
-from runner.tracking import Tracker, TrackingSettings  # noqa: E402
+from runner.turns.records import FailureBucket, RunDirectory, TurnRecord  # noqa: E402
+from runner.tracking.tracker import Tracker, TrackingSettings  # noqa: E402
 
 
 def _turns(run_dir: RunDirectory, count: int) -> list[TurnRecord]:

@@ -11,7 +11,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.utils import get_original_cwd
 from omegaconf import DictConfig, OmegaConf
 
-from runner.validation import validate_config
+from runner.run.validation import validate_config
 
 
 _GROUPS = ("model", "suite", "judge", "actor", "sandbox", "tracking")
@@ -40,7 +40,7 @@ _job_started = False  # set once Hydra has composed the config and called the jo
 def main(cfg: DictConfig) -> None:
     global _job_started
     _job_started = True
-    from runner import user_errors
+    from runner.run import user_errors
 
     try:
         run_dir = run_job(cfg)
@@ -66,25 +66,25 @@ def run_job(cfg: DictConfig) -> str:
     raw["project_root"] = get_original_cwd()
     config = validate_config(raw)
     hydra_config = HydraConfig.get()
-    from runner import preflight
+    from runner.run import preflight
 
     # Before the heavy imports (MLflow, Playwright): a run that cannot start says so within seconds.
     context = preflight.RunContext(choices={str(k): str(v) for k, v in hydra_config.runtime.choices.items()},
                                    overrides=[str(o) for o in hydra_config.overrides.task])
     for note in asyncio.run(preflight.check_run(config, context)):
-        logging.getLogger("runner.preflight").info("preflight: %s", note)
-    from runner.sweep import attach_to_sweep
+        logging.getLogger("runner.run.preflight").info("preflight: %s", note)
+    from runner.tracking.sweep import attach_to_sweep
 
     config = attach_to_sweep(config)  # a multirun job nests its MLflow run under the sweep's parent run
     run_dir = hydra_config.runtime.output_dir
-    from runner.experiment import run_experiment
+    from runner.run.experiment import run_experiment
 
     for noisy in ("alembic", "httpx", "mlflow"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    if config.repeats > 1:  # independent runs in repeat-<i>/, one summary over them (runner/repeats.py)
+    if config.repeats > 1:  # independent runs in repeat-<i>/, one summary over them (runner/run/repeats.py)
         from pathlib import Path
 
-        from runner.repeats import run_repeats
+        from runner.run.repeats import run_repeats
 
         asyncio.run(run_repeats(config, Path(run_dir), lambda repeat, path: run_experiment(
             repeat, path, run_context=context, preflight_done=True)))
@@ -95,7 +95,7 @@ def run_job(cfg: DictConfig) -> str:
 
 if __name__ == "__main__":
     sys.argv = quote_null_choices(sys.argv)
-    from runner.sweep import quiet_schema_matching
+    from runner.tracking.sweep import quiet_schema_matching
 
     quiet_schema_matching()
     try:

@@ -1,6 +1,6 @@
 """Pydantic models of the composed Hydra config.
 
-Hydra composes YAML from conf/; `runner.validation.validate_config` checks the resolved dict before any work
+Hydra composes YAML from conf/; `runner.run.validation.validate_config` checks the resolved dict before any work
 starts: this module the keys of the run and the kind of each section, the owners (model providers, suites, the
 probe actor, the rules judge, the local sandbox, the browser) their own options, so this module imports none of
 them. Every error names the dotted key, the bad value and, for choices, the allowed values.
@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from runner.errors import ConfigError, format_validation_error
-from runner.tracking_settings import TrackingSettings
+from runner.tracking.settings import TrackingSettings
 
 
 class _Strict(BaseModel):
@@ -63,7 +63,7 @@ class ConcurrencyConfig(_Strict):
     """Separate limits per kind of work: model calls, builds, browsers and judge calls.
 
     None (the default for episodes, model calls and judge calls): follow the serving model's batch capacity
-    (runner/capacity.py), else 4, 4 and 2."""
+    (runner/run/capacity.py), else 4, 4 and 2."""
 
     episodes: int | None = Field(default=None, ge=1)
     model_calls: int | None = Field(default=None, ge=1)
@@ -73,7 +73,7 @@ class ConcurrencyConfig(_Strict):
 
 
 class RunSettings(_Strict):
-    """How a run places its phases and which stage it runs (runner/placement.py, docs/vllm.md)."""
+    """How a run places its phases and which stage it runs (runner/run/placement.py, docs/vllm.md)."""
 
     phases: Literal["auto", "together", "staged"] = "auto"
     stage: Literal["all", "generate", "judge"] = "all"
@@ -81,7 +81,7 @@ class RunSettings(_Strict):
 
 class RunnerConfig(_Strict):
     model: ModelConfig
-    # Model roles a suite declares (runner/roles.py), each composed from the conf/model group:
+    # Model roles a suite declares (runner/run/roles.py), each composed from the conf/model group:
     # `+model@roles.caption=<name>` (or inline `+roles.caption={...}`).
     roles: dict[str, ModelConfig] = Field(default_factory=dict)
     suite: SuiteConfig
@@ -99,11 +99,11 @@ class RunnerConfig(_Strict):
     repeat: int = Field(default=0, ge=0)
     # Independent runs of this configuration in one command (MT-Web2Code Table 3: "averaged over three independent
     # runs"; EvoGenUI-Bench Table 8): run i is `repeat=i` in <run dir>/repeat-<i>/, and <run dir>/repeats.json
-    # holds each run's figures with their mean and SD (runner/repeats.py).
+    # holds each run's figures with their mean and SD (runner/run/repeats.py).
     repeats: int = Field(default=1, ge=1)
     # Null: fitted to the generator's output cap (runner/models/time_limit.py), so a slow but healthy server's
     # longest answer is not cut into "no response" (e = 0 of EvoGenUI-Bench §4.3); a number is used as given.
-    # Both are resolved by runner.validation.validate_config: everything downstream reads seconds.
+    # Both are resolved by runner.run.validation.validate_config: everything downstream reads seconds.
     turn_timeout_s: float | None = Field(default=None, gt=0)
     model_timeout_s: float | None = Field(default=None, gt=0)
     cache_dir: str = ".cache"
@@ -124,7 +124,7 @@ class RunnerConfig(_Strict):
 def parse_config(raw: dict[str, Any]) -> RunnerConfig:
     """Validate the composed config's own keys and each section's kind; raise ConfigError naming every bad key.
 
-    The options of a provider or a suite are left to their owners (runner/validation.py calls them)."""
+    The options of a provider or a suite are left to their owners (runner/run/validation.py calls them)."""
     try:
         return RunnerConfig.model_validate(raw)
     except ValidationError as error:

@@ -63,7 +63,7 @@ _SHARED_RESOURCE_MARKS = ("docker", "vllm")
 # The longest groups start first (xdist hands out groups in collection order), so that no long group is left to
 # run alone at the end: a greedy longest-first schedule. The rest keep their order.
 _LONGEST_GROUPS_FIRST = ("vllm", "docker", "tests/suites/evogenui/test_end_to_end.py", "tests/sandbox/test_hostile.py",
-                         "tests/test_main.py", "tests/test_rejudge.py", "tests/test_cluster.py")
+                         "tests/test_main.py", "tests/run/test_rejudge.py", "tests/test_cluster.py")
 
 
 def _group_of(item: pytest.Item) -> str:

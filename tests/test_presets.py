@@ -14,7 +14,7 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from runner.validation import validate_config
+from runner.run.validation import validate_config
 from tests.conftest import REPO_ROOT
 
 MIMO_REVISION = "63651580ca774f8504f676040460aed3e1244ac1"  # conf/judge/mimo.yaml's pin

@@ -12,7 +12,7 @@ HEAVY = ("torch", "sklearn", "ot", "sentence_transformers", "transformers", "sta
 
 
 def test_the_entry_points_import_no_heavy_library() -> None:
-    code = ("import sys, runner.__main__, runner.experiment, runner.rejudge, runner.suites.registry; "
+    code = ("import sys, runner.__main__, runner.run.experiment, runner.rejudge, runner.suites.registry; "
             f"print(sorted(name for name in {HEAVY!r} if name in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]

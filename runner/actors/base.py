@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from runner.evidence import Evidence, Trace
-from runner.tasks import Task, TurnSpec
+from runner.turns.evidence import Evidence, Trace
+from runner.turns.tasks import Task, TurnSpec
 
 if TYPE_CHECKING:
     from runner.browser.session import PageSession

@@ -29,12 +29,12 @@ from runner.actors.base import ActorContext
 from runner.actors.page_elements import ActionFailed, Element, execute, list_elements
 from runner.browser.page_diff import describe_change, read_page_state
 from runner.errors import ConfigError, format_validation_error
-from runner.evidence import Trace, TraceStep
-from runner.evidence_folder import EvidenceFolder, read_json_objects
+from runner.turns.evidence import Trace, TraceStep
+from runner.turns.evidence_folder import EvidenceFolder, read_json_objects
 from runner.judges.llm import build_endpoint_model
 from runner.judges.llm_settings import validate_endpoint
 from runner.judges.llm_bundle import clip, image_data_url, tail
-from runner.untrusted import quote, with_rule
+from runner.models.untrusted import quote, with_rule
 from runner.models.base import Model, ProviderError
 from runner.models.fitting import RequestRefused, collapse_text, fit_for_model
 from runner.models.structured import MAX_ECHO_CHARS, StructuredOutputError, ask_structured, decoding_schema
@@ -255,7 +255,7 @@ class LLMActor:
             return {"type": "text", "text": text, **({"fit": {"section": section, "keep": keep}} if section else {})}
 
         # Everything the page wrote (its text, its elements' labels, what earlier steps observed, the runtime
-        # logs) is quoted as untrusted data (runner/untrusted.py); the briefing carries the rule.
+        # logs) is quoted as untrusted data (runner/models/untrusted.py); the briefing carries the rule.
         parts = [part(f"Step {step + 1} of at most {s.max_steps}. Page: {json.dumps(url)}")]
         if history and s.max_history:
             parts.append(part("Previous steps:\n" + quote("\n".join(history[-s.max_history:]), "previous steps"),

@@ -36,8 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.actors.base import ActorContext
 from runner.browser.page_diff import describe_change, read_page_state
-from runner.evidence import Trace, TraceStep
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence import Trace, TraceStep
+from runner.turns.evidence_folder import EvidenceFolder
 
 if TYPE_CHECKING:
     from runner.browser.session import PageSession

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from runner.actors.base import ActorContext
 from runner.browser.page_diff import describe_change, read_page_state
-from runner.evidence import Trace, TraceStep
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence import Trace, TraceStep
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.check_runner import StepFailed, perform_step, step_summary
 from runner.judges.checks import Step
 

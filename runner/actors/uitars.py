@@ -31,8 +31,8 @@ from ui_tars.action_parser import MAX_PIXELS, MIN_PIXELS
 from runner.actors.base import ActorContext
 from runner.actors.uitars_actions import Screen, ScreenAction, UITarsParseError, parse_answer, playwright_keys
 from runner.errors import ConfigError, format_validation_error
-from runner.evidence import Trace, TraceStep
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence import Trace, TraceStep
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.llm import build_endpoint_model
 from runner.judges.llm_bundle import clip, image_data_url
 from runner.models.fitting import RequestRefused, fit_for_model, model_limits

@@ -27,7 +27,7 @@ from playwright.async_api import (
     WebSocketRoute,
 )
 
-from runner.evidence import NetworkRequest
+from runner.turns.evidence import NetworkRequest
 from runner.sandbox.server import BRIDGE_PREFIXES
 
 # Freeze CSS motion so screenshots and mutation counts do not depend on timing. Applied as a constructed

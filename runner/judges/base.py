@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from runner.evidence import Evidence, Trace
-from runner.records import Verdict
+from runner.turns.evidence import Evidence, Trace
+from runner.turns.records import Verdict
 from runner.sandbox.base import BuildResult
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 if TYPE_CHECKING:
     from runner.browser.session import PageSession
@@ -31,7 +31,7 @@ class JudgeInput:
     tool_log: list[dict[str, Any]] | None = None
     runtime_state: Any = None
     previous_turns: list[dict[str, Any]] = field(default_factory=list)  # compact context
-    # Frozen from the live page at the end of execution (runner/packets.py), used when `session` is None:
+    # Frozen from the live page at the end of execution (runner/turns/packets.py), used when `session` is None:
     page_errors: list[str] = field(default_factory=list)  # uncaught errors after load (actor, checks)
     check_outcomes: dict[str, dict[str, Any]] | None = None  # requirement id -> its live check's outcome
     suite_context: dict[str, Any] = field(default_factory=dict)  # what the suite's prepare_judging froze

@@ -41,7 +41,7 @@ from runner.judges.checks import (
     ValueAssertion,
     WaitStep,
 )
-from runner.records import RequirementStatus
+from runner.turns.records import RequirementStatus
 
 if TYPE_CHECKING:
     from runner.browser.session import PageSession

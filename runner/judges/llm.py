@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeError, JudgeInput
 from runner.judges.llm_bundle import TRIM_ORDER, build_bundle, join_text
 from runner.judges.llm_settings import LLMJudgeSettings
@@ -24,8 +24,8 @@ from runner.judges.rubrics import Rubric, RubricOutcome, get_rubric
 from runner.models.base import Model, ProviderError
 from runner.models.fitting import FitResult, RequestRefused, correction_reserve_chars, fit_messages, model_limits
 from runner.models.structured import MAX_ECHO_CHARS, StructuredOutputError, StructuredResult, ask_structured
-from runner.records import DimensionScore, RequirementResult, RequirementStatus, Verdict
-from runner.untrusted import RULE, with_rule
+from runner.turns.records import DimensionScore, RequirementResult, RequirementStatus, Verdict
+from runner.models.untrusted import RULE, with_rule
 
 __all__ = ["LLMJudge", "build_endpoint_model"]
 
@@ -102,7 +102,7 @@ class LLMJudge:
         out goes into `request_record` (when given) and the slot's judge_requests.jsonl (`out_dir`).
         StructuredOutputError when none validates; ProviderError when the model gives no answer (its
         RequestRefused: the server, or the fitting, refused the request). The suite quotes the artifact's text
-        (runner/untrusted.py); the rule that quoted text is data is added here when its messages do not carry it."""
+        (runner/models/untrusted.py); the rule that quoted text is data is added here when its messages do not carry it."""
         messages = with_untrusted_rule(messages)
         schema = rubric.schema(ids)
         record: dict[str, Any] = {"role": "judge", "rubric": rubric.name, "model": getattr(self._model, "name", ""),

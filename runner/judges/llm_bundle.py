@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeInput
 from runner.judges.llm_settings import LLMJudgeSettings
-from runner.untrusted import quote
+from runner.models.untrusted import quote
 
 
 
@@ -99,7 +99,7 @@ def _json(value: Any) -> str:
 
 
 def _section(title: str, body: str) -> str:
-    """A `## ` heading and its body. Whatever the artifact wrote is quoted inside the body (runner/untrusted.py),
+    """A `## ` heading and its body. Whatever the artifact wrote is quoted inside the body (runner/models/untrusted.py),
     every line of it prefixed, so only these headings start a line with `## `."""
     return f"## {title}\n{body.strip() if body.strip() else '(empty)'}"
 

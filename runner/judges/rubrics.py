@@ -4,7 +4,7 @@ A rubric lives with its benchmark: `evogenui` (EvoGenUI-Bench §4.2, Appendix C.
 rubric.py, beside its pass rule and taxonomy. Another rubric implements the same protocol to be hosted by the
 same judge, e.g. I-WebGenBench's 100-point VLM score or MT-Web2Code's five-band macro rubric (MT-Web2Code §3.5
 eq. 8): each needs only its own dimensions, answer model (its schema is generated from it), parser and decision. A suite package declares its rubrics
-(RUBRICS in its `__init__.py`, runner/plugins.py) as "module:attribute", imported when looked up, so this
+(RUBRICS in its `__init__.py`, runner/run/plugins.py) as "module:attribute", imported when looked up, so this
 package never imports suite code.
 """
 
@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, TypeAdapter
 
-from runner.records import DimensionScore, RequirementResult
-from runner.plugins import declared, load
+from runner.turns.records import DimensionScore, RequirementResult
+from runner.run.plugins import declared, load
 
 __all__ = ["RUBRICS", "Rubric", "RubricOutcome", "get_rubric", "rubric_class"]
 
@@ -37,7 +37,7 @@ class RubricOutcome:
 
 class Rubric(Protocol):
     name: str
-    version: str  # recorded in lineage.json (runner.lineage.rubric_versions)
+    version: str  # recorded in lineage.json (runner.run.lineage.rubric_versions)
     dimensions: tuple[str, ...]
 
     def instructions(self) -> str:

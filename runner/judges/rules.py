@@ -22,12 +22,12 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeError, JudgeInput
 from runner.judges.check_runner import CheckOutcome, StateReader, ToolLogReader, run_check
 from runner.judges.checks import Check
-from runner.records import DimensionScore, RequirementResult, RequirementStatus, Verdict
-from runner.tasks import Requirement
+from runner.turns.records import DimensionScore, RequirementResult, RequirementStatus, Verdict
+from runner.turns.tasks import Requirement
 
 _CHECK_CRASHED = "crashed"  # a frozen check outcome whose run raised: the verdict becomes judge_error
 

@@ -6,7 +6,7 @@ from collections import Counter
 from statistics import mean
 from typing import Any
 
-from runner.records import FailureBucket, TurnRecord
+from runner.turns.records import FailureBucket, TurnRecord
 
 # Buckets in which a build was attempted: the denominator of the build success rate.
 _BUILD_ATTEMPTED = {

@@ -36,7 +36,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from runner.records import FailureBucket, TurnRecord
+from runner.turns.records import FailureBucket, TurnRecord
 
 
 class Outcome(StrEnum):

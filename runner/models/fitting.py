@@ -31,7 +31,7 @@ Text (the prompt must fit `context_tokens` minus the output cap `max_tokens`):
  28 x 28 pixels for an image (Qwen2-VL's 14-px patches merged 2 x 2; `pixels_per_image_token`), plus a
  small per-message overhead. Over budget, the marked sections are cut in `trim_order` (the first is cut
  first, as far as needed, down to nothing but a section's heading line), each cut marked in the text with how
- many characters went; a cut falls on a line boundary and leaves quote blocks whole (runner/untrusted.py).
+ many characters went; a cut falls on a line boundary and leaves quote blocks whole (runner/models/untrusted.py).
  Still over: images are left out (rule 4's order). Still over: RequestTooLarge, before anything is sent.
 """
 
@@ -48,7 +48,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.models.base import ProviderError
-from runner.untrusted import rebalance
+from runner.models.untrusted import rebalance
 
 __all__ = [
     "FitResult",
@@ -576,7 +576,7 @@ class _Fitter:
 def _cut(text: str, chars: int, *, keep: str) -> tuple[str, int]:
     """The text less about `chars` characters (the head kept, or the tail), marked; (new text, removed).
 
-    The cut falls on a line boundary and quote blocks are made whole again (runner/untrusted.py `rebalance`):
+    The cut falls on a line boundary and quote blocks are made whole again (runner/models/untrusted.py `rebalance`):
     a cut through the middle of a quoted line would leave its tail unprefixed, where the page could have put a
     heading of its own."""
     if chars <= 0 or not text:

@@ -13,7 +13,7 @@ from typing import Any
 
 from runner.models.base import GenerationRequest, ModelResponse, ProviderError
 from runner.models.parse import extract_json_contract, extract_markdown_files, render_json_output
-from runner.tasks import Task
+from runner.turns.tasks import Task
 
 __all__ = ["IdentityModel", "NullModel", "OracleModel"]
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from runner.models.base import Model
 from runner.models.cache import ResponseCache
-from runner.tasks import Task
+from runner.turns.tasks import Task
 
 __all__ = ["PROVIDERS", "ConfigError", "build_model"]
 

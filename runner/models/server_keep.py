@@ -1,7 +1,7 @@
 """vLLM servers kept up between the runs of one command (`repeats: N`), so a model loads once, not N times.
 
 MT-Web2Code Table 3 and EvoGenUI-Bench Table 8 are three independent runs of one configuration
-(runner/repeats.py). Each run builds its roles anew, with its own response-cache draw, but the servers are the
+(runner/run/repeats.py). Each run builds its roles anew, with its own response-cache draw, but the servers are the
 same: within `kept_between_runs()`, a server whose last holder lets go as its run ends is parked here instead
 of stopped, and the next run's role of the same identity (runner/models/vllm_server.py server_identity) takes
 it up. Parked servers the next run does not take up stop when the block ends. A staged run keeps nothing

@@ -1,5 +1,5 @@
 """The servers of a run's vLLM-served model roles: starting them lazily, stopping them between phases,
-keeping their logs. Which roles a run has, and their models, is runner/roles.py's.
+keeping their logs. Which roles a run has, and their models, is runner/run/roles.py's.
 
 A server starts on the first call that needs it (never for a role the run does not use): the engine asks for
 the generation roles before the first slot that calls the generator, the judging phase for the judge before

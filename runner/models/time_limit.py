@@ -11,7 +11,7 @@ seconds: the whole output cap decoded at the slowest rate a healthy server still
 allowance for the prompt's prefill and queueing. 32,768 tokens give 1,758.4 s; 16,384 give 939.2 s; 4,096 give
 324.8 s; a model without a cap (replay providers) gets FLOOR_S. The same rule sizes one HTTP attempt of an
 endpoint model whose `timeout_s` is null, and the run's `model_timeout_s` and `turn_timeout_s` when they are null
-(resolved by runner/validation.py): an explicit number is always used as given.
+(resolved by runner/run/validation.py): an explicit number is always used as given.
 """
 
 from __future__ import annotations

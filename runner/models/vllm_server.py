@@ -30,8 +30,8 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from runner import progress
-from runner.processes import pid_alive
+from runner.run import progress
+from runner.run.processes import pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +126,8 @@ class VLLMServerSettings(BaseModel):
 
 def server_identity(settings: VLLMServerSettings) -> str:
     """Servers of one identity are one server: the same weights started with the same flags, whatever name the
-    model is served under. Roles whose configs give one identity share its server (runner/roles.py), and it
-    claims its GPUs once (runner/placement.py)."""
+    model is served under. Roles whose configs give one identity share its server (runner/run/roles.py), and it
+    claims its GPUs once (runner/run/placement.py)."""
     return json.dumps(settings.model_dump(mode="json", exclude={"served_model_name"}), sort_keys=True)
 
 
@@ -397,7 +397,7 @@ class VLLMServer:
         self._container: Any = None
         self._log_handle: Any = None
         self._shown: progress.Step | None = None  # the start step on the progress display, while starting
-        # Roles sharing this server (runner/roles.py): the models holding it; the last one to let go stops it.
+        # Roles sharing this server (runner/run/roles.py): the models holding it; the last one to let go stops it.
         self._holders: set[int] = set()
         self._launching: asyncio.Lock | None = None  # one launch at a time, whoever of its holders asks
 

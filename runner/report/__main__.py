@@ -70,7 +70,7 @@ def log_report(runs: list[RunData], written: dict[str, Path], *, tracking_uri: s
     """Log the report's files to MLflow; returns the run id they went to (None when nothing was logged)."""
     from mlflow import MlflowClient
 
-    from runner.tracking import KIND_TAG, PARENT_TAG, quiet_mlflow_logs
+    from runner.tracking.tracker import KIND_TAG, PARENT_TAG, quiet_mlflow_logs
 
     quiet_mlflow_logs()
     client = MlflowClient(tracking_uri=tracking_uri)
@@ -107,7 +107,7 @@ def log_report(runs: list[RunData], written: dict[str, Path], *, tracking_uri: s
 
 
 def _resolve_uri(uri: str) -> str:
-    from runner.tracking import resolve_tracking_uri
+    from runner.tracking.tracker import resolve_tracking_uri
 
     return resolve_tracking_uri(uri, Path.cwd())
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from runner.records import FailureBucket, RunDirectory, TurnRecord
+from runner.turns.records import FailureBucket, RunDirectory, TurnRecord
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ def library_from_records(records: list[TurnRecord]) -> list[dict[str, Any]]:
 def load_runs(paths: list[Path], *, merge_dir: Path | None = None) -> list[RunData]:
     """Load run dirs; shards of one experiment (`suite.shard=I/N`) are merged first (runner.merge), so the
     report shows the result of the whole experiment, identical to an unsharded run."""
-    from runner.merge import merge_runs, shard_groups
+    from runner.run.merge import merge_runs, shard_groups
 
     runs: list[RunData] = []
     for position, group in enumerate(shard_groups(expand_run_dirs(paths))):
@@ -153,7 +153,7 @@ def load_mlflow_experiment(experiment: str, tracking_uri: str, *, download_dir: 
     """Every job run (tag genui.kind=job) of an MLflow experiment, newest first."""
     from mlflow import MlflowClient
 
-    from runner.tracking import KIND_TAG, PARENT_TAG, TASK_TAG, quiet_mlflow_logs
+    from runner.tracking.tracker import KIND_TAG, PARENT_TAG, TASK_TAG, quiet_mlflow_logs
 
     quiet_mlflow_logs()
     client = MlflowClient(tracking_uri=tracking_uri)
@@ -217,8 +217,8 @@ def _download_yaml(client: Any, run_id: str, name: str, target: Path) -> Any:
 
 
 def _records_from_metrics(client: Any, task_run: Any, summary: dict[str, Any], job_tags: dict[str, str]) -> list[TurnRecord]:
-    """Rebuild the TurnRecords of one task run from its per-turn metrics (runner.tracking.turn_metrics)."""
-    from runner.tracking import TASK_TAG
+    """Rebuild the TurnRecords of one task run from its per-turn metrics (runner.tracking.tracker.turn_metrics)."""
+    from runner.tracking.tracker import TASK_TAG
 
     task_id = task_run.data.tags[TASK_TAG]
     steps: dict[int, dict[str, float]] = {}

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from runner.records import TurnRecord
+from runner.turns.records import TurnRecord
 
 
 def _fmt(value: Any) -> str:

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from runner.metrics.basic import basic_summary
-from runner.records import TurnRecord
+from runner.turns.records import TurnRecord
 
 from runner.report.collect import RunData
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runner.records import write_json_atomic
-from runner.tasks import Task
+from runner.turns.records import write_json_atomic
+from runner.turns.tasks import Task
 
 from runner.report.collect import TASKS_FILE
 

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.evidence_folder import EvidenceFolder
-from runner.records import TurnRecord
+from runner.turns.evidence_folder import EvidenceFolder
+from runner.turns.records import TurnRecord
 
 from runner.report.collect import RunData, load_run_dir
 
@@ -443,7 +443,7 @@ def _turn_section_html(run_path: Path, record: TurnRecord, anchor: str, images: 
     folder = run_path / record.evidence_dir if record.evidence_dir else run_path / "__none__"
     verdict = record.verdict
     if verdict is None and (folder / EvidenceFolder.VERDICT).is_file():
-        from runner.records import Verdict
+        from runner.turns.records import Verdict
 
         try:
             verdict = Verdict.model_validate_json((folder / EvidenceFolder.VERDICT).read_text())

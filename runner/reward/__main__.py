@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
 async def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from runner.capacity import resolve_concurrency
+    from runner.run.capacity import resolve_concurrency
     from runner.reward.compose import compose_config
     from runner.reward.http import ServiceHolder, create_app
     from runner.reward.service import RewardService
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     from hydra.errors import HydraException
 
-    from runner import user_errors
+    from runner.run import user_errors
 
     try:
         return asyncio.run(_serve(args))

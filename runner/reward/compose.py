@@ -9,7 +9,7 @@ from omegaconf import OmegaConf
 
 from runner.__main__ import quote_null_choices
 from runner.config import RunnerConfig
-from runner.validation import validate_config
+from runner.run.validation import validate_config
 
 __all__ = ["CONF_DIR", "compose_config"]
 

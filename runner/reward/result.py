@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runner.records import DimensionScore, FailureBucket, RequirementResult, TurnRecord
+from runner.turns.records import DimensionScore, FailureBucket, RequirementResult, TurnRecord
 from runner.reward.episodes import StatePayload
 
 __all__ = ["Reward"]

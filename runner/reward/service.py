@@ -23,25 +23,25 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from runner import preflight
-from runner.capacity import resolve_concurrency
+from runner.run import preflight
+from runner.run.capacity import resolve_concurrency
 from runner.config import RunnerConfig
-from runner.engine import Engine, Services, SlotLimits
-from runner.experiment import bind_suite, build_services
-from runner.generation import SinglePass
-from runner.judging import JudgingPhase
+from runner.turns.engine import Engine, Services, SlotLimits
+from runner.run.experiment import bind_suite, build_services
+from runner.turns.generation import SinglePass
+from runner.turns.judging_phase import JudgingPhase
 from runner.models.serving import SERVER_LOG_DIR
-from runner.packets import read_packet
-from runner.placement import phase_roles
-from runner.records import RunDirectory
+from runner.turns.packets import read_packet
+from runner.run.placement import phase_roles
+from runner.turns.records import RunDirectory
 from runner.reward.answer import GivenAnswer
 from runner.reward.episodes import EpisodeStore, EpisodeTurnError, HeldEpisode, StatePayload
 from runner.reward.result import Reward
-from runner.roles import RunRoles, roles_used
+from runner.run.roles import RunRoles, roles_used
 from runner.suites.base import EpisodeState, Suite
 from runner.suites.registry import build_suite
-from runner.tasks import Task, TurnSpec
-from runner.tracking import NullTracker
+from runner.turns.tasks import Task, TurnSpec
+from runner.tracking.tracker import NullTracker
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.browser.launch import BrowserSettings
-from runner.processes import pid_alive
+from runner.run.processes import pid_alive
 from runner.sandbox.browser_firewall import (
     HELPER_SCRIPT as FIREWALL_HELPER_SCRIPT,
     IPV6_RULES,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner import progress
+from runner.run import progress
 
 if TYPE_CHECKING:
     from runner.sandbox.base import BuildResult

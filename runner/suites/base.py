@@ -11,13 +11,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from runner.actors.base import Actor
 from runner.browser.launch import BrowserPools
-from runner.generation import STRATEGIES, GenerationStrategy, build_strategy
+from runner.turns.generation import STRATEGIES, GenerationStrategy, build_strategy
 from runner.judges.base import Judge, JudgeInput
 from runner.models.base import Model
-from runner.records import FailureBucket, RequirementStatus, TurnRecord, Verdict
+from runner.turns.records import FailureBucket, RequirementStatus, TurnRecord, Verdict
 from runner.sandbox.base import Sandbox, ToolBridge
 from runner.sandbox.web_template import TEMPLATES
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 
 class SuiteSettings(BaseModel):
@@ -32,7 +32,7 @@ class SuiteSettings(BaseModel):
     turns: int | None = Field(default=None, ge=1)  # the first N turns of each task
     shard: str | None = None  # "I/N": only the I-th of N deterministic parts of the selection (0 <= I < N)
     web_template: str | None = None  # the template artifacts build in (runner/sandbox/web_templates); None: default
-    generation: str = "single_pass"  # how a slot's answer is generated (runner/generation.py: STRATEGIES)
+    generation: str = "single_pass"  # how a slot's answer is generated (runner/turns/generation.py: STRATEGIES)
 
     @field_validator("web_template")
     @classmethod
@@ -104,7 +104,7 @@ class SuiteContext:
 
     `browsers`: the run's browser pools (`concurrency.browsers` of them, the engine's own set): a suite that
     renders checks one out (`async with context.browsers.checkout() as pool`) and never launches a browser.
-    `sandbox`: the run's sandbox. `roles`: the run's models by role name (runner/roles.py): the suite's own
+    `sandbox`: the run's sandbox. `roles`: the run's models by role name (runner/run/roles.py): the suite's own
     `required_roles` (e.g. MT-Web2Code's caption model) before `load_tasks`, then "generator", "judge" and
     "actor" once they are built, before the first turn. `actor`: the run's actor (config `actor`), from then on
     too; None for actor=none.
@@ -167,7 +167,7 @@ class Suite(Protocol):
         """Rubric name -> version of every rubric the suite asks its judge (recorded in lineage.json)."""
 
     def generation_strategy(self) -> GenerationStrategy:
-        """How each slot's answer is generated (runner/generation.py), asked once the run's roles are in the
+        """How each slot's answer is generated (runner/turns/generation.py), asked once the run's roles are in the
         context; the default builds `settings.generation` by name."""
 
     def check_task_sources(self) -> list[str] | None:

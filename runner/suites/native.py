@@ -1,4 +1,4 @@
-"""Loader for the project's own task files (YAML or JSON documents of runner.tasks.Task)."""
+"""Loader for the project's own task files (YAML or JSON documents of runner.turns.tasks.Task)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from runner.tasks import Task
+from runner.turns.tasks import Task
 
 
 class TaskFormatError(ValueError):

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from runner.suites.base import EpisodeState
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 PROMPT_VERSION = "webapp-v1"
 

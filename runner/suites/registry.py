@@ -1,5 +1,5 @@
 """Suite registry: name -> (settings model, constructor), over what the suite packages declare
-(runner/plugins.py). Registries only register."""
+(runner/run/plugins.py). Registries only register."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from runner.suites.base import Suite, SuiteSettings
-from runner.plugins import declared, load
+from runner.run.plugins import declared, load
 
 SuiteEntry = tuple[type[SuiteSettings], Callable[..., Suite]]
 

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import ConfigError
-from runner.evidence_folder import EvidenceFolder
-from runner.packets import EvidencePacket
-from runner.records import write_json_atomic
+from runner.turns.evidence_folder import EvidenceFolder
+from runner.turns.packets import EvidencePacket
+from runner.turns.records import write_json_atomic
 
 __all__ = ["ABLATED_KEY", "SOURCES", "ablate_folder", "validate_sources"]
 

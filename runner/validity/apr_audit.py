@@ -42,8 +42,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.metrics.reliability import UNOBSERVED, Outcome, outcome_of
-from runner.packets import has_packet
-from runner.records import RunDirectory, TurnRecord, write_json_atomic
+from runner.turns.packets import has_packet
+from runner.turns.records import RunDirectory, TurnRecord, write_json_atomic
 from runner.validity.labels import LabelsError, append_label, read_latest_labels
 from runner.validity.sampling import ITEM_FILE, ITEMS_DIR, KEY_FILE, SAMPLE_FILE, SampleKey, export_item, read_key
 

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 from scipy.stats import pearsonr
 
-from runner.records import RunDirectory, TurnRecord
+from runner.turns.records import RunDirectory, TurnRecord
 from runner.validity.labels import LabelsError
 
 __all__ = ["cross_validate", "slot_scores"]

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runner.jsonl_models import read_model_lines
+from runner.validity.jsonl_models import read_model_lines
 
 AnyLabel = TypeVar("AnyLabel", bound=BaseModel)
 

@@ -33,9 +33,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from runner.evidence_folder import EvidenceFolder, read_json_objects
-from runner.packets import EvidencePacket, has_packet, read_packet
-from runner.records import FailureBucket, RunDirectory, TurnRecord, write_json_atomic
+from runner.turns.evidence_folder import EvidenceFolder, read_json_objects
+from runner.turns.packets import EvidencePacket, has_packet, read_packet
+from runner.turns.records import FailureBucket, RunDirectory, TurnRecord, write_json_atomic
 from runner.validity.labels import LabelsError
 
 __all__ = ["ITEMS_DIR", "KEY_FILE", "SAMPLE_FILE", "SampleKey", "draw_sample", "export_item", "read_key",

@@ -25,7 +25,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from runner.records import RunDirectory, TurnRecord
+from runner.turns.records import RunDirectory, TurnRecord
 from runner.validity.labels import LabelsError
 
 __all__ = ["OVERALL", "mean_sd", "repeat_figures", "stability_report"]

@@ -16,8 +16,8 @@ import pytest
 from runner.actors.base import ActorContext
 from runner.actors.probe import ProbeActor, ProbeSettings
 from runner.browser.launch import BrowserPool, BrowserSettings
-from runner.evidence import Evidence, Trace
-from runner.tasks import Task, TurnSpec
+from runner.turns.evidence import Evidence, Trace
+from runner.turns.tasks import Task, TurnSpec
 from tests.support.components import skip_missing
 
 pytestmark = pytest.mark.browser

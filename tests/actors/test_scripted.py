@@ -9,9 +9,9 @@ from PIL import Image
 
 from runner.actors.base import ActorContext
 from runner.actors.scripted import ScriptedActor, ScriptedActorSettings
-from runner.evidence import Evidence
+from runner.turns.evidence import Evidence
 from runner.judges.checks import Check
-from runner.tasks import Requirement, Task, TurnSpec
+from runner.turns.tasks import Requirement, Task, TurnSpec
 
 ADD = Requirement(
     id="add",

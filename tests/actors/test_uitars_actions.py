@@ -160,8 +160,8 @@ def test_bad_options_name_the_key() -> None:
 def test_the_instruction_is_the_flow_goal_as_stated_else_the_turn_to_check() -> None:
     from runner.actors.base import ActorContext
     from runner.actors.uitars import instruction_for
-    from runner.evidence import Evidence
-    from runner.tasks import Requirement, Task, TurnSpec
+    from runner.turns.evidence import Evidence
+    from runner.turns.tasks import Requirement, Task, TurnSpec
 
     turn = TurnSpec(index=1, prompt="Build a shop.", requirements=[Requirement(id="r1", description="A cart exists.")])
     task = Task(id="t", suite="floweval", title="Shop", context="", turns=[turn])

@@ -18,9 +18,9 @@ from PIL import Image
 from runner.actors.base import ActorContext
 from runner.actors.registry import build_actor
 from runner.config import ActorConfig
-from runner.evidence import Evidence, Trace
-from runner.tasks import Task, TurnSpec
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence import Evidence, Trace
+from runner.turns.tasks import Task, TurnSpec
+from runner.turns.evidence_folder import EvidenceFolder
 from tests.support.fault_server import FaultServer, completion
 
 pytestmark = pytest.mark.browser

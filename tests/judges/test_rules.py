@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from runner.evidence import Evidence
+from runner.turns.evidence import Evidence
 from runner.judges.base import JudgeInput
 from runner.judges.checks import Check
 from runner.judges.rules import Readers, RulesJudge, RulesJudgeSettings, default_readers
-from runner.records import RequirementStatus, Verdict
+from runner.turns.records import RequirementStatus, Verdict
 from runner.sandbox.base import BuildResult
-from runner.tasks import Requirement, Task, TurnSpec
+from runner.turns.tasks import Requirement, Task, TurnSpec
 
 ADD_TODO = Check.model_validate(
     {

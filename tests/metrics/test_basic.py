@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from runner.metrics.basic import basic_summary, turn_pass_rate
-from runner.records import FailureBucket, TurnRecord
+from runner.turns.records import FailureBucket, TurnRecord
 
 
 def _passed(task: str, turn: int) -> TurnRecord:

@@ -28,7 +28,7 @@ from runner.metrics.reliability import (
     tp_at_k,
     turn_pass,
 )
-from runner.records import FailureBucket, ModelCall, TurnRecord
+from runner.turns.records import FailureBucket, ModelCall, TurnRecord
 
 P, F, B, NR, U = "passed", "failed", "blocked", "no_response", "unassessed"
 

@@ -12,7 +12,7 @@ from runner.models.oracle import IdentityModel, NullModel, OracleModel
 from runner.models.parse import InvalidOutput, parse_model_output
 from runner.errors import ConfigError
 from runner.models.registry import build_model
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 APP1 = "export default function App() { return <h1>One</h1>; }\n"
 APP2 = "export default function App() { return <h1>Two ```x``` </h1>; }\n"

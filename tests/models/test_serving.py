@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.validation import validate_config
-from runner.roles import roles_used, server_claims
+from runner.run.validation import validate_config
+from runner.run.roles import roles_used, server_claims
 from tests.conftest import REPO_ROOT, cli_env
 
 

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from runner.engine import Engine, Services, SlotLimits
+from runner.turns.engine import Engine, Services, SlotLimits
 from runner.judges.registry import build_judge
 from runner.models.base import GenerationRequest, ModelResponse
 from runner.models.openai_provider import OpenAIModelSettings
 from runner.models.time_limit import generation_time_limit_s
-from runner.records import FailureBucket, ModelCall, RunDirectory
+from runner.turns.records import FailureBucket, ModelCall, RunDirectory
 from runner.suites.base import EpisodeState
 from runner.suites.registry import build_suite
-from runner.validation import validate_config
+from runner.run.validation import validate_config
 from tests.test_presets import composed
 
 

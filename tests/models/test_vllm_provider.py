@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from runner.errors import ConfigError
-from runner.validation import validate_model_settings
+from runner.run.validation import validate_model_settings
 from runner.config import ModelConfig
 from runner.models.base import GenerationRequest, ProviderError
 from runner.models.registry import build_model

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from runner.metrics.reliability import summarize as reliability_summary
-from runner.records import FailureBucket, TurnRecord, Verdict
+from runner.turns.records import FailureBucket, TurnRecord, Verdict
 from runner.report.collect import RunData
 from runner.report.leaderboard import build_leaderboard, format_cell, to_html, to_markdown
 from runner.report.plots import make_plots

@@ -10,7 +10,7 @@ import pytest
 
 from runner.browser.launch import BrowserPool, BrowserPools
 from runner.errors import ConfigError
-from runner.records import Verdict
+from runner.turns.records import Verdict
 from runner.suites.base import SuiteBase, SuiteContext
 from runner.suites.registry import SUITES, build_suite
 from tests.conftest import REPO_ROOT

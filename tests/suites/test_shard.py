@@ -6,8 +6,8 @@ import pytest
 
 from runner.errors import ConfigError
 from runner.suites.base import SuiteSettings, parse_shard, select_tasks
-from runner.tasks import Task, TurnSpec
-from tests.test_lineage import compose_config
+from runner.turns.tasks import Task, TurnSpec
+from tests.run.test_lineage import compose_config
 
 
 def _tasks(n: int) -> list[Task]:

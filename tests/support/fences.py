@@ -1,10 +1,10 @@
-"""Reading a prompt the way a model should: which lines lie outside the untrusted blocks (runner/untrusted.py)."""
+"""Reading a prompt the way a model should: which lines lie outside the untrusted blocks (runner/models/untrusted.py)."""
 
 from __future__ import annotations
 
 import re
 
-from runner.untrusted import CLOSE, LINE_PREFIX, OPEN
+from runner.models.untrusted import CLOSE, LINE_PREFIX, OPEN
 
 
 def outside_blocks(text: str) -> list[str]:

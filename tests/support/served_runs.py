@@ -71,7 +71,7 @@ def listed_requests(run: ServedRun, record: dict, role: str) -> list[dict]:
     """What the slot's evidence lists of its `role`'s requests (judge_requests.jsonl for the judge, else
     requests_fitted.jsonl; a tester's are in each test case's own folder): what each held and what was fitted out
     (runner/models/fitting.py)."""
-    from runner.evidence_folder import EvidenceFolder
+    from runner.turns.evidence_folder import EvidenceFolder
 
     slot = run.run_dir / record["evidence_dir"]
     folders = [slot, *sorted(path for path in slot.glob("cases/*") if path.is_dir())]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from runner.evidence import Evidence, Trace, TraceStep
-from runner.packets import EvidencePacket, write_packet
-from runner.records import DimensionScore, FailureBucket, RunDirectory, TurnRecord, Verdict
+from runner.turns.evidence import Evidence, Trace, TraceStep
+from runner.turns.packets import EvidencePacket, write_packet
+from runner.turns.records import DimensionScore, FailureBucket, RunDirectory, TurnRecord, Verdict
 from runner.sandbox.base import BuildResult
-from runner.tasks import Requirement, Task, TurnSpec
+from runner.turns.tasks import Requirement, Task, TurnSpec
 
 # A 1x1 PNG: a real image file for the page to show.
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")

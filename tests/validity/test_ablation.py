@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner.errors import ConfigError
-from runner.packets import copy_packet_folder, read_packet
+from runner.turns.packets import copy_packet_folder, read_packet
 from runner.validity.ablation import SOURCES, ablate_folder, validate_sources
 from tests.validity.handmade import record, write_slot
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.agreement import agreement_report, main
+from runner.validity.agreement import agreement_report, main
 from runner.validity.labels import LabelsError, read_labels
 from tests.validity.handmade import record, write_run
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page, async_playwright, expect
 
-from runner.annotate import Annotation, build_page
+from runner.validity.annotate import Annotation, build_page
 from runner.browser.launch import BrowserSettings
 from runner.validity.labels import read_labels
 from runner.validity.sampling import read_key, write_sample

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from playwright.async_api import async_playwright, expect
 
-from runner.annotate import Annotation, build_page
+from runner.validity.annotate import Annotation, build_page
 from runner.browser.launch import BrowserSettings
-from runner.evidence import Evidence
-from runner.packets import EvidencePacket, write_packet
-from runner.records import FailureBucket, ModelCall, RunDirectory, TurnRecord
+from runner.turns.evidence import Evidence
+from runner.turns.packets import EvidencePacket, write_packet
+from runner.turns.records import FailureBucket, ModelCall, RunDirectory, TurnRecord
 from runner.sandbox.base import BuildResult
-from runner.tasks import Requirement, Task, TurnSpec
+from runner.turns.tasks import Requirement, Task, TurnSpec
 from runner.validity.apr_audit import (
     AuditLabel,
     append_audit_label,

@@ -1,4 +1,4 @@
-"""suite=evogenui: EvoGenUI-Bench. What the package adds (runner/plugins.py)."""
+"""suite=evogenui: EvoGenUI-Bench. What the package adds (runner/run/plugins.py)."""
 
 SUITES = {"evogenui": "runner.suites.evogenui.suite:SUITE_ENTRY"}
 RUBRICS = {"evogenui": "runner.suites.evogenui.rubric:EvoGenUIRubric"}

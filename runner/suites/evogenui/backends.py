@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from runner.tasks import Task
+from runner.turns.tasks import Task
 
 _FIXTURE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _SCHEMA_KEYS = ("description", "inputSchema", "outputSchema")

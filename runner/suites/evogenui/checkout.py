@@ -29,7 +29,7 @@ from typing import Any
 
 from runner.sandbox.server import register_package
 from runner.suites.native import TaskFormatError
-from runner.tasks import Task
+from runner.turns.tasks import Task
 
 RUNTIME_PACKAGE = "runtime"
 TASK_SUBSETS = Path("bench") / "task_subsets"

@@ -3,7 +3,7 @@
 D.2.2: "A diagnostic protocol separate from the turn-level evaluator assigns every executed non-passing call to
 one of the six mechanisms using current- and previous-turn context, screenshots, source/DOM evidence,
 actor/tool traces, and build or output evidence where applicable. These labels are diagnostic and do not affect
-official pass/fail metrics." So the diagnostic judge is its own model role (`roles.diagnostic`, runner/roles.py),
+official pass/fail metrics." So the diagnostic judge is its own model role (`roles.diagnostic`, runner/run/roles.py),
 called after the evaluator with
 
 - the current turn: the evaluator's evidence bundle (request, contract, assistant text, build, page, DOM, actor
@@ -24,13 +24,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeInput
 from runner.judges.llm_bundle import build_bundle, clip, image_data_url
 from runner.judges.llm_settings import LLMJudgeSettings
 from runner.models.base import Model
 from runner.models.structured import StructuredMode, ask_structured
-from runner.records import Verdict
+from runner.turns.records import Verdict
 from runner.suites.evogenui.taxonomy import Mechanism, judge_wording
 
 DIAGNOSIS_VERSION = "evogenui-diagnosis-v1"  # recorded with the suite's rubric versions (lineage.json)

@@ -1,4 +1,4 @@
-"""Load tasks in EvoGenUI-Bench's own JSON format (multiturn_tasks.schema.json) into runner.tasks.Task.
+"""Load tasks in EvoGenUI-Bench's own JSON format (multiturn_tasks.schema.json) into runner.turns.tasks.Task.
 
 A file holds one task object or {"tasks": [...], ...}. Every field of the format goes somewhere:
 
@@ -53,7 +53,7 @@ from pydantic import ValidationError
 
 from runner.judges.checks import Check
 from runner.suites.native import TaskFormatError, expand_task_paths
-from runner.tasks import Requirement, Task, TurnSpec
+from runner.turns.tasks import Requirement, Task, TurnSpec
 
 __all__ = ["SUB_SUITES", "TaskFormatError", "load_tasks", "parse_task"]
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from runner.records import Verdict
+from runner.turns.records import Verdict
 
 DIMENSIONS = ("presentation", "execution", "alignment")  # §4.2, Appendix C.1
 PASS_THRESHOLD = 4  # §4.3 / C.1: "passes at scores of 4 or 5"

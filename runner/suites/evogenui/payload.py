@@ -24,7 +24,7 @@ import json
 from typing import Any
 
 from runner.suites.base import EpisodeState
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 PROMPT_VERSION = "evogenui-f2-v2"
 

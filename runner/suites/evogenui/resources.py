@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.suites.evogenui.backends import BackendError, task_backends
-from runner.tasks import Task
+from runner.turns.tasks import Task
 
 NOT_FOUND = object()
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from runner.judges.rubrics import RubricOutcome
 from runner.models.structured import decoding_schema
-from runner.records import DimensionScore, RequirementResult, RequirementStatus
+from runner.turns.records import DimensionScore, RequirementResult, RequirementStatus
 from runner.suites.evogenui.passing import DIMENSIONS, turn_passes
 from runner.suites.evogenui.taxonomy import Mechanism, judge_wording
 

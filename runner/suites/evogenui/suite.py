@@ -13,7 +13,7 @@
   set would only produce a column of infra failures; fixing a path is cheaper than re-running).
 - Payload: Appendix F.2 (payload.py). Runtime state: runtime.py. Metrics: §4.3 / Appendix C.2
   (runner.metrics.reliability) plus a Table-2-shaped table (table2.py), Table 6's requested-slot
-  accounting (runner.metrics.slot_accounting) and the failure-mechanism counts of §6.1 (taxonomy.py).
+  accounting (runner.suites.evogenui.slot_accounting) and the failure-mechanism counts of §6.1 (taxonomy.py).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 from runner.judges.llm_bundle import final_dom_path
 from runner.metrics.basic import basic_summary
 from runner.metrics.reliability import Unobserved
-from runner.metrics.slot_accounting import slot_accounting
-from runner.evidence_folder import EvidenceFolder
-from runner.records import TurnRecord, Verdict
+from runner.suites.evogenui.slot_accounting import slot_accounting
+from runner.turns.evidence_folder import EvidenceFolder
+from runner.turns.records import TurnRecord, Verdict
 from runner.sandbox.base import ToolBridge
 from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.evogenui.backends import BackendError, public_tool_contract
@@ -49,7 +49,7 @@ from runner.suites.evogenui.runtime import turn_start_state
 from runner.suites.evogenui.table2 import table2
 from runner.suites.evogenui.taxonomy import classify_turn, dom_text, mechanism_counts
 from runner.suites.native import TaskFormatError, expand_task_paths
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_TASKS = PROJECT_ROOT / "tasks" / "evogenui"
@@ -148,7 +148,7 @@ class EvoGenUISuite(SuiteBase):
 
     @property
     def required_roles(self) -> tuple[str, ...]:
-        """The §6.1 diagnostic judge's own model role, `roles.diagnostic` (runner/roles.py), unless it asks the
+        """The §6.1 diagnostic judge's own model role, `roles.diagnostic` (runner/run/roles.py), unless it asks the
         evaluator's model."""
         asks_own = self.diagnosis == "judge" and self.diagnostic_model_role == DIAGNOSTIC_ROLE
         return (DIAGNOSTIC_ROLE,) if asks_own else ()

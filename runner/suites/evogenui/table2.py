@@ -25,7 +25,7 @@ from runner.metrics.reliability import (
     build_matrix,
     ratio_terms,
 )
-from runner.records import TurnRecord
+from runner.turns.records import TurnRecord
 
 SUB_SUITE_ORDER = ("presentation", "interaction", "tool_grounded")
 OVERALL = "overall"

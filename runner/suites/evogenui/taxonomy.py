@@ -43,8 +43,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from runner.records import FailureBucket, RequirementStatus, TurnRecord, Verdict
-from runner.tasks import Requirement, TurnSpec
+from runner.turns.records import FailureBucket, RequirementStatus, TurnRecord, Verdict
+from runner.turns.tasks import Requirement, TurnSpec
 
 
 class Mechanism(StrEnum):

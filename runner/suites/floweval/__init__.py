@@ -1,4 +1,4 @@
 """FlowEval: reference-based evaluation of generated UIs by interaction flows. What the package adds
-(runner/plugins.py)."""
+(runner/run/plugins.py)."""
 
 SUITES = {"floweval": "runner.suites.floweval.suite:SUITE_ENTRY"}

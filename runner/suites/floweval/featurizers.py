@@ -1,7 +1,7 @@
 """Trace featurizers of FlowEval (§3.3, "Featurization"): each step of a trace to one D-dimensional vector.
 
 A featurizer turns a trace's per-step screenshots and visible texts into an array (steps, D), the input of
-the trace metrics (runner/metrics/traces.py). Three are registered by name:
+the trace metrics (runner/suites/floweval/traces.py). Three are registered by name:
 
 - `pixels`: deterministic downsampled RGB pixels (no model; the cheapest, for tests and quick runs);
 - `minilm_text`: sentence embeddings of each step's visible text with all-MiniLM-L6-v2, whose weights the

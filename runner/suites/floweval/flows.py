@@ -16,11 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from runner.actors.base import Actor, ActorContext
 from runner.actors.scripted import FLOW_STEPS_KEY
 from runner.browser.launch import BrowserPools
-from runner.evidence import Evidence, Trace
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence import Evidence, Trace
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.checks import Step
 from runner.sandbox.base import Sandbox
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 FLOW_KEY = FLOW_STEPS_KEY  # the TurnSpec.extra key the scripted actor replays
 FLOW_TRACES_DIR = "flows"

@@ -27,11 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from runner.judges.llm_bundle import image_data_url
 from runner.judges.llm_settings import LLMJudgeSettings
-from runner.metrics.labels import PairwiseLabel, Winner
+from runner.suites.floweval.pair_labels import PairwiseLabel, Winner
 from runner.models.base import Model, ProviderError
 from runner.models.fitting import fit_for_model
 from runner.models.structured import MAX_ECHO_CHARS, StructuredMode, StructuredOutputError, ask_structured, decoding_schema
-from runner.untrusted import quote, with_rule
+from runner.models.untrusted import quote, with_rule
 
 VERSION = "1"
 
@@ -147,7 +147,7 @@ def presentation_swapped(seed: int, prompt_id: str, model_a: str, model_b: str) 
 
 
 def _quoted_files(files: Mapping[str, str], limit: int) -> list[str]:
-    """Each file quoted as untrusted data (runner/untrusted.py), cut so all of them hold `limit` characters;
+    """Each file quoted as untrusted data (runner/models/untrusted.py), cut so all of them hold `limit` characters;
     a cut is said outside its block."""
     blocks, remaining = [], limit
     for path, text in sorted(files.items()):

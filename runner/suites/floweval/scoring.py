@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from runner.metrics.traces import dtw_distance, ebleu, wmd_distance
+from runner.suites.floweval.traces import dtw_distance, ebleu, wmd_distance
 from runner.suites.floweval.flows import load_trace
 
-# Which direction is better, per metric (metrics/traces.py: DTW and WMD distances, eBLEU a similarity).
+# Which direction is better, per metric (traces.py: DTW and WMD distances, eBLEU a similarity).
 LOWER_IS_BETTER = {"dtw": True, "ebleu": False, "wmd": True}
 METRICS = tuple(LOWER_IS_BETTER)
 

@@ -21,10 +21,10 @@ from pydantic import Field, field_validator, model_validator
 from runner.actors.base import Actor
 from runner.config import ActorConfig
 from runner.errors import ConfigError
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import Judge, JudgeInput
 from runner.metrics.basic import basic_summary
-from runner.records import TurnRecord, Verdict
+from runner.turns.records import TurnRecord, Verdict
 from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.floweval.flows import FLOW_TRACES_DIR, FlowSpec, flow_run_dir, record_flow_traces
 from runner.suites.floweval.loaders import ExternalSite, LiveSiteRefused, load_real_v2, load_webvoyager, resolve_snapshot
@@ -32,7 +32,7 @@ from runner.suites.floweval.prompt import PROMPT_VERSION, generation_messages
 from runner.suites.floweval.featurizers import FEATURIZERS, featurizer_problems, get_featurizer
 from runner.suites.floweval.scoring import METRICS, Embed, score_flows
 from runner.suites.floweval.sites import SITES_DIR, load_sites
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 REFERENCE_DIR = "reference"
 # FlowEval §3.2/§3.3: three CUA runs per site and task; a deterministic actor repeats itself exactly.

@@ -1,9 +1,9 @@
 """FlowEval's Table 1 end to end (§4.1) and the raw-median ranking of Appendix D (Table 2).
 
 From FlowEval run dirs of several models on the same prompts and a file of human pairwise labels
-(runner/metrics/labels.py): for each trace metric (DTW, eBLEU, WMD) its binary preference on every pair the
+(runner/suites/floweval/pair_labels.py): for each trace metric (DTW, eBLEU, WMD) its binary preference on every pair the
 people compared, the Elo ratings and ranking from those preferences, and against the human labels the
-Spearman rho of the rankings, Cohen's kappa and the agreement rate (runner/metrics/ranking.py); plus per
+Spearman rho of the rankings, Cohen's kappa and the agreement rate (runner/suites/floweval/ranking.py); plus per
 metric each model's median raw value and that ranking's Spearman rho against the human Elo ranking.
 
 Which values decide a pair: the paper "computed the reference-based metrics for each comparison pair and
@@ -26,13 +26,13 @@ from statistics import mean
 from typing import Any, Literal
 
 from runner.errors import ConfigError
-from runner.jsonl_models import read_model_lines
-from runner.metrics.labels import LabelFormatError, PairwiseLabel
-from runner.metrics.ranking import (
+from runner.validity.jsonl_models import read_model_lines
+from runner.suites.floweval.pair_labels import LabelFormatError, PairwiseLabel
+from runner.suites.floweval.ranking import (
     METRIC_DIRECTIONS, Direction, Preferences, Ratings, agreement, median_ranking, prefer, spearman_of_rankings,
 )
-from runner.packets import has_packet
-from runner.records import RunDirectory
+from runner.turns.packets import has_packet
+from runner.turns.records import RunDirectory
 from runner.suites.floweval.scoring import METRICS
 
 # What decides a metric's preference on a rated pair (module docstring).
@@ -221,7 +221,7 @@ def build_table(outputs: Outputs, human: list[PairwiseLabel], *, ratings: Rating
                 pair_values: PairValues = "rated_sites") -> Table:
     """Table 1 (and Appendix D's medians) of the metrics against the human labels; `judge`: the MLLM
     judge's decisions and how many pairs it left unassessed, an extra column. `ratings`: how a column's
-    decisions become ratings (runner.metrics.ranking: Chiang et al.'s Bradley-Terry fit by default)."""
+    decisions become ratings (runner.suites.floweval.ranking: Chiang et al.'s Bradley-Terry fit by default)."""
     human_column: Column | None = None
     columns = []
     for metric in METRICS:

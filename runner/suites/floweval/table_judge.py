@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
-from runner.metrics.labels import PairwiseLabel
-from runner.packets import EvidencePacket, read_packet
+from runner.suites.floweval.pair_labels import PairwiseLabel
+from runner.turns.packets import EvidencePacket, read_packet
 from runner.suites.floweval.pairwise import Candidate, PairwiseJudge
 from runner.suites.floweval.table import Outputs
 

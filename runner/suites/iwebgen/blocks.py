@@ -3,7 +3,7 @@
 A splitter role decomposes the specification into UI blocks, the generator writes each block, and a merger
 role combines the blocks into the complete application in the output contract. Each step is one round of
 the slot's generation (purpose "split", "block:<name>", "merge"), so its request and answer are in the
-evidence. Splitter and merger are the run's `roles.splitter` / `roles.merger` (runner/roles.py).
+evidence. Splitter and merger are the run's `roles.splitter` / `roles.merger` (runner/run/roles.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from runner.generation import Generation, GenerationRound, GenerationTools, Messages, ModelCaller, timed_round
+from runner.turns.generation import Generation, GenerationRound, GenerationTools, Messages, ModelCaller, timed_round
 from runner.models.base import GenerationRequest, Model, ModelResponse, ProviderError
 from runner.models.parse import InvalidOutput, parse_model_output
 from runner.models.structured import StructuredMode, StructuredOutputError, ask_structured

@@ -1,4 +1,4 @@
-"""I-WebGenBench specifications -> runner.tasks.Task (one single-turn task per specification).
+"""I-WebGenBench specifications -> runner.turns.tasks.Task (one single-turn task per specification).
 
 A task folder holds `specs/<id>.yaml|yml|json` (one AppSpec each, runner/suites/iwebgen/spec.py) and,
 optionally, `reference/<id>/` with a reference app: its files, laid out as the generator writes them
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from runner.suites.iwebgen.spec import AppSpec, load_spec
 from runner.suites.native import TaskFormatError, expand_task_paths
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 __all__ = ["REFERENCE_DIR", "SPECS_DIR", "load_tasks", "reference_files", "spec_of", "task_from_spec"]
 

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from statistics import mean
 from typing import Any
 
-from runner.records import TurnRecord
-from runner.tasks import Task
+from runner.turns.records import TurnRecord
+from runner.turns.tasks import Task
 
 __all__ = ["COLUMNS", "DIMENSION_OF_COLUMN", "app_row", "iwebgen_summary", "table"]
 

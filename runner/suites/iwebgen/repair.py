@@ -9,7 +9,7 @@ dimension: the suite applies that from the record's build status.
 
 from __future__ import annotations
 
-from runner.generation import (
+from runner.turns.generation import (
     BuildCheck,
     Generation,
     GenerationStrategy,

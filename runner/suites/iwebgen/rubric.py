@@ -21,12 +21,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
-from runner.evidence import Trace
+from runner.turns.evidence import Trace
 from runner.judges.rubrics import RubricOutcome
 from runner.models.structured import decoding_schema
-from runner.records import DimensionScore
+from runner.turns.records import DimensionScore
 from runner.suites.iwebgen.spec import AppSpec
-from runner.untrusted import RULE, quote
+from runner.models.untrusted import RULE, quote
 
 __all__ = ["JUDGED_POINTS", "IWebGenRubric", "IWebGenVerdict", "judge_messages"]
 

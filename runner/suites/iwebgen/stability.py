@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runner.evidence import Evidence, Trace
+from runner.turns.evidence import Evidence, Trace
 
 __all__ = ["MAX_POINTS", "Stability", "StabilityPenalties", "stability"]
 

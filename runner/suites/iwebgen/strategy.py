@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from runner.generation import GenerationStrategy, SinglePass
+from runner.turns.generation import GenerationStrategy, SinglePass
 from runner.models.base import Model
 from runner.suites.iwebgen.blocks import ROLES as BLOCK_ROLES
 from runner.suites.iwebgen.blocks import BlockPipeline

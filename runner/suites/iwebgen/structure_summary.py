@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.records import TurnRecord
+from runner.turns.records import TurnRecord
 from runner.suites.iwebgen.structure import (
     AppRow, AppStructure, table4_sidebar, table4_state_bins, table5_themes,
 )

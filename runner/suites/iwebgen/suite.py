@@ -17,14 +17,14 @@ from typing import Any
 
 from pydantic import Field
 
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import Judge, JudgeError, JudgeInput
 from runner.judges.llm import LLMJudge
 from runner.metrics.basic import basic_summary
 from runner.models.base import ProviderError
 from runner.models.structured import StructuredOutputError
-from runner.generation import GenerationStrategy, build_strategy
-from runner.records import DimensionScore, FailureBucket, TurnRecord, Verdict
+from runner.turns.generation import GenerationStrategy, build_strategy
+from runner.turns.records import DimensionScore, FailureBucket, TurnRecord, Verdict
 from runner.suites.base import NO_REWARD, ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.iwebgen import loader
 from runner.suites.iwebgen.background import capture_background
@@ -37,7 +37,7 @@ from runner.suites.iwebgen.stability import StabilityPenalties, stability
 from runner.suites.iwebgen.strategy import Pipeline, iwebgen_strategy, pipeline_roles
 from runner.suites.iwebgen.structure import analyze_app, classify_theme, parse_css_rgb
 from runner.suites.iwebgen.structure_summary import structure_summary
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 __all__ = ["SUITE_ENTRY", "IWebGenSuite", "IWebGenSuiteSettings"]
 

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from runner.metrics.basic import basic_summary
-from runner.records import TurnRecord
+from runner.turns.records import TurnRecord
 from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.native import load_native_tasks
 from runner.suites.payload import PROMPT_VERSION, build_webapp_messages
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 DEFAULT_TASKS = Path(__file__).resolve().parents[3] / "tasks" / "smoke"
 

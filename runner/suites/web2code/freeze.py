@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from runner.browser.session import PageSession
-from runner.metrics.image import load_rgb, pixel_distance
+from runner.suites.web2code.image import load_rgb, pixel_distance
 from runner.suites.web2code.render import screenshot_png
 
 ENTRY = "index.html"

@@ -29,7 +29,7 @@ from playwright.async_api import Page
 @dataclass(frozen=True)
 class Operator:
     name: str
-    dimension: str  # one of runner.metrics.image.RUBRIC_DIMENSIONS
+    dimension: str  # one of runner.suites.web2code.image.RUBRIC_DIMENSIONS
     kind: str  # "sty" (one CSS property) or "str" (DOM edit)
 
 

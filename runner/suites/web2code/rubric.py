@@ -27,10 +27,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from runner.judges.base import Judge, JudgeError
 from runner.judges.llm import LLMJudge
 from runner.judges.rubrics import Rubric, RubricOutcome
-from runner.metrics.image import RUBRIC_BANDS, RUBRIC_DIMENSIONS, pad_to_common, rubric_inbox_score
+from runner.suites.web2code.image import RUBRIC_BANDS, RUBRIC_DIMENSIONS, pad_to_common, rubric_inbox_score
 from runner.models.fitting import RequestRefused
 from runner.models.structured import StructuredOutputError, decoding_schema
-from runner.records import DimensionScore
+from runner.turns.records import DimensionScore
 from runner.suites.web2code.scoring import OutboxBlock, macro_outbox, outbox_blocks
 
 __all__ = [

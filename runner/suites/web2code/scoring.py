@@ -2,7 +2,7 @@
 
 Micro (pixel alignment): G = golden repaired page H_{t-1}, B = the page the turn started from, M = the
 model's page, all rendered deterministically in one coordinate system. eqs. 9-11 come from
-runner.metrics.image.micro_scores (the one implementation): Ω = 1[|G - B| > τ], S_inbox = SSIM_Ω(G, M),
+runner.suites.web2code.image.micro_scores (the one implementation): Ω = 1[|G - B| > τ], S_inbox = SSIM_Ω(G, M),
 S_outbox = SSIM_Ω̄(G, M) x (1 - colour penalty), eq. 11 as written unless `outbox_mask="guard_band"`.
 Per defect (OURS, for Table 3's per-dimension columns): SSIM over Ω restricted to
 that defect's boxes on G and B; a dimension's score is the mean over its defects; "overall" is the mean over
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from runner.metrics.image import (
+from runner.suites.web2code.image import (
     RUBRIC_DIMENSIONS,
     SSIM_WIN,
     OutboxMask,
@@ -55,7 +55,7 @@ def _box_mask(shape: tuple[int, int], boxes: list[list[float] | None]) -> np.nda
 
 def score_micro(golden: np.ndarray, broken: np.ndarray, model: np.ndarray, defects: list[dict[str, Any]],
                 tau: int = 0, *, outbox_mask: OutboxMask = "eq11") -> dict[str, Any]:
-    """eqs. 9-12 (runner.metrics.image.micro_scores) plus per-defect and per-dimension in-box scores."""
+    """eqs. 9-12 (runner.suites.web2code.image.micro_scores) plus per-defect and per-dimension in-box scores."""
     scores = micro_scores(golden, broken, model, tau, outbox_mask=outbox_mask)
     omega, smap = scores.omega, scores.smap
     result: dict[str, Any] = {"outbox_mask": outbox_mask}

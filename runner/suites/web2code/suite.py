@@ -24,14 +24,14 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from runner import progress
+from runner.run import progress
 from runner.browser.launch import BrowserPool
 from runner.metrics.basic import basic_summary
-from runner.evidence_folder import EvidenceFolder
-from runner.metrics.image import RUBRIC_DIMENSIONS, final_score, load_rgb, png_bytes
+from runner.turns.evidence_folder import EvidenceFolder
+from runner.suites.web2code.image import RUBRIC_DIMENSIONS, final_score, load_rgb, png_bytes
 from runner.models.base import GenerationRequest
 from runner.models.fitting import fit_for_model
-from runner.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
+from runner.turns.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
 from runner.judges.base import Judge, JudgeInput
 from runner.suites.base import NO_REWARD, ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.web2code import observation, rubric, scoring
@@ -42,7 +42,7 @@ from runner.suites.web2code.trajectory import (
     load_or_generate,
     locate_on_files,
 )
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ class Web2CodeSuite(SuiteBase):
 
     @property
     def required_roles(self) -> tuple[str, ...]:
-        """The §5.1 caption ablation calls a model role of its own, `roles.caption` (runner/roles.py)."""
+        """The §5.1 caption ablation calls a model role of its own, `roles.caption` (runner/run/roles.py)."""
         return ("caption",) if self.track == "macro" and self.settings.caption else ()
 
     def check_task_sources(self) -> list[str]:
@@ -342,7 +342,7 @@ class Web2CodeSuite(SuiteBase):
 
     async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
         """Execution phase: render the model's page (and locate what scoring needs) into the evidence folder,
-        so judging reads frozen images and never browses (runner/packets.py)."""
+        so judging reads frozen images and never browses (runner/turns/packets.py)."""
         traj = self.trajectory(task)
         t = turn.extra["step"]
         locators: list[dict[str, Any]] = []

@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.browser.launch import BrowserPool
 from runner.browser.session import PageSession
-from runner.metrics.image import load_rgb, pixel_distance
+from runner.suites.web2code.image import load_rgb, pixel_distance
 from runner.suites.web2code.fingerprint import (
     FP_ATTR,
     SEMANTIC_TAGS,

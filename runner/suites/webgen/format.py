@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from runner.tasks import Requirement, Task, TurnSpec
+from runner.turns.tasks import Requirement, Task, TurnSpec
 
 SUITE_NAME = "webgen"
 

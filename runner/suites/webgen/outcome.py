@@ -12,8 +12,8 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from runner.evidence import Trace
-from runner.records import FailureBucket, TurnRecord
+from runner.turns.evidence import Trace
+from runner.turns.records import FailureBucket, TurnRecord
 
 SCORES: dict[str, float] = {"YES": 1.0, "PARTIAL": 0.5, "NO": 0.0}
 

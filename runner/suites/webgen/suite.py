@@ -17,15 +17,15 @@ from pydantic import Field, field_validator
 
 from runner.actors.base import ActorContext
 from runner.actors.llm import LLMActor, LLMActorSettings
-from runner.evidence import Evidence
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence import Evidence
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import Judge, JudgeInput
-from runner.records import RequirementResult, RequirementStatus, TurnRecord, Verdict
+from runner.turns.records import RequirementResult, RequirementStatus, TurnRecord, Verdict
 from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.payload import PROMPT_VERSION, build_webapp_messages
 from runner.suites.webgen.format import load_webgen_tasks
 from runner.suites.webgen.outcome import SCORES, TESTER_INSTRUCTIONS, accuracy_summary, answer_of
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from runner.lineage import prompt_versions
+from runner.run.lineage import prompt_versions
 from runner.suites.base import EpisodeState
 from runner.suites.evogenui.benchmark_prompts import RESPONSE_CONTRACT, BenchmarkEvaluatorRubric, sha256_text
 from runner.suites.evogenui.checkout import CheckoutError

@@ -14,8 +14,8 @@ from PIL import Image
 
 from runner.errors import ConfigError
 from runner.models.registry import build_model
-from runner.records import Verdict
-from runner.roles import check_declared_roles
+from runner.turns.records import Verdict
+from runner.run.roles import check_declared_roles
 from runner.suites.base import SuiteContext
 from runner.models.structured import decoding_schema
 from runner.suites.evogenui.diagnosis import DiagnosisAnswer

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from runner.models.registry import build_model
-from runner.records import Verdict
+from runner.turns.records import Verdict
 from runner.suites.evogenui.diagnosis import DiagnosisAnswer, diagnose
 from runner.suites.evogenui.taxonomy import Mechanism
 from tests.judges.test_llm import make_input

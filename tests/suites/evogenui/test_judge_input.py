@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from runner.evidence_folder import EvidenceFolder
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeInput
-from runner.judging import JudgingPhase
-from runner.packets import EvidencePacket, write_packet
-from runner.records import FailureBucket, RunDirectory, TurnRecord, Verdict
+from runner.turns.judging_phase import JudgingPhase
+from runner.turns.packets import EvidencePacket, write_packet
+from runner.turns.records import FailureBucket, RunDirectory, TurnRecord, Verdict
 from runner.sandbox.base import BuildResult
 from runner.sandbox.server import ToolBridgeRuntime
 from runner.suites.base import EpisodeState

@@ -18,7 +18,7 @@ import pytest
 from runner.sandbox.web_template import module_specifiers, validate_files
 from runner.suites.evogenui.backends import load_backend, task_backends
 from runner.suites.evogenui.loader import SUB_SUITES, load_tasks
-from runner.tasks import Task
+from runner.turns.tasks import Task
 
 ROOT = Path(__file__).resolve().parents[3]
 TASKS_DIR = ROOT / "tasks" / "evogenui"

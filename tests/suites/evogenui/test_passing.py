@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from runner.records import DimensionScore, Verdict
+from runner.turns.records import DimensionScore, Verdict
 from runner.suites.evogenui.passing import DIMENSIONS, PASS_THRESHOLD, turn_passes, verdict_passes
 
 ALL_FOUR = {"presentation": 4, "execution": 4, "alignment": 4}

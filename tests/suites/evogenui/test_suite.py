@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from runner.errors import ConfigError
-from runner.records import FailureBucket, TurnRecord, Verdict
+from runner.turns.records import FailureBucket, TurnRecord, Verdict
 from runner.suites.base import CompactTurn, EpisodeState
 from runner.suites.evogenui.payload import SYSTEM_PROMPT
 from runner.suites.evogenui.suite import EvoGenUISuite, EvoGenUISuiteSettings, MissingToolBackendError
 from runner.suites.registry import build_suite, validate_suite_options
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 from tests.suites.evogenui import tiny_task
 
@@ -283,7 +283,7 @@ class _FixedJudge:
 
 def test_judge_turn_labels_failures_but_never_changes_the_decision(tmp_path: Path) -> None:
     from runner.judges.base import JudgeInput
-    from runner.records import RequirementResult, RequirementStatus
+    from runner.turns.records import RequirementResult, RequirementStatus
     from runner.sandbox.base import BuildResult
 
     suite = _suite(tasks_path=str(tiny_task.write_tiny_task(tmp_path / "tasks")))

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from runner.judges.checks import Check
-from runner.records import (
+from runner.turns.records import (
     DimensionScore,
     FailureBucket,
     RequirementResult,
@@ -25,7 +25,7 @@ from runner.suites.evogenui.taxonomy import (
     mechanism_counts,
     parse_mechanism,
 )
-from runner.tasks import Requirement, TurnSpec
+from runner.turns.tasks import Requirement, TurnSpec
 
 
 def _requirement(rid: str, check: dict | None, kind: str = "evidence") -> Requirement:

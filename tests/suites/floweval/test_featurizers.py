@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from runner.errors import ConfigError
-from runner.metrics.traces import dtw_distance
+from runner.suites.floweval.traces import dtw_distance
 from runner.suites.floweval import featurizers as fz
 
 
@@ -136,8 +136,8 @@ def test_the_floweval_preset_stops_in_preflight_when_uiclip_is_missing(tmp_path:
 
     from huggingface_hub import constants
 
-    from runner.preflight import PreflightError, check_run
-    from runner.validation import validate_config
+    from runner.run.preflight import PreflightError, check_run
+    from runner.run.validation import validate_config
     from tests.test_presets import composed
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
@@ -158,8 +158,8 @@ def test_the_uiclip_revision_is_pinned_from_the_suite_settings(tmp_path: Path,
     from huggingface_hub import constants
 
     from runner.errors import ConfigError
-    from runner.preflight import PreflightError, check_run
-    from runner.validation import validate_config
+    from runner.run.preflight import PreflightError, check_run
+    from runner.run.validation import validate_config
     from tests.test_presets import composed
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty"))

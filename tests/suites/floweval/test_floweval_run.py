@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from runner.experiment import open_browsers, run_experiment
-from runner.pull import compose_config
+from runner.run.experiment import open_browsers, run_experiment
+from runner.run.pull import compose_config
 from runner.sandbox.registry import build_sandbox
 from runner.actors.registry import build_actor
 from runner.suites.base import SuiteContext
 from runner.suites.floweval.featurizers import get_featurizer
 from runner.suites.floweval.scoring import score_flows
 from runner.suites.registry import build_suite
-from runner.validation import validate_config
+from runner.run.validation import validate_config
 from tests.conftest import REPO_ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.build, pytest.mark.slow]

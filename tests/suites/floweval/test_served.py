@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.metrics.labels import PairwiseLabel, read_labels, write_labels
+from runner.suites.floweval.pair_labels import PairwiseLabel, read_labels, write_labels
 from tests.conftest import cli_env
 from tests.support.served_runs import REPO_ROOT, REFUSED, assert_completed, run_served
 from tests.support.tiny_models import (NO_VLLM_REASON, READY_TIMEOUT_S, VLLM_PYTHON, served_overrides, served_server,

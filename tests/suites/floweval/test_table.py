@@ -10,13 +10,13 @@ import pytest
 import yaml
 
 from runner.errors import ConfigError
-from runner.floweval_table import main
-from runner.metrics.labels import PairwiseLabel, read_labels, write_labels
-from runner.packets import EvidencePacket, write_packet
-from runner.records import FailureBucket, RunDirectory, TurnRecord, Verdict
+from runner.suites.floweval.table_command import main
+from runner.suites.floweval.pair_labels import PairwiseLabel, read_labels, write_labels
+from runner.turns.packets import EvidencePacket, write_packet
+from runner.turns.records import FailureBucket, RunDirectory, TurnRecord, Verdict
 from runner.sandbox.base import BuildResult
 from runner.suites.floweval.pairwise import CRITERIA
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 from tests.support.fault_server import FaultServer, completion
 from runner.suites.floweval.table import build_table, load_outputs, read_human_labels
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.fault_server import FaultServer, completion
 from tests.test_main import _records, _run
-from tests.test_rejudge import _cli
+from tests.run.test_rejudge import _cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox]
 

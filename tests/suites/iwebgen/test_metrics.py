@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from runner.records import DimensionScore, FailureBucket, TurnRecord, Verdict
+from runner.turns.records import DimensionScore, FailureBucket, TurnRecord, Verdict
 from runner.suites.iwebgen.metrics import app_row, iwebgen_summary
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 
 def _task(task_id: str, domain: str) -> Task:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.specgen import TASKS_DIR, main
+from runner.suites.iwebgen.specgen_command import TASKS_DIR, main
 from runner.suites.iwebgen.spec import AppSpec, load_spec
 from runner.suites.iwebgen.specgen import SpecgenError, extract_pdf_text, review_path
 from tests.support.fault_server import FaultServer, completion

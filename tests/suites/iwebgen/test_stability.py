@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.evidence import Evidence, Trace
+from runner.turns.evidence import Evidence, Trace
 from runner.suites.iwebgen.stability import StabilityPenalties, stability
 
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from runner.generation import BuildCheck, Messages
+from runner.turns.generation import BuildCheck, Messages
 from runner.models.base import GenerationRequest, ModelResponse, ProviderError
 from runner.models.parse import parse_model_output, render_json_output
 from runner.sandbox.base import BuildResult
@@ -198,7 +198,7 @@ def test_the_suite_builds_its_strategy_from_its_settings_and_roles() -> None:
 
 def test_the_suite_config_generates_in_a_single_pass_with_repair_an_option() -> None:
     """I-WebGenBench §4.1: "in a single pass without tool use or iterative refinement"; C.3's rounds on request."""
-    from runner.validation import validate_config
+    from runner.run.validation import validate_config
     from tests.test_presets import composed
 
     assert validate_config(composed("suite=iwebgen")).suite.model_dump()["generation"] == "single_pass"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.records import FailureBucket, TurnRecord, Verdict
+from runner.turns.records import FailureBucket, TurnRecord, Verdict
 from runner.suites.iwebgen.background import canvas_background
 from runner.suites.iwebgen.structure import AppStructure
 from runner.suites.iwebgen.structure_summary import structure_summary

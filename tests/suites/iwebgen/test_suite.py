@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from runner.evidence import Evidence, Trace, TraceStep
+from runner.turns.evidence import Evidence, Trace, TraceStep
 from runner.judges.base import JudgeInput
 from runner.judges.llm import LLMJudge
 from runner.judges.llm_settings import LLMJudgeSettings
@@ -15,7 +15,7 @@ from runner.judges.rules import RulesJudge
 from runner.sandbox.base import BuildResult
 from runner.suites.iwebgen.loader import load_tasks
 from runner.suites.iwebgen.suite import IWebGenSuite, IWebGenSuiteSettings
-from runner.untrusted import RULE
+from runner.models.untrusted import RULE
 from tests.conftest import REPO_ROOT
 from tests.support.fences import outside_blocks
 from tests.support.scripted_model import ScriptedModel
@@ -107,7 +107,7 @@ def test_twelve_probe_steps_reach_a_four_image_judge_as_contact_sheets(tmp_path:
     evidence says which went where."""
     from PIL import Image
 
-    from runner.evidence_folder import EvidenceFolder
+    from runner.turns.evidence_folder import EvidenceFolder
     from tests.support.fault_server import FaultServer, completion
 
     Image.new("RGB", (640, 400), (240, 240, 240)).save(tmp_path / "screenshot.png")

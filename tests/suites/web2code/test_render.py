@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from runner.browser.launch import BrowserPool
-from runner.metrics.image import load_rgb
+from runner.suites.web2code.image import load_rgb
 from runner.suites.web2code.render import (
     PageSource,
     StaticSite,

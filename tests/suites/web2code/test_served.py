@@ -2,7 +2,7 @@
 (`judge=qwen2.5-vl-7b`: eq. 8's rubric in the box and the §3.5 out-of-box judge block by block) and the §5.1
 caption model (`suite.caption=true +model@roles.caption=qwen2.5-vl-7b`), on the vLLM server (CPU build) that the
 run starts, on the tiny random vision-language model, with the shipped configs' server arguments (4 images per
-prompt): the two configs name the same weights and flags, so the roles share one server (runner/roles.py). The generator is the oracle. Micro is scored on pixels and needs no judge.
+prompt): the two configs name the same weights and flags, so the roles share one server (runner/run/roles.py). The generator is the oracle. Micro is scored on pixels and needs no judge.
 
 One page, two turns: every slot is scored from the served judge's schema-constrained answers, and the caption
 server answered the golden crops.

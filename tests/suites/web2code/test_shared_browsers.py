@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from runner.browser.launch import BrowserPool
-from runner.experiment import run_experiment
-from runner.pull import compose_config
-from runner.validation import validate_config
+from runner.run.experiment import run_experiment
+from runner.run.pull import compose_config
+from runner.run.validation import validate_config
 from tests.conftest import REPO_ROOT
 from tests.suites.web2code.w2c_pages import write_two_pages
 

@@ -1,8 +1,8 @@
 """MT-Web2Code summary: a slot's status and the score it contributes agree."""
 
-from runner.records import FailureBucket, TurnRecord
+from runner.turns.records import FailureBucket, TurnRecord
 from runner.suites.web2code.suite import slot_scores, summarize_web2code
-from runner.tasks import Task, TurnSpec
+from runner.turns.tasks import Task, TurnSpec
 
 
 def _record(turn: int, status: FailureBucket, score: float) -> TurnRecord:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner.browser.launch import BrowserPool
-from runner.metrics.image import load_rgb
+from runner.suites.web2code.image import load_rgb
 from runner.suites.web2code.fingerprint import FP_ATTR, assign_fingerprints
 from runner.suites.web2code.operators import OPERATOR_BY_NAME, OPERATORS, install_helpers
 from runner.suites.web2code.render import render_settings, screenshot_png

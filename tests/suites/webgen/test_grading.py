@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.evidence import Evidence, Trace, TraceStep
+from runner.turns.evidence import Evidence, Trace, TraceStep
 from runner.judges.base import JudgeInput
-from runner.records import FailureBucket, RequirementStatus, TurnRecord
+from runner.turns.records import FailureBucket, RequirementStatus, TurnRecord
 from runner.sandbox.base import BuildResult
 from runner.suites.webgen.format import WebGenFormatError, load_webgen_tasks
 from runner.suites.webgen.outcome import accuracy_summary, answer_of

@@ -1,0 +1,173 @@
+"""capture_evidence: load an artifact once and write what it shows (screenshots, DOM, logs) to disk;
+capture_final_state: the same page again after the actor, without reloading it; write_visit_logs: the
+console, network log, page errors, dialogs and popups of the whole visit, once it is over."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from playwright.async_api import Error as PlaywrightError
+
+from runner.browser.session import MAX_FULL_PAGE_HEIGHT, PageSession, PageSnapshot
+from runner.turns.evidence import Evidence
+from runner.turns.evidence_folder import EvidenceFolder
+
+log = logging.getLogger(__name__)
+
+MAX_VISIBLE_TEXT = 20000  # enough for any judge prompt; keeps records small
+TOOL_CALLS_WAIT_S = 1.0  # how long the final capture waits for the page's tool calls to come back
+
+async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeout_s: float = 30.0) -> Evidence:
+    """Load `session.url`, write evidence files into `out_dir`, return an Evidence (paths relative to out_dir).
+
+    Never raises for a broken artifact: a failed navigation or capture sets `load_error` instead.
+    `capture_timeout_s` bounds the capture after load: a page stuck in a JS loop answers no evaluate.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    evidence = Evidence(url=session.url)
+    started = time.monotonic()
+    try:
+        evidence.load_s = await session.goto()
+        if session.response_status is not None and session.response_status >= 400:
+            evidence.load_error = f"HTTP {session.response_status} for {session.url}"
+    except PlaywrightError as exc:
+        evidence.load_s = time.monotonic() - started
+        evidence.load_error = f"navigation failed: {_first_line(exc)}"
+
+    if not evidence.load_error or session.response_status is not None:
+        # Shoot whatever rendered, also for an HTTP error page, so a judge can see it.
+        try:
+            await asyncio.wait_for(_capture_page(session, out_dir, evidence), timeout=capture_timeout_s)
+        except asyncio.TimeoutError:
+            if not evidence.load_error:
+                evidence.load_error = f"capture timed out after {capture_timeout_s:g} s (page unresponsive)"
+
+    if not evidence.dom_path and (out_dir / EvidenceFolder.DOM).is_file():  # kept though a screenshot failed
+        evidence.dom_path = EvidenceFolder.DOM
+    if session.left_origin:
+        # The same verdict in every sandbox: a page that leaves its artifact (or tries to: a refused navigation,
+        # a form posted elsewhere) did not run as an artifact. Its own failure says more than what followed.
+        left = f"the page navigated away from the artifact (to {session.left_origin[0][:200]})"
+        evidence.load_error = f"{left}; {evidence.load_error}" if evidence.load_error else left
+    _take_logs(session, evidence)
+    return evidence
+
+
+def _take_logs(session: PageSession, evidence: Evidence) -> None:
+    evidence.console = list(session.console)
+    evidence.console_dropped = session.console_dropped
+    evidence.page_errors = list(session.page_errors)
+    evidence.network = list(session.network)
+    _take_dialogs(session, evidence)
+
+
+def _take_dialogs(session: PageSession, evidence: Evidence) -> None:
+    evidence.dialogs = list(session.dialogs)
+    evidence.popups = list(session.popups)
+    evidence.downloads = list(session.downloads)
+    evidence.unload_traps = list(session.unload_traps)
+
+
+async def write_visit_logs(session: PageSession, out_dir: Path, evidence: Evidence, *,
+                           answers_wait_s: float = 1.0) -> None:
+    """Write console.json, network.json, page_errors.json and dialogs.json once the visit is over (after the
+    actor and the final capture, when there are any), each once.
+
+    Written at load they would miss what arrives later: a request's response, a popup's own browser event,
+    what the actor's steps log, open or call. Requests still unanswered get `answers_wait_s` to finish, so a
+    status is not reported missing for a response that was a few milliseconds away; past it they are
+    written as they are (status null). Tool calls the page chains get as long to finish first (the state
+    the visit leaves is read after this). `evidence` gets the visit's dialogs and popups; its console, network
+    and page errors stay the load-time copy the judge reads (it gets the later page errors on its own)."""
+    await session.tool_calls_settled(answers_wait_s)
+    await session.requests_answered(answers_wait_s)
+    _take_dialogs(session, evidence)
+    console = list(session.console)
+    if session.console_dropped:
+        console.append({"type": "genui", "text": f"{session.console_dropped} more console messages dropped "
+                        "(capture cap)", "location": {}})
+    folder = EvidenceFolder(out_dir)
+    folder.write_json(folder.CONSOLE, console)
+    folder.write_json(folder.PAGE_ERRORS, list(session.page_errors))
+    folder.write_json(folder.NETWORK, [asdict(n) for n in session.network])
+    folder.write_json(folder.DIALOGS, {"dialogs": evidence.dialogs, "popups": evidence.popups,
+                                       "downloads": evidence.downloads, "unload_traps": evidence.unload_traps})
+
+
+async def _capture(session: PageSession, viewport: Path, full: Path, dom: str, *,
+                   reuse_unchanged: bool = False) -> tuple[PageSnapshot, str]:
+    """A viewport and a full-page screenshot and the DOM; returns the snapshot and, for a page taller than the
+    capture height, what the full-page shot leaves out (else ""). When the whole page is in view the full-page
+    shot would be the same pixels, so the viewport capture is copied instead of taken twice. The DOM is written
+    before the full-page shot, so a page whose shot fails still leaves it. `reuse_unchanged`: see
+    PageSession.screenshot."""
+    await session.screenshot(viewport, full_page=False, reuse_unchanged=reuse_unchanged)
+    snapshot = await session.snapshot()
+    EvidenceFolder(viewport.parent).write_text(dom, snapshot.html)
+    if snapshot.fits_viewport:
+        shutil.copyfile(viewport, full)
+        return snapshot, ""
+    await session.screenshot(full, full_page=True)
+    clipped = session.full_page_clipped
+    if clipped is None:
+        return snapshot, ""
+    return snapshot, (f"the page is {clipped[0]} px tall; the full-page screenshot shows its top {clipped[1]} px "
+                      f"(the capture height, {MAX_FULL_PAGE_HEIGHT} px)")
+
+
+async def _capture_page(session: PageSession, out_dir: Path, evidence: Evidence) -> None:
+    try:
+        snapshot, evidence.screenshot_full_clipped = await _capture(
+            session, out_dir / EvidenceFolder.SCREENSHOT_VIEWPORT, out_dir / EvidenceFolder.SCREENSHOT_FULL,
+            EvidenceFolder.DOM)
+        evidence.screenshot_viewport = EvidenceFolder.SCREENSHOT_VIEWPORT
+        evidence.screenshot_full = EvidenceFolder.SCREENSHOT_FULL
+        evidence.dom_path = EvidenceFolder.DOM
+        evidence.visible_text = snapshot.text[:MAX_VISIBLE_TEXT]
+        evidence.blank = not snapshot.visible
+    except PlaywrightError as exc:  # page crashed or navigated away mid-capture
+        log.warning("evidence capture failed for %s: %s", session.url, exc)
+        if not evidence.load_error:
+            evidence.load_error = f"capture failed: {_first_line(exc)}"
+
+
+async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evidence, *,
+                              capture_timeout_s: float = 30.0) -> Evidence:
+    """Capture the page as it is now, without reloading it: the final DOM, a full-page and a viewport
+    screenshot and the visible text after the actor ran (EvoGenUI-Bench §4.2, §5.2), into the `final_*`
+    fields of `evidence` and FINAL_* files beside the load-time capture. Writes evidence.json with both.
+    Never raises: a failed capture sets `final_error` and leaves the load-time capture as it was."""
+    out_dir = Path(out_dir)
+
+    async def capture() -> None:
+        snapshot, evidence.final_screenshot_full_clipped = await _capture(
+            session, out_dir / EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT, out_dir / EvidenceFolder.FINAL_SCREENSHOT_FULL,
+            EvidenceFolder.FINAL_DOM, reuse_unchanged=True)  # e.g. the actor's last view, taken moments ago
+        evidence.final_screenshot_viewport = EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT
+        evidence.final_screenshot_full = EvidenceFolder.FINAL_SCREENSHOT_FULL
+        evidence.final_dom_path = EvidenceFolder.FINAL_DOM
+        evidence.final_visible_text = snapshot.text[:MAX_VISIBLE_TEXT]
+
+    _take_dialogs(session, evidence)  # evidence.json holds the dialogs the actor's steps opened too
+    try:
+        # The page as a person would leave it: the tool calls it was making have come back and been shown.
+        await asyncio.wait_for(session.tool_calls_settled(TOOL_CALLS_WAIT_S), timeout=capture_timeout_s)
+        await asyncio.wait_for(capture(), timeout=capture_timeout_s)
+    except asyncio.TimeoutError:
+        evidence.final_error = f"final capture timed out after {capture_timeout_s:g} s (page unresponsive)"
+    except PlaywrightError as exc:  # the actor left a crashed or navigating page
+        evidence.final_error = f"final capture failed: {_first_line(exc)}"
+    EvidenceFolder(out_dir).write_json(EvidenceFolder.EVIDENCE, {key: value for key, value in evidence.to_json().items()
+                                               if key not in ("console", "network", "page_errors")})
+    return evidence
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,133 @@
+"""`python -m runner.pull model=NAME [judge=NAME actor=NAME ...]`: download pinned weights for offline runs.
+
+Takes the same Hydra overrides as `python -m runner`, composes the config, and downloads every vLLM-served model
+in it (the generator, and a judge's or actor's `options.model` when that is provider vllm) with
+huggingface_hub.snapshot_download at the pinned revision into the hub cache (`server.hf_cache`, default
+HF_HUB_CACHE). Later runs read that snapshot with HF_HUB_OFFLINE=1. Prints one `key: repo@revision -> path` line
+per model; exits 2 with a message naming the key when a download fails. The hub token, where a repository is
+gated, comes from the usual HF_TOKEN environment variable; nothing is written to the config.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from runner.errors import ConfigError, format_validation_error
+from runner.models.vllm_server import VLLMServerSettings, hub_cache_dir
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+
+def compose_config(overrides: list[str]) -> dict[str, Any]:
+    """The composed config as a plain dict, exactly as `python -m runner` would see it (no run dir made)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from runner.__main__ import quote_null_choices
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=quote_null_choices(overrides))
+    raw = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(raw, dict)
+    return raw
+
+
+def vllm_models(config: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(dotted key, model dict) for every provider-vllm model in the generator, judge and actor sections."""
+    model = config.get("model")
+    if isinstance(model, dict) and model.get("provider") == "vllm":
+        yield "model", model
+    for group in ("judge", "actor"):
+        section = config.get(group) or {}
+        inner = (section.get("options") or {}).get("model") if isinstance(section, dict) else None
+        if isinstance(inner, dict) and inner.get("provider") == "vllm":
+            yield f"{group}.options.model", inner
+
+
+def server_settings(key: str, model: dict[str, Any]) -> VLLMServerSettings:
+    raw = model.get("server") or {}
+    try:
+        return VLLMServerSettings.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(format_validation_error(error, raw, f"{key}.server")) from None
+
+
+def pull_snapshot(settings: VLLMServerSettings) -> Path:
+    """Download (or find, when already complete) the pinned snapshot; returns its local folder."""
+    from huggingface_hub import snapshot_download
+
+    if settings.model_path:  # local weights: nothing to download
+        return Path(settings.model_path).expanduser().resolve()
+    path = snapshot_download(
+        repo_id=settings.hf_repo,
+        revision=settings.revision,
+        cache_dir=str(hub_cache_dir(settings)),
+        ignore_patterns=settings.ignore_patterns,
+    )
+    return Path(path)
+
+
+def _explain(error: Exception, settings: VLLMServerSettings) -> str:
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    what = f"{settings.hf_repo}@{settings.revision}"
+    if isinstance(error, GatedRepoError):
+        return f"{what} is gated: accept its licence on huggingface.co and set HF_TOKEN"
+    if isinstance(error, RepositoryNotFoundError):
+        return f"{what}: repository not found (check server.hf_repo, or HF_TOKEN for a private one)"
+    if isinstance(error, RevisionNotFoundError):
+        return f"{what}: revision not found (server.revision must be a commit of that repository)"
+    if isinstance(error, (OfflineModeIsEnabled, LocalEntryNotFoundError)):
+        return (
+            f"{what} is not in {hub_cache_dir(settings)} and the hub cannot be reached "
+            f"(HF_HUB_OFFLINE set, or no network): pull on a machine with hub access and copy the cache over"
+        )
+    return f"{what}: {type(error).__name__}: {error}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    overrides = list(sys.argv[1:] if argv is None else argv)
+    if any(arg in ("-h", "--help") for arg in overrides):
+        print(__doc__)
+        return 0
+    try:
+        config = compose_config(overrides)
+        targets = [(key, server_settings(key, model)) for key, model in vllm_models(config)]
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:  # Hydra's own errors: unknown config name, bad override syntax
+        print(f"error: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+    if not targets:
+        print("nothing to pull: no model in this configuration has provider vllm", file=sys.stderr)
+        return 0
+    failed = False
+    for key, settings in targets:
+        if settings.mode == "attach":
+            print(f"{key}: attached to {settings.base_url}; nothing to pull")
+            continue
+        try:
+            path = pull_snapshot(settings)
+        except Exception as error:
+            print(f"error: {key}: {_explain(error, settings)}", file=sys.stderr)
+            failed = True
+            continue
+        source = settings.model_path or f"{settings.hf_repo}@{settings.revision}"
+        print(f"{key}: {source} -> {path}")
+    return 2 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Tracking: MLflow runs, model-call traces and sweeps (the run directory stays the source of truth)."""

@@ -1,0 +1,1 @@
+"""The turn loop: the engine, generation strategies, evidence folders and packets, the judging phase, records."""

@@ -1,0 +1,128 @@
+"""Generation strategies: how a slot turns its payload into the answer that is parsed.
+
+The engine hands a strategy the turn's messages, a caller for the model under test (its concurrency
+limit and timeout applied) and the slot's `GenerationTools` (build an answer in the run's sandbox and read
+its log); the strategy makes one or more calls and returns every round, the last one's text being the
+answer. `single_pass` is one call. Multi-round strategies (I-WebGenBench's self-repair rounds, C.3, and
+block pipeline, C.4) live in their suite, which constructs its strategy (`Suite.generation_strategy()`);
+each round, and each round's build, is written to the slot's evidence.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from runner.models.base import ModelResponse
+from runner.models.parse import ParsedOutput
+from runner.run.plugins import declared, load
+from runner.sandbox.base import BuildResult
+
+Messages = list[dict[str, Any]]
+ModelCaller = Callable[[Messages], Awaitable[ModelResponse]]  # raises ProviderError or TimeoutError
+
+
+@dataclass
+class BuildCheck:
+    """An answer parsed by the output contract and built in the slot's sandbox workspace.
+
+    `ok`: it parsed and built. `log`: the build log, or why it did not parse (then `parsed` and `build` are
+    None and `files` is empty). The engine reuses the build of the final answer when it was checked last.
+    """
+
+    text: str
+    ok: bool
+    log: str
+    files: dict[str, str]
+    parsed: ParsedOutput | None = None
+    build: BuildResult | None = None
+
+
+class GenerationTools(Protocol):
+    """What the engine lends a strategy for one slot besides the model caller."""
+
+    task_id: str
+    turn: int
+
+    async def build(self, text: str) -> BuildCheck:
+        """Parse `text` by the output contract and build it in the run's sandbox, as the engine does."""
+        ...
+
+
+@dataclass
+class GenerationRound:
+    """One model call of a slot."""
+
+    index: int  # 1-based
+    purpose: str  # what the call was for ("answer"; a repair or a block in multi-round strategies)
+    messages: Messages
+    response: ModelResponse
+    seconds: float
+    check: BuildCheck | None = None  # the build of this round's answer, when the strategy built it
+
+
+@dataclass
+class Generation:
+    """Every round of a slot, in order; the last one's text is the answer to parse."""
+
+    strategy: str
+    rounds: list[GenerationRound]
+
+    @property
+    def final(self) -> ModelResponse:
+        return self.rounds[-1].response
+
+    @property
+    def seconds(self) -> float:
+        return sum(item.seconds for item in self.rounds)
+
+    @property
+    def builds(self) -> list[bool]:
+        """Per round whose answer the strategy built: did it build (an unparsable answer did not)."""
+        return [item.check.ok for item in self.rounds if item.check is not None]
+
+    @property
+    def usage(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for item in self.rounds:
+            for key, value in item.response.usage.items():
+                total[key] = total.get(key, 0) + int(value)
+        return total
+
+
+class GenerationStrategy(Protocol):
+    name: str
+
+    async def generate(self, messages: Messages, call: ModelCaller, tools: GenerationTools) -> Generation: ...
+
+
+async def timed_round(index: int, purpose: str, messages: Messages, call: ModelCaller) -> GenerationRound:
+    started = time.perf_counter()
+    response = await call(messages)
+    return GenerationRound(index, purpose, messages, response, time.perf_counter() - started)
+
+
+class SinglePass:
+    """One call: the payload in, the answer out."""
+
+    name = "single_pass"
+
+    async def generate(self, messages: Messages, call: ModelCaller, tools: GenerationTools) -> Generation:
+        return Generation(self.name, [await timed_round(1, "answer", messages, call)])
+
+
+# name -> constructor: single_pass, and what suite packages declare (GENERATION_STRATEGIES in their
+# `__init__.py`, runner/run/plugins.py), imported when built.
+STRATEGIES: dict[str, Callable[[], GenerationStrategy] | str] = {
+    SinglePass.name: SinglePass,
+    **declared("GENERATION_STRATEGIES"),
+}
+
+
+def build_strategy(name: str) -> GenerationStrategy:
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown generation strategy {name!r}; choose from {sorted(STRATEGIES)}")
+    constructor = STRATEGIES[name]
+    return (load(constructor) if isinstance(constructor, str) else constructor)()
