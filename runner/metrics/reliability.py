@@ -272,9 +272,9 @@ def bootstrap_ci(
         raise ValueError("alpha must be in (0, 1)")
     rows = _rows(matrix)
     estimate = float(statistic(rows))
-    draws = _draws(len(rows), n_resamples, seed)
+    draws = bootstrap_draws(len(rows), n_resamples, seed)
     values = np.array([statistic([rows[i] for i in draw]) for draw in draws], dtype=float)
-    return _percentiles(estimate, values, alpha)
+    return percentile_interval(estimate, values, alpha)
 
 
 def bootstrap_ratio_ci(
@@ -299,19 +299,19 @@ def bootstrap_ratio_ci(
     if a.shape != b.shape or a.ndim != 1 or a.size == 0:
         raise ValueError("numerators and denominators must be equally long, non-empty sequences")
     estimate = float(a.sum() / b.sum()) if b.sum() else math.nan
-    draws = _draws(a.size, n_resamples, seed)
+    draws = bootstrap_draws(a.size, n_resamples, seed)
     totals_a, totals_b = a[draws].sum(axis=1), b[draws].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         values = np.where(totals_b > 0, totals_a / totals_b, np.nan)
-    return _percentiles(estimate, values, alpha)
+    return percentile_interval(estimate, values, alpha)
 
 
-def _draws(n_tasks: int, n_resamples: int, seed: int) -> np.ndarray:
+def bootstrap_draws(n_tasks: int, n_resamples: int, seed: int) -> np.ndarray:
     """Task indices of every resample: n_tasks episodes drawn with replacement, numpy default_rng."""
     return np.random.default_rng(seed).integers(0, n_tasks, size=(n_resamples, n_tasks))
 
 
-def _percentiles(estimate: float, values: np.ndarray, alpha: float) -> ConfidenceInterval:
+def percentile_interval(estimate: float, values: np.ndarray, alpha: float) -> ConfidenceInterval:
     values = values[~np.isnan(values)]
     if values.size == 0:
         return ConfidenceInterval(estimate, math.nan, math.nan)

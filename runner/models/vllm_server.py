@@ -693,9 +693,3 @@ def _normalize_base_url(url: str) -> str:
 
 def _safe(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text)[:60] or "server"
-
-
-def live_servers() -> list[VLLMServer]:
-    with _LIVE_LOCK:
-        return list(_LIVE)
-

@@ -304,10 +304,6 @@ def base_image_id(client: Any, base_image: str) -> str | None:
         return None
 
 
-def base_image_available(client: Any, base_image: str) -> bool:
-    return base_image_id(client, base_image) is not None
-
-
 def find_built(client: Any, spec: ImageSpec, recipe: str) -> Any | None:
     """The newest image built from this recipe (any resolved package set), or None."""
     found = client.images.list(filters={"label": [f"{RECIPE_LABEL}={recipe}", f"{IMAGE_LABEL}={spec.name}"]})

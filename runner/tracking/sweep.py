@@ -155,7 +155,7 @@ class MlflowSweepCallback(Callback):
     def _start(self, config: DictConfig) -> None:
         from mlflow import MlflowClient
 
-        from runner.tracking.tracker import (KIND_TAG, _ensure_experiment, git_state, quiet_mlflow_logs,
+        from runner.tracking.tracker import (KIND_TAG, ensure_experiment, git_state, quiet_mlflow_logs,
                                      resolve_artifact_root, resolve_tracking_uri, safe_key)
 
         settings = _tracking_settings(config)
@@ -166,7 +166,7 @@ class MlflowSweepCallback(Callback):
         sweep_dir = _sweep_dir(config)
         uri = resolve_tracking_uri(settings.uri, project_root)
         client = MlflowClient(tracking_uri=uri)
-        experiment_id = _ensure_experiment(
+        experiment_id = ensure_experiment(
             client, settings.experiment, resolve_artifact_root(settings.artifact_root, project_root)
         )
         overrides = [str(o) for o in OmegaConf.to_container(config.hydra.overrides.task, resolve=False) or []]

@@ -295,7 +295,7 @@ class Tracker:
         project_root = Path(project_root)
         uri = resolve_tracking_uri(settings.uri, project_root)
         client = MlflowClient(tracking_uri=uri)
-        experiment_id = _ensure_experiment(
+        experiment_id = ensure_experiment(
             client, settings.experiment, resolve_artifact_root(settings.artifact_root, project_root)
         )
         _set_experiment_kind(client, experiment_id, None)  # runs only, until a model call is traced
@@ -489,7 +489,7 @@ class Tracker:
             self.client.log_artifact(run_id, str(path), artifact_path=target)
 
 
-def _ensure_experiment(client: MlflowClient, name: str, artifact_location: str | None) -> str:
+def ensure_experiment(client: MlflowClient, name: str, artifact_location: str | None) -> str:
     """The experiment's id, created on first use. Two jobs may race to create it: the loser reads it."""
     for _ in range(3):
         experiment = client.get_experiment_by_name(name)

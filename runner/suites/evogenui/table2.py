@@ -19,8 +19,8 @@ import numpy as np
 from runner.metrics.reliability import (
     Outcome,
     Unobserved,
-    _draws,
-    _percentiles,
+    bootstrap_draws,
+    percentile_interval,
     bootstrap_ratio_ci,
     build_matrix,
     ratio_terms,
@@ -101,7 +101,7 @@ def _overall(terms: dict[str, dict[str, tuple[list[int], list[int]]]], names: tu
     """Table 2's Overall with a stratified bootstrap: each sub-suite resamples its own episodes (the
     same draws as that sub-suite's own interval), then the resample's suite values are combined."""
     groups = list(terms)
-    draws = {name: _draws(len(terms[name]["cpt"][0]), n_resamples, seed + position) for position, name in enumerate(groups)}
+    draws = {name: bootstrap_draws(len(terms[name]["cpt"][0]), n_resamples, seed + position) for position, name in enumerate(groups)}
     row: dict[str, Any] = {"n_tasks": sum(len(terms[name]["cpt"][0]) for name in groups)}
     for metric in names:
         arrays = {name: (np.asarray(terms[name][metric][0], float), np.asarray(terms[name][metric][1], float)) for name in groups}
@@ -115,7 +115,7 @@ def _overall(terms: dict[str, dict[str, tuple[list[int], list[int]]]], names: tu
             estimate = float(np.mean([_ratio(*arrays[name]) for name in groups]))
             per_group = [arrays[name][0][draws[name]].sum(axis=1) / arrays[name][1][draws[name]].sum(axis=1) for name in groups]
             values = np.mean(per_group, axis=0)
-        interval = _percentiles(estimate, np.asarray(values, dtype=float), alpha)
+        interval = percentile_interval(estimate, np.asarray(values, dtype=float), alpha)
         row[metric] = _clean(interval.estimate)
         row[f"{metric}_ci"] = [_clean(interval.low), _clean(interval.high)]
     return row
