@@ -70,6 +70,27 @@ def test_evogenui_table2_with_a_served_actor_and_evaluator(tmp_path: Path) -> No
         ("diagnostic_judge", "judge")
 
 
+@pytest.mark.timeout(READY_TIMEOUT_S * 2 + RUN_S)
+def test_evogenui_table8_three_served_runs_of_table2_with_their_mean_and_sd(tmp_path: Path) -> None:
+    """App. D.2, Table 8: Table 2's setting run three times; each run complete on its own, one MiMo-V2.5 server
+    for the three (loaded by the first run), and repeats.json giving every figure per run with mean and SD."""
+    model_dir = tiny_model_dir("vlm")
+    run = run_preset(tmp_path, "evogenui-table8", *tiny_role("actor.options.model", model_dir),
+                     *tiny_role("judge.options.model", model_dir))
+    assert run.returncode == 0, run.stderr[-4000:]
+    for index in range(3):
+        records = records_of(run.run_dir / f"repeat-{index}")
+        assert sorted(r["turn"] for r in records) == [1, 2, 3, 4, 5], records
+        assert not [r for r in records if r["status"] in ("infra", "judge_error")]
+        assert all(r["verdict"]["raw"]["response"] for r in records if r["verdict"])  # the served evaluator's
+    report = json.loads((run.run_dir / "repeats.json").read_text())
+    assert report["repeats"] == 3
+    tp = report["figures"]["table2.rows.overall.turn_pass"]  # TP, Table 8's first column
+    assert len(tp["values"]) == 3 and tp["n"] == 3 and tp["mean"] == pytest.approx(sum(tp["values"]) / 3)
+    logs = [sorted((run.run_dir / f"repeat-{index}" / "servers").glob("*.log")) for index in range(3)]
+    assert [len(found) for found in logs] == [1, 0, 0], logs
+
+
 @pytest.mark.timeout(READY_TIMEOUT_S + RUN_S)
 def test_iwebgen_table2_on_the_five_reference_apps_with_a_served_judge(tmp_path: Path) -> None:
     """The preset over all five reference apps (no `suite.limit`): `judge=qwen2.5-vl-7b` as shipped, whose server
