@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import model_validator
 
-from runner.models.base import GenerationRequest, ModelResponse, ProviderError
+from runner.models.base import GenerationRequest, ModelBase, ModelResponse, ProviderError, RequestLimits
 from runner.models.cache import ResponseCache
 from runner.models import server_keep
 from runner.models.openai_provider import GenerationSettings, OpenAIModel, OpenAIModelSettings
@@ -78,7 +78,7 @@ class VLLMModelSettings(GenerationSettings):
         )
 
 
-class VLLMModel:
+class VLLMModel(ModelBase):
     """Implements the Model protocol; owns one VLLMServer."""
 
     def __init__(self, settings: VLLMModelSettings, *, cache: ResponseCache | None = None) -> None:
@@ -92,6 +92,14 @@ class VLLMModel:
         self._client: OpenAIModel | None = None
         self._starting: asyncio.Task[None] | None = None
         self._failure: str | None = None
+
+    @property
+    def request_limits(self) -> RequestLimits:
+        return self.settings.limits
+
+    @property
+    def max_output_tokens(self) -> int:
+        return self.settings.max_tokens
 
     @property
     def log_path(self) -> Path | None:
