@@ -15,13 +15,13 @@ from typing import Literal
 
 from pydantic import model_validator
 
-from runner.models.base import GenerationRequest, ModelBase, ModelResponse, ProviderError, RequestLimits
+from runner.models.base import GenerationRequest, Model, ModelBase, ModelResponse, ProviderError, RequestLimits
 from runner.models.cache import ResponseCache
 from runner.models import server_keep
 from runner.models.openai_provider import GenerationSettings, OpenAIModel, OpenAIModelSettings
 from runner.models.vllm_server import ServerStartError, VLLMServer, VLLMServerSettings, server_identity
 
-__all__ = ["VLLMModel", "VLLMModelSettings"]
+__all__ = ["VLLMModel", "VLLMModelSettings", "vllm_served"]
 
 
 class VLLMModelSettings(GenerationSettings):
@@ -171,3 +171,9 @@ class VLLMModel(ModelBase):
             # Stopped unless another role's model still holds it, or the next run of this command takes it up.
             if self.server.let_go(self) and not server_keep.park(self.server_identity(), self.server):
                 await self.server.aclose()
+
+
+def vllm_served(model: Model) -> VLLMModel | None:
+    """`model` when it runs its own vLLM server (the run starts, shares and stops it); None for any other model.
+    The model layer alone tells its implementations apart: callers hand it a Model."""
+    return model if isinstance(model, VLLMModel) else None
