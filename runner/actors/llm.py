@@ -304,7 +304,7 @@ class LLMActor:
                 url = image_data_url(out_dir / shot, max_side=s.screenshot_max_side)
                 content.append({"type": "image_url", "image_url": {"url": url}, "fit": {"name": shot, "priority": 1}})
             pending = ""
-            request = {"role": self.role, "actor": self.name, "step": step_index, "model": getattr(self._model, "name", "")}
+            request = {"role": self.role, "actor": self.name, "step": step_index, "model": self._model.name}
             try:
                 fitted = fit_for_model(self._model, [{"role": "system", "content": with_rule(briefing)},
                                                      {"role": "user", "content": content}],
@@ -365,7 +365,7 @@ class LLMActor:
             "dom_changing_steps": sum(bool(step.dom_changed) for step in trace.steps),
             "stop_reason": stop_reason,
             "claimed_success": claimed,  # advisory only: never a verdict
-            "model": getattr(self._model, "name", ""),
+            "model": self._model.name,
             "usage": usage,
         }
         trace.save(out_dir / EvidenceFolder.TRACE)

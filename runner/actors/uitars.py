@@ -238,7 +238,7 @@ class UITarsActor:
             visible_text = await _visible_text(session, s.max_visible_text_chars)
             messages = build_messages(prompt, answers, list(screenshots), max_history_answers=s.max_history_answers)
             request: dict[str, Any] = {"role": "actor", "actor": self.name, "step": step_index,
-                                       "model": getattr(self._model, "name", "")}
+                                       "model": self._model.name}
             if history_images < s.history_images:
                 request["history_images"] = {"configured": s.history_images, "sent_at_most": history_images,
                                              "why": "the server's images per prompt"}
@@ -300,7 +300,7 @@ class UITarsActor:
             "viewport": [viewport["width"], viewport["height"]],
             "screenshot_size": [screen.image_width, screen.image_height] if screen else None,
             "model_image_size": [resized[1], resized[0]] if resized else None,  # width, height after smart resize
-            "model": getattr(self._model, "name", ""),
+            "model": self._model.name,
             "usage": usage,
         }
         trace.save(out_dir / EvidenceFolder.TRACE)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from runner.judges.rubrics import Rubric, RubricOutcome
 from runner.turns.evidence import Evidence, Trace
 from runner.turns.records import Verdict
 from runner.sandbox.base import BuildResult
@@ -13,6 +14,7 @@ from runner.turns.tasks import Task, TurnSpec
 
 if TYPE_CHECKING:
     from runner.browser.session import PageSession
+    from runner.models.structured import StructuredResult
 
 
 @dataclass
@@ -46,8 +48,68 @@ class JudgeError(RuntimeError):
 
 
 class Judge(Protocol):
+    """What the engine, the judging phase and the suites call on a judge. `JudgeBase` gives every member but
+    `score` a default; callers use these members and never test a judge's class."""
+
     name: str
+
+    @property
+    def wants_live_checks(self) -> bool:
+        """True: the execution phase runs the contract's checks on the live page for this judge
+        (`run_live_checks`), and its verdict is made later from their frozen outcomes."""
+
+    async def run_live_checks(self, judge_input: JudgeInput) -> dict[str, dict[str, Any]]:
+        """The turn's executable checks on the live page (`judge_input.session`): requirement id -> outcome,
+        frozen into the evidence packet as `JudgeInput.check_outcomes`."""
+
+    @property
+    def rubric(self) -> Rubric | None:
+        """The rubric the judge scores with; None: it scores without one (the rules judge)."""
+
+    def use_rubric(self, rubric: Rubric) -> None:
+        """Score with `rubric` from now on (a suite's own instructions over the configured rubric's)."""
+
+    @property
+    def answers_rubrics(self) -> bool:
+        """True: `ask` puts a suite's own rubric to the judge's model (an LLM judge)."""
+
+    @property
+    def accepts_images(self) -> bool:
+        """The judge's model reads images (an LLM judge's `judge.options.model.vision`)."""
+
+    async def ask(self, rubric: Rubric, messages: list[dict[str, Any]], *, ids: list[str],
+                  max_attempts: int | None = None, task_id: str = "", turn: int = 0,
+                  out_dir: Path | None = None, request_record: dict[str, Any] | None = None,
+                  trim_order: tuple[str, ...] = ()) -> StructuredResult[RubricOutcome]:
+        """A suite's own rubric on `messages`, answered by the judge's model (only when `answers_rubrics`)."""
 
     async def score(self, judge_input: JudgeInput) -> Verdict: ...
 
     async def aclose(self) -> None: ...
+
+
+class JudgeBase:
+    """The defaults of every optional member of `Judge`: no live checks, no rubric, no model to ask."""
+
+    name: str
+    wants_live_checks: bool = False
+    answers_rubrics: bool = False
+    accepts_images: bool = False
+    rubric: Rubric | None = None
+
+    async def run_live_checks(self, judge_input: JudgeInput) -> dict[str, dict[str, Any]]:
+        return {}
+
+    def use_rubric(self, rubric: Rubric) -> None:
+        if self.rubric is None:
+            raise JudgeError(f"judge {self.name!r} scores without a rubric; it cannot score with {rubric.name!r}")
+        self.rubric = rubric
+
+    async def ask(self, rubric: Rubric, messages: list[dict[str, Any]], *, ids: list[str],
+                  max_attempts: int | None = None, task_id: str = "", turn: int = 0,
+                  out_dir: Path | None = None, request_record: dict[str, Any] | None = None,
+                  trim_order: tuple[str, ...] = ()) -> StructuredResult[RubricOutcome]:
+        raise JudgeError(f"judge {self.name!r} has no model to ask rubric {rubric.name!r}")
+
+    async def aclose(self) -> None:
+        return None

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.turns.evidence_folder import EvidenceFolder
-from runner.judges.base import JudgeError, JudgeInput
+from runner.judges.base import JudgeBase, JudgeError, JudgeInput
 from runner.judges.llm_bundle import TRIM_ORDER, build_bundle, join_text
 from runner.judges.llm_settings import LLMJudgeSettings
 from runner.judges.rubrics import Rubric, RubricOutcome, get_rubric
@@ -64,14 +64,20 @@ def _carries_rule(message: dict[str, Any]) -> bool:
     return any(isinstance(part, dict) and part.get("text") == RULE for part in content or [])
 
 
-class LLMJudge:
+class LLMJudge(JudgeBase):
     """Implements the Judge protocol with a rubric and a chat model."""
+
+    answers_rubrics = True  # a suite's own rubric can be put to its model (`ask`)
 
     def __init__(self, settings: LLMJudgeSettings, *, name: str = "llm", model: Model | None = None) -> None:
         self.settings = settings
         self.name = name
         self.rubric: Rubric = get_rubric(settings.rubric)
         self._model = model if model is not None else build_endpoint_model(settings.model)
+
+    @property
+    def accepts_images(self) -> bool:
+        return self.settings.vision
 
     async def aclose(self) -> None:
         await self._model.aclose()
@@ -105,7 +111,7 @@ class LLMJudge:
         (runner/models/untrusted.py); the rule that quoted text is data is added here when its messages do not carry it."""
         messages = with_untrusted_rule(messages)
         schema = rubric.schema(ids)
-        record: dict[str, Any] = {"role": "judge", "rubric": rubric.name, "model": getattr(self._model, "name", ""),
+        record: dict[str, Any] = {"role": "judge", "rubric": rubric.name, "model": self._model.name,
                                   "task_id": task_id, "turn": turn}
         try:
             fitted = self.fit(messages, schema=schema, trim_order=trim_order)
@@ -179,7 +185,7 @@ class LLMJudge:
         requirement_ids = [r.id for r in judge_input.turn.requirements]
         schema = self.rubric.schema(requirement_ids)
         request: dict[str, Any] = {"role": "judge", "rubric": self.rubric.name,
-                                   "model": getattr(self._model, "name", ""), "task_id": judge_input.task.id,
+                                   "model": self._model.name, "task_id": judge_input.task.id,
                                    "turn": judge_input.turn.index}
         try:
             fitted = self.fit([{"role": "system", "content": with_rule(self.rubric.instructions())},
@@ -243,7 +249,7 @@ class LLMJudge:
             summary=summary,
             raw={
                 "rubric": self.rubric.name,
-                "model": getattr(self._model, "name", ""),
+                "model": self._model.name,
                 "response": result.data,
                 "attempts": result.attempts,
                 "rejected": result.errors,

@@ -61,7 +61,7 @@ class LLMJudgeSettings(BaseModel):
         """The screenshot sent: `screenshot` when set, else the rubric's default."""
         if self.screenshot is not None:
             return self.screenshot
-        return getattr(rubric_class(self.rubric), "default_screenshot", "viewport")
+        return rubric_class(self.rubric).default_screenshot
 
     @property
     def vision(self) -> bool:

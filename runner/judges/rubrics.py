@@ -11,14 +11,16 @@ package never imports suite code.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, TypeAdapter
 
 from runner.turns.records import DimensionScore, RequirementResult
 from runner.run.plugins import declared, load
 
-__all__ = ["RUBRICS", "Rubric", "RubricOutcome", "get_rubric", "rubric_class"]
+__all__ = ["RUBRICS", "Rubric", "RubricBase", "RubricOutcome", "ScreenshotKind", "get_rubric", "rubric_class"]
+
+ScreenshotKind = Literal["viewport", "full"]
 
 
 @dataclass
@@ -39,6 +41,8 @@ class Rubric(Protocol):
     name: str
     version: str  # recorded in lineage.json (runner.run.lineage.rubric_versions)
     dimensions: tuple[str, ...]
+    # The screenshot an LLM judge sends when `judge.options.screenshot` is unset.
+    default_screenshot: ScreenshotKind
 
     def instructions(self) -> str:
         """The judge's system prompt."""
@@ -57,11 +61,17 @@ class Rubric(Protocol):
         """The official pass decision (None: the benchmark defines no pass/fail, as MT-Web2Code)."""
 
 
+class RubricBase:
+    """The defaults of a rubric's optional members; each rubric subclasses this."""
+
+    default_screenshot: ScreenshotKind = "viewport"
+
+
 # `judge.options.rubric` -> the rubric class, as "module:attribute" (conf/judge/*.yaml name these).
 RUBRICS: dict[str, str] = declared("RUBRICS")
 
 
-def rubric_class(name: str) -> type:
+def rubric_class(name: str) -> type[Rubric]:
     """The class of a registered rubric (its module is imported now)."""
     if name not in RUBRICS:
         raise ValueError(f"unknown rubric {name!r}; choose one of {sorted(RUBRICS)}")

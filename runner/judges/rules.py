@@ -23,7 +23,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.turns.evidence_folder import EvidenceFolder
-from runner.judges.base import JudgeError, JudgeInput
+from runner.judges.base import JudgeBase, JudgeError, JudgeInput
 from runner.judges.check_runner import CheckOutcome, StateReader, ToolLogReader, run_check
 from runner.judges.checks import Check
 from runner.turns.records import DimensionScore, RequirementResult, RequirementStatus, Verdict
@@ -103,7 +103,7 @@ def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-class RulesJudge:
+class RulesJudge(JudgeBase):
     """Deterministic judge: generic page checks and executable requirement checks, no model involved."""
 
     name = "rules"

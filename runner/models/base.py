@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pydantic import BaseModel, ConfigDict, Field
+
 
 @dataclass(frozen=True)
 class GenerationRequest:
@@ -25,13 +27,53 @@ class ModelResponse:
     raw: Any = None
 
 
+class RequestLimits(BaseModel):
+    """What one server accepts. vLLM configs get `images_per_prompt` and `context_tokens` from their `server`
+    block (`limit_mm_per_prompt`, `max_model_len`); hosted endpoints declare them in `limits:`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    images_per_prompt: int | None = Field(None, ge=0)  # None: no limit known
+    context_tokens: int | None = Field(None, ge=1)  # prompt + output; None: not checked
+    image_max_side: int | None = Field(None, ge=1)  # a family's fixed image size (longer side, px)
+    chars_per_token: float = Field(3.0, gt=0)  # UTF-8 bytes per token assumed; 1 for a byte-level tokenizer
+    pixels_per_image_token: int = Field(784, ge=1)  # 28 x 28: Qwen2-VL's merged patch
+
+
 class ProviderError(RuntimeError):
     """No usable response after retries (bucket `provider_error`)."""
 
 
 class Model(Protocol):
+    """What callers use of a model; `ModelBase` gives the optional members their defaults."""
+
     name: str
+
+    @property
+    def request_limits(self) -> RequestLimits:
+        """What one request to the model's server may hold; requests are fitted to it (runner/models/fitting.py)."""
+
+    @property
+    def max_output_tokens(self) -> int:
+        """The output cap a request keeps free in the context; 0: none declared."""
 
     async def generate(self, request: GenerationRequest) -> ModelResponse: ...
 
     async def aclose(self) -> None: ...
+
+
+class ModelBase:
+    """The defaults of `Model`'s optional members: no declared limits (the oracle, the null and identity models)."""
+
+    name: str
+
+    @property
+    def request_limits(self) -> RequestLimits:
+        return RequestLimits()
+
+    @property
+    def max_output_tokens(self) -> int:
+        return 0
+
+    async def aclose(self) -> None:
+        return None

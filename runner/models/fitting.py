@@ -45,9 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from runner.models.base import ProviderError
+from runner.models.base import Model, ProviderError, RequestLimits
 from runner.models.untrusted import rebalance
 
 __all__ = [
@@ -68,19 +66,6 @@ PAIR_GAP_PX = 16  # the white gap between BEFORE and AFTER, and between contact-
 DEFAULT_ASPECT_VIEWPORT = 0.625  # viewport height / width when the caller does not say (1280 x 800)
 
 
-class RequestLimits(BaseModel):
-    """What one server accepts. vLLM configs get `images_per_prompt` and `context_tokens` from their `server`
-    block (`limit_mm_per_prompt`, `max_model_len`); hosted endpoints declare them in `limits:`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    images_per_prompt: int | None = Field(None, ge=0)  # None: no limit known
-    context_tokens: int | None = Field(None, ge=1)  # prompt + output; None: not checked
-    image_max_side: int | None = Field(None, ge=1)  # a family's fixed image size (longer side, px)
-    chars_per_token: float = Field(3.0, gt=0)  # UTF-8 bytes per token assumed; 1 for a byte-level tokenizer
-    pixels_per_image_token: int = Field(784, ge=1)  # 28 x 28: Qwen2-VL's merged patch
-
-
 class RequestRefused(ProviderError):
     """The server (HTTP 400/413/422) or the fitter refused this request: sending it again cannot help, so
     callers record it and never retry it as transient."""
@@ -95,12 +80,9 @@ class RequestTooLarge(RequestRefused):
     """Even fitted, the request would not fit the server's limits: refused here, before it is sent."""
 
 
-def model_limits(model: Any) -> tuple[RequestLimits, int]:
+def model_limits(model: Model) -> tuple[RequestLimits, int]:
     """(limits, output cap) of a built Model; a model without declared limits (oracle, test doubles): none."""
-    settings = getattr(model, "settings", None)
-    limits = getattr(settings, "limits", None)
-    max_tokens = int(getattr(settings, "max_tokens", 0) or 0)
-    return (limits if isinstance(limits, RequestLimits) else RequestLimits()), max_tokens
+    return model.request_limits, model.max_output_tokens
 
 
 def strip_fit(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -633,7 +615,7 @@ def correction_reserve_chars(schema: Mapping[str, Any] | None, echo_chars: int) 
     return echo_chars + (len(json.dumps(schema)) if schema else 0) + 300
 
 
-def fit_for_model(model: Any, messages: Sequence[Mapping[str, Any]], *, max_side: int | None = None,
+def fit_for_model(model: Model, messages: Sequence[Mapping[str, Any]], *, max_side: int | None = None,
                   trim_order: Sequence[str] = (), schema: Mapping[str, Any] | None = None, attempts: int = 1,
                   echo_chars: int = 4000, overflow: str = "raise") -> FitResult:
     """`messages` fitted to a built Model's declared limits and output cap. `attempts` > 1: room is kept for a

@@ -20,9 +20,9 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from runner.models.base import GenerationRequest, ModelResponse, ProviderError
+from runner.models.base import GenerationRequest, ModelBase, ModelResponse, ProviderError, RequestLimits
 from runner.models.cache import ResponseCache
-from runner.models.fitting import RequestLimits, RequestRefused
+from runner.models.fitting import RequestRefused
 from runner.models.time_limit import generation_time_limit_s
 from runner.errors import ConfigError
 
@@ -96,7 +96,7 @@ def _retry_after_s(exc: BaseException | None) -> float | None:
         return None
 
 
-class OpenAIModel:
+class OpenAIModel(ModelBase):
     """Implements the Model protocol for one OpenAI-compatible endpoint."""
 
     def __init__(
@@ -130,6 +130,14 @@ class OpenAIModel:
                 f"model {settings.name!r}: environment variable {settings.api_key_env!r} (api_key_env) is not set"
             )
         return key
+
+    @property
+    def request_limits(self) -> RequestLimits:
+        return self.settings.limits
+
+    @property
+    def max_output_tokens(self) -> int:
+        return self.settings.max_tokens
 
     def _parameters(self, request: GenerationRequest) -> dict[str, Any]:
         s = self.settings

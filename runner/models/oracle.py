@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from runner.models.base import GenerationRequest, ModelResponse, ProviderError
+from runner.models.base import GenerationRequest, ModelBase, ModelResponse, ProviderError
 from runner.models.parse import extract_json_contract, extract_markdown_files, render_json_output
 from runner.turns.tasks import Task
 
@@ -20,7 +20,7 @@ __all__ = ["IdentityModel", "NullModel", "OracleModel"]
 _ZERO_USAGE = {"prompt_tokens": 0, "completion_tokens": 0}
 
 
-class OracleModel:
+class OracleModel(ModelBase):
     name = "oracle"
 
     def __init__(self, tasks: Mapping[str, Task] | Iterable[Task]) -> None:
@@ -42,7 +42,7 @@ class OracleModel:
         return None
 
 
-class NullModel:
+class NullModel(ModelBase):
     name = "null"
 
     async def generate(self, request: GenerationRequest) -> ModelResponse:
@@ -52,7 +52,7 @@ class NullModel:
         return None
 
 
-class IdentityModel:
+class IdentityModel(ModelBase):
     """Returns the files found in the latest user message: fenced file sections first (the
     markdown half of the parser), else a JSON object with a `files` member; "" when there are none."""
 

@@ -15,13 +15,13 @@ from typing import Literal
 
 from pydantic import model_validator
 
-from runner.models.base import GenerationRequest, ModelResponse, ProviderError
+from runner.models.base import GenerationRequest, Model, ModelBase, ModelResponse, ProviderError, RequestLimits
 from runner.models.cache import ResponseCache
 from runner.models import server_keep
 from runner.models.openai_provider import GenerationSettings, OpenAIModel, OpenAIModelSettings
 from runner.models.vllm_server import ServerStartError, VLLMServer, VLLMServerSettings, server_identity
 
-__all__ = ["VLLMModel", "VLLMModelSettings"]
+__all__ = ["VLLMModel", "VLLMModelSettings", "vllm_served"]
 
 
 class VLLMModelSettings(GenerationSettings):
@@ -78,7 +78,7 @@ class VLLMModelSettings(GenerationSettings):
         )
 
 
-class VLLMModel:
+class VLLMModel(ModelBase):
     """Implements the Model protocol; owns one VLLMServer."""
 
     def __init__(self, settings: VLLMModelSettings, *, cache: ResponseCache | None = None) -> None:
@@ -92,6 +92,14 @@ class VLLMModel:
         self._client: OpenAIModel | None = None
         self._starting: asyncio.Task[None] | None = None
         self._failure: str | None = None
+
+    @property
+    def request_limits(self) -> RequestLimits:
+        return self.settings.limits
+
+    @property
+    def max_output_tokens(self) -> int:
+        return self.settings.max_tokens
 
     @property
     def log_path(self) -> Path | None:
@@ -163,3 +171,9 @@ class VLLMModel:
             # Stopped unless another role's model still holds it, or the next run of this command takes it up.
             if self.server.let_go(self) and not server_keep.park(self.server_identity(), self.server):
                 await self.server.aclose()
+
+
+def vllm_served(model: Model) -> VLLMModel | None:
+    """`model` when it runs its own vLLM server (the run starts, shares and stops it); None for any other model.
+    The model layer alone tells its implementations apart: callers hand it a Model."""
+    return model if isinstance(model, VLLMModel) else None

@@ -24,7 +24,7 @@ from runner.models.cache import ResponseCache
 from runner.models.registry import build_model
 from runner.models import server_keep
 from runner.models.serving import ROLES, ServedRoles
-from runner.models.vllm_provider import VLLMModel
+from runner.models.vllm_provider import VLLMModel, vllm_served
 from runner.models.vllm_server import VLLMServerSettings, server_identity
 from runner.run.placement import ServerClaim
 from runner.turns.tasks import Task
@@ -151,8 +151,9 @@ class RunRoles:
             raise ConfigError(f"invalid configuration:\n  {role_key(role)}: the run has no model for role {role!r}")
         settings = self.settings[role]
         model: Model = build_model(settings, tasks=tasks, cache=self._cache)
-        if isinstance(model, VLLMModel):
-            self._share_a_server(role, model)
+        served = vllm_served(model)
+        if served is not None:
+            self._share_a_server(role, served)
         if self._traced and settings.get("provider") in ENDPOINT_PROVIDERS:
             model = TracedModel(model, role=role, sink=self._record)
         if settings.get("provider") == "vllm":

@@ -159,6 +159,11 @@ class Suite(Protocol):
         """Receive the run's shared services (before load_tasks)."""
 
     @property
+    def context(self) -> SuiteContext:
+        """The services `bind` handed over (the run adds its models by role to `context.roles`); a suite asked
+        for them before it is bound raises RuntimeError."""
+
+    @property
     def required_roles(self) -> tuple[str, ...]:
         """Model roles of the suite's own it calls, composed by the config under `roles.<name>` and found in
         `context.roles` (the suite never builds a model)."""

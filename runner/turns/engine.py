@@ -502,7 +502,7 @@ class Engine:
                            timings: dict[str, float], *, runtime_state: Any) -> dict[str, dict[str, Any]] | None:
         """The contract's executable checks on the live page, for a judge that decides from them (rules)."""
         judge = self.services.judge
-        if not getattr(judge, "wants_live_checks", False) or not any(r.check for r in turn.requirements):
+        if not judge.wants_live_checks or not any(r.check for r in turn.requirements):
             return None
         start = time.perf_counter()
         judge_input = JudgeInput(

@@ -17,7 +17,7 @@ import pytest
 
 from runner.turns.engine import Engine, Services, SlotLimits
 from runner.judges.registry import build_judge
-from runner.models.base import GenerationRequest, ModelResponse
+from runner.models.base import GenerationRequest, ModelBase, ModelResponse
 from runner.models.openai_provider import OpenAIModelSettings
 from runner.models.time_limit import generation_time_limit_s
 from runner.turns.records import FailureBucket, ModelCall, RunDirectory
@@ -73,7 +73,7 @@ class _VirtualClockLoop(asyncio.SelectorEventLoop):
         return super().time() + self._skipped
 
 
-class _SlowHealthyServer:
+class _SlowHealthyServer(ModelBase):
     """Answers every request after `seconds` (on the loop's clock): a loaded but working server."""
 
     name = "slow-healthy"

@@ -22,6 +22,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from pydantic import BaseModel, TypeAdapter
+
+from runner.judges.base import Judge
+from runner.judges.rubrics import Rubric, RubricOutcome, ScreenshotKind
 from runner.suites.evogenui.checkout import BenchmarkCheckout, CheckoutError
 
 GENERATION_MODULE = Path("runner") / "generation" / "prompts.py"
@@ -116,20 +120,46 @@ def load_benchmark_prompts(checkout: BenchmarkCheckout) -> BenchmarkPrompts:
 class BenchmarkEvaluatorRubric:
     """A rubric whose instructions are the benchmark's evaluator prompt; schema and parsing stay the rubric's."""
 
-    def __init__(self, rubric: Any, instructions: str) -> None:
+    def __init__(self, rubric: Rubric, instructions: str) -> None:
         self.inner = rubric
         self._instructions = instructions
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def version(self) -> str:
+        return self.inner.version
+
+    @property
+    def dimensions(self) -> tuple[str, ...]:
+        return self.inner.dimensions
+
+    @property
+    def default_screenshot(self) -> ScreenshotKind:
+        return self.inner.default_screenshot
 
     def instructions(self) -> str:
         return self._instructions
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    def answer_model(self, requirement_ids: list[str]) -> type[BaseModel] | TypeAdapter[Any]:
+        return self.inner.answer_model(requirement_ids)
+
+    def schema(self, requirement_ids: list[str]) -> dict[str, Any]:
+        return self.inner.schema(requirement_ids)
+
+    def parse(self, data: Any, requirement_ids: list[str]) -> RubricOutcome:
+        return self.inner.parse(data, requirement_ids)
+
+    def decide(self, outcome: RubricOutcome | None, *, generation_ok: bool, evaluable: bool) -> bool | None:
+        return self.inner.decide(outcome, generation_ok=generation_ok, evaluable=evaluable)
 
 
-def use_benchmark_evaluator(judge: Any, instructions: str) -> None:
-    """Give an LLM judge (one with a rubric) the benchmark's evaluator prompt; other judges are left alone."""
-    rubric = getattr(judge, "rubric", None)
-    if rubric is None or isinstance(rubric, BenchmarkEvaluatorRubric) or not callable(getattr(rubric, "instructions", None)):
+def use_benchmark_evaluator(judge: Judge, instructions: str) -> None:
+    """Give a judge that scores with a rubric (an LLM judge) the benchmark's evaluator prompt, once; a judge
+    without a rubric is left alone."""
+    rubric = judge.rubric
+    if rubric is None or rubric.instructions() == instructions:
         return
-    judge.rubric = BenchmarkEvaluatorRubric(rubric, instructions)
+    judge.use_rubric(BenchmarkEvaluatorRubric(rubric, instructions))

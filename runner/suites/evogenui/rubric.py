@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from runner.judges.rubrics import RubricOutcome
+from runner.judges.rubrics import RubricBase, RubricOutcome
 from runner.models.structured import decoding_schema
 from runner.turns.records import DimensionScore, RequirementResult, RequirementStatus
 from runner.suites.evogenui.passing import DIMENSIONS, turn_passes
@@ -173,7 +173,7 @@ Answer with one JSON object only, matching the JSON schema you are given: {{"pre
 {{"status": "...", "reason": "..."}}, ...}}, "failure_types": [...], "mechanism": "..." or null, "summary": "..."}}."""
 
 
-class EvoGenUIRubric:
+class EvoGenUIRubric(RubricBase):
     """Presentation, Execution and Alignment, 1-5 each, with reasons (EvoGenUI-Bench §4.2, Appendix C.1)."""
 
     name = "evogenui"

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
+from runner.judges.base import Judge, JudgeInput
 from runner.judges.llm_bundle import final_dom_path
 from runner.metrics.basic import basic_summary
 from runner.metrics.reliability import Unobserved
@@ -361,7 +362,7 @@ class EvoGenUISuite(SuiteBase):
             },
         )
 
-    async def judge_turn(self, judge: Any, judge_input: Any) -> Verdict:
+    async def judge_turn(self, judge: Judge, judge_input: JudgeInput) -> Verdict:
         """The configured judge's verdict, plus the diagnostic mechanism (§6.1) of a non-passing turn: from the
         separate diagnostic judge (`diagnosis: judge`), else the evaluator's own label or the rule-based
         classifier. The label never changes the pass decision."""

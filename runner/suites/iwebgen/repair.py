@@ -73,7 +73,7 @@ class SelfRepair:
         self.rounds = rounds
         self.log_chars = log_chars
         self.source_chars = source_chars
-        if not isinstance(self.first_pass, SinglePass):
+        if self.first_pass.name != SinglePass.name:
             self.name = f"{self.first_pass.name}+self_repair"
 
     async def generate(self, messages: Messages, call: ModelCaller, tools: GenerationTools) -> Generation:

@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 from runner.turns.evidence import Trace
-from runner.judges.rubrics import RubricOutcome
+from runner.judges.rubrics import RubricBase, RubricOutcome
 from runner.models.structured import decoding_schema
 from runner.turns.records import DimensionScore
 from runner.suites.iwebgen.spec import AppSpec
@@ -87,7 +87,7 @@ class IWebGenVerdict(BaseModel):
 assert tuple(IWebGenVerdict.model_fields)[:-1] == tuple(JUDGED_POINTS), "one verdict field per judged dimension"
 
 
-class IWebGenRubric:
+class IWebGenRubric(RubricBase):
     """Implements runner.judges.rubrics.Rubric for B.1's four judged dimensions."""
 
     name = "iwebgen"

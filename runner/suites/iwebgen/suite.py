@@ -19,7 +19,6 @@ from pydantic import Field
 
 from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import Judge, JudgeError, JudgeInput
-from runner.judges.llm import LLMJudge
 from runner.metrics.basic import basic_summary
 from runner.models.base import ProviderError
 from runner.models.structured import StructuredOutputError
@@ -155,7 +154,7 @@ class IWebGenSuite(SuiteBase):
         raw: dict[str, Any] = {"rubric": self.rubric.name, "stability_penalties": rule.penalties,
                                **self._structure(judge_input)}
         summary = f"rule & stability {rule.points:g}/5"
-        if isinstance(judge, LLMJudge) and judge.settings.vision:
+        if judge.answers_rubrics and judge.accepts_images:
             messages, shown = judge_messages(
                 loader.spec_of(judge_input.task), Path(judge_input.out_dir), trace,
                 evidence.screenshot_viewport if evidence is not None else "", max_steps=self.settings.judge_max_steps)
@@ -180,7 +179,7 @@ class IWebGenSuite(SuiteBase):
             if outcome.summary:
                 summary += f"; {outcome.summary}"
         else:  # the judged points need a vision LLM judge (B.1: a VLM): unassessed, never 0 or full marks
-            kind = "has no vision (judge.options.model.vision)" if isinstance(judge, LLMJudge) else "is not an LLM judge"
+            kind = "has no vision (judge.options.model.vision)" if judge.answers_rubrics else "is not an LLM judge"
             why = f"not assessed: judge {judge.name!r} {kind}; I-WebGenBench B.1 asks a VLM"
             dimensions.update({name: DimensionScore(score=None, reason=why) for name in JUDGED_POINTS})
             summary += f"; judged dimensions {why}"

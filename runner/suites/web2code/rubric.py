@@ -25,8 +25,7 @@ import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
 from runner.judges.base import Judge, JudgeError
-from runner.judges.llm import LLMJudge
-from runner.judges.rubrics import Rubric, RubricOutcome
+from runner.judges.rubrics import Rubric, RubricBase, RubricOutcome
 from runner.suites.web2code.image import RUBRIC_BANDS, RUBRIC_DIMENSIONS, pad_to_common, rubric_inbox_score
 from runner.models.fitting import RequestRefused
 from runner.models.structured import StructuredOutputError, decoding_schema
@@ -127,7 +126,7 @@ RegionVerdict = create_model(
 )  # eq. 8's five dimensions and the holistic overall rating, each one band, and a one-sentence reason
 
 
-class RegionRubric:
+class RegionRubric(RubricBase):
     """Implements Rubric: the in-box rating of one reconstructed region (MT-Web2Code §3.5, eq. 8)."""
 
     name = "web2code-region"
@@ -195,7 +194,7 @@ def outbox_verdict_model(block_names: tuple[str, ...]) -> type[BaseModel]:
                         reason=(str, ""))
 
 
-class OutboxRubric:
+class OutboxRubric(RubricBase):
     """Implements Rubric: one rating per block outside the region; the block names play the part of the
     requirement ids (the verdict must rate exactly those)."""
 
@@ -276,7 +275,7 @@ async def ask_rubric(judge: Judge, rubric: Rubric, messages: list[dict[str, Any]
     cache from replaying it); a call that got no answer counts as one attempt and is asked afresh. Every
     attempt off the scale: JudgeError (the slot is a judge_error, not a guessed score). A request the server
     (or the fitting) refuses is not asked again: the SSIM fallback, with the server's own message."""
-    if not isinstance(judge, LLMJudge):
+    if not judge.answers_rubrics:
         return None, f"judge {judge.name!r} is not an LLM judge; SSIM fallback"
     problem, off_scale, left = "", 0, attempts
     while left > 0:

@@ -361,7 +361,7 @@ class Web2CodeSuite(SuiteBase):
         task, turn = judge_input.task, judge_input.turn
         traj = self.trajectory(task)
         t = turn.extra["step"]
-        judge_name = getattr(judge, "name", "judge")
+        judge_name = judge.name
         if not judge_input.build.ok:
             return Verdict(judge=judge_name, passed=None, scores={"s_inbox": 0.0, "s_outbox": 0.0, "score": 0.0},
                            summary=f"not renderable ({judge_input.build.status}): scored 0")

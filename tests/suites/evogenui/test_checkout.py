@@ -132,13 +132,16 @@ def test_benchmark_prompts_come_from_the_checkout_and_are_hashed() -> None:
 
 
 def test_benchmark_evaluator_prompt_reaches_an_llm_judge_once() -> None:
+    from runner.judges.base import JudgeBase
+
     class Rubric:
         name = "evogenui"
 
         def instructions(self) -> str:
             return "own rubric"
 
-    class Judge:
+    class Judge(JudgeBase):
+        name = "llm"
         rubric = Rubric()
 
         async def score(self, judge_input: Any) -> Any:

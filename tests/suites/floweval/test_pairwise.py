@@ -97,8 +97,6 @@ def test_no_valid_answer_leaves_the_pair_undecided(tmp_path: Path) -> None:
 
 
 def test_long_code_is_cut_to_the_judges_context_and_the_decision_says_so(tmp_path: Path) -> None:
-    from types import SimpleNamespace
-
     from runner.models.fitting import RequestLimits
 
     shot = tmp_path / "shot.png"
@@ -106,7 +104,8 @@ def test_long_code_is_cut_to_the_judges_context_and_the_decision_says_so(tmp_pat
     x = Candidate("model-x", {"src/App.jsx": "X" * 30_000}, shot)
     y = Candidate("model-y", {"src/App.jsx": "Y" * 30_000}, shot)
     model = _ScriptedModel([_answer(4, 3)])
-    model.settings = SimpleNamespace(limits=RequestLimits(context_tokens=12_000, images_per_prompt=1), max_tokens=1_000)
+    model.limits = RequestLimits(context_tokens=12_000, images_per_prompt=1)
+    model.output_tokens = 1_000
     decision = asyncio.run(PairwiseJudge(model, seed=_seed_with(False), max_code_chars=40_000).compare("shop", "q", x, y))
     assert decision.winner == "a"
     trimmed = decision.request["sections_trimmed"]

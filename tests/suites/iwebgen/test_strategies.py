@@ -10,7 +10,7 @@ import json
 import pytest
 
 from runner.turns.generation import BuildCheck, Messages
-from runner.models.base import GenerationRequest, ModelResponse, ProviderError
+from runner.models.base import GenerationRequest, ModelBase, ModelResponse, ProviderError
 from runner.models.parse import parse_model_output, render_json_output
 from runner.sandbox.base import BuildResult
 from runner.suites.iwebgen.blocks import BlockPipeline
@@ -107,7 +107,7 @@ def test_an_unparsable_answer_is_repaired_from_its_raw_text() -> None:
     assert generation.builds == [False, True] and call.requests[1][2]["content"] == "no files here"
 
 
-class RoleModel:
+class RoleModel(ModelBase):
     """A splitter or merger role answering from a script (Model protocol)."""
 
     def __init__(self, name: str, *answers: str) -> None:

@@ -14,7 +14,7 @@ from runner.judges.base import JudgeError
 from runner.judges.llm import LLMJudge
 from runner.judges.llm_settings import LLMJudgeSettings
 from runner.judges.registry import build_judge
-from runner.models.base import GenerationRequest, ModelResponse
+from runner.models.base import GenerationRequest, ModelBase, ModelResponse
 from runner.suites.web2code import rubric, scoring
 
 
@@ -52,7 +52,7 @@ def test_macro_outbox_masks_the_region_and_aligns_below_it():
     assert scoring.crop_ssim(golden[60:100], golden[60:100]) == pytest.approx(1.0)
 
 
-class _ScriptedModel:
+class _ScriptedModel(ModelBase):
     """Implements Model: the judge model's answers, in order; every request shows both crops as images."""
 
     name = "fake-llm"
