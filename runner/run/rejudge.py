@@ -29,7 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from pydantic import ValidationError
 from rich.console import Console
 
-from runner.errors import ConfigError, format_validation_error
+from runner.errors import ConfigError, UserError, format_validation_error
 from runner.run.validation import validate_config
 from runner.config import JudgeConfig, RunnerConfig
 from runner.turns.records import RunDirectory
@@ -218,7 +218,7 @@ def main(cfg: DictConfig) -> None:
             logging.getLogger(noisy).setLevel(logging.WARNING)
         asyncio.run(rejudge_run(source, run_dir, judge=judge, overrides=overrides, project_root=project_root,
                                 ablate=overrides.pop("ablate")))
-    except ConfigError as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
     print(run_dir)
