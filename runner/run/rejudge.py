@@ -91,12 +91,11 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
         browsers = await open_browsers(config, sandbox, start=False)
         shared.push_async_callback(browsers.aclose)
         suite.bind(SuiteContext(browsers=browsers, sandbox=sandbox))
-        return await _rejudge_bound(config, suite, source, out, project_root=project_root, console=console,
-                                    ablate=ablate or [])
+        return await _rejudge_bound(config, suite, source, out, console=console, ablate=ablate or [])
 
 
-async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: Path, *, project_root: Path,
-                         console: Console, ablate: list[str]) -> dict[str, Any]:
+async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: Path, *, console: Console,
+                         ablate: list[str]) -> dict[str, Any]:
     from runner.tracking import tracker as tracking
     from runner.run.capacity import resolve_concurrency
     from runner.run.experiment import summarize_run
