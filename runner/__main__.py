@@ -40,11 +40,12 @@ _job_started = False  # set once Hydra has composed the config and called the jo
 def main(cfg: DictConfig) -> None:
     global _job_started
     _job_started = True
+    from runner.errors import UserError
     from runner.run import user_errors
 
     try:
         run_dir = run_job(cfg)
-    except user_errors.expected_errors() as error:
+    except UserError as error:
         if user_errors.full_errors_wanted() or _in_multirun():
             raise  # a multirun job must fail as a job: Hydra records it and the sweep goes on
         user_errors.report(error)

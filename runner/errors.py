@@ -1,6 +1,8 @@
-"""The project's error for configuration problems, and the formatting of pydantic's errors in the same style.
+"""The root of the errors a user is expected to fix, the project's error for configuration problems, and the
+formatting of pydantic's errors in the same style.
 
-A leaf module (pydantic only): every layer raises ConfigError, so none of them has to import another for it.
+A leaf module (pydantic only): every layer raises ConfigError, and each expected error subclasses UserError
+where it is defined, so no layer imports another for its error type and the entry points catch one class.
 """
 
 from __future__ import annotations
@@ -12,7 +14,16 @@ from pydantic import BaseModel, ValidationError
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
 
 
-class ConfigError(ValueError):
+class UserError(Exception):
+    """An expected failure, already phrased for the user: a bad config, missing weights or backends, a malformed
+    task or label file, a server that does not start, a full disk. The entry points print its message alone
+    (exit code 2); anything else is the runner's bug and keeps its traceback.
+
+    Subclasses keep their builtin base first (`class X(ValueError, UserError)`), so code that catches the builtin
+    catches them as before."""
+
+
+class ConfigError(ValueError, UserError):
     """A configuration problem, already phrased for the user (key, value, allowed choices)."""
 
 

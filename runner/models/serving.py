@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.models import vllm_server
+from runner.tracking.protocol import RunTracker
 
 log = logging.getLogger(__name__)
 
@@ -75,14 +76,12 @@ class ServedRoles:
                 await model.aclose()
 
 
-def log_server_logs(tracker: Any, log_dir: Path) -> None:
+def log_server_logs(tracker: RunTracker, log_dir: Path) -> None:
     """Upload the server logs to the tracker's run (artifact folder `servers/`). Never raises."""
-    client = getattr(tracker, "client", None)
-    run_id = getattr(tracker, "run_id", None)
-    if client is None or run_id is None or not log_dir.is_dir():
+    if tracker.run_id is None or not log_dir.is_dir():
         return
     for path in sorted(log_dir.glob("*.log")):
         try:
-            client.log_artifact(run_id, str(path), artifact_path=SERVER_LOG_DIR)
+            tracker.log_artifact(path, artifact_path=SERVER_LOG_DIR)
         except Exception:  # tracking is secondary to the run dir, which keeps the log
             log.exception("could not upload server log %s", path)

@@ -30,6 +30,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from runner.errors import UserError
 from runner.run import progress
 from runner.run.processes import pid_alive
 
@@ -54,7 +55,7 @@ _CONTAINER_MODEL = "/model"  # where an explicit model_path is mounted inside th
 _CONTAINER_PORT = 8000
 
 
-class ServerStartError(RuntimeError):
+class ServerStartError(RuntimeError, UserError):
     """The server could not be started or never became ready (the message says why and where the log is)."""
 
 

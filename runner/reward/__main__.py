@@ -70,11 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     from hydra.errors import HydraException
 
+    from runner.errors import UserError
     from runner.run import user_errors
 
     try:
         return asyncio.run(_serve(args))
-    except (*user_errors.expected_errors(), HydraException) as error:  # a bad override or config: say which
+    except (UserError, HydraException) as error:  # a bad override or config: say which
         user_errors.report(error)
         return EXIT_USER_ERROR
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -24,18 +23,18 @@ from runner.judges.registry import build_judge
 from runner.run import lineage as lineage_mod
 from runner.models import server_keep
 from runner.models.cache import ResponseCache
-from runner.models.serving import SERVER_LOG_DIR, log_server_logs
+from runner.models.serving import SERVER_LOG_DIR
 from runner.run.roles import RunRoles, check_declared_roles, roles_used, server_claims
 from runner.run.capacity import resolve_concurrency
 from runner.run.placement import PhasePlan, detect_gpus, phase_roles, plan_phases
 from runner.turns.records import RunDirectory, TurnRecord
-from runner.report.console import print_summary
 from runner.models.base import Model
 from runner.sandbox.base import Sandbox
 from runner.sandbox.registry import build_sandbox, sandbox_tracking_tags
 from runner.suites.base import Suite, SuiteContext
 from runner.suites.registry import build_suite
-from runner.tracking import tracker as tracking
+from runner.run.session import RunSession, run_name
+from runner.tracking.protocol import RunTracker
 
 log = logging.getLogger(__name__)
 
@@ -84,26 +83,6 @@ def prepare_run_dir(config: RunnerConfig, run_dir: RunDirectory, lineage: dict[s
     if lineage is not None:
         lineage_mod.write_lineage(run_dir.path, lineage)
     return has_records
-
-
-def write_run_viewer(run_dir: Path, tasks: list[Any], tracker: Any) -> Path | None:
-    """The run's static evidence viewer (report.html) and task library (tasks.json), logged to the job run.
-
-    A viewer problem never fails a run: the records and summary are already written."""
-    try:
-        from runner.report.viewer import write_run_report
-
-        path = write_run_report(run_dir, tasks=tasks)
-    except Exception:
-        log.exception("writing the evidence viewer (report.html) failed")
-        return None
-    client, run_id = getattr(tracker, "client", None), getattr(tracker, "run_id", None)
-    if client is not None and run_id is not None:
-        try:
-            client.log_artifact(run_id, str(path))
-        except Exception:
-            log.exception("logging report.html to MLflow failed")
-    return path
 
 
 async def open_browsers(config: RunnerConfig, sandbox: Sandbox, *, start: bool = True) -> BrowserPools:
@@ -186,7 +165,7 @@ async def bind_suite(config: RunnerConfig, suite: Suite, shared: AsyncExitStack,
 
 
 def build_services(config: RunnerConfig, roles: RunRoles, context: SuiteContext, phase: AsyncExitStack, *,
-                   tasks: list[Any], tracker: Any) -> Services:
+                   tasks: list[Any], tracker: RunTracker) -> Services:
     """The generator, actor and judge (closed with `phase`), joined to the suite's context, as the engine's
     Services. A run and the reward service (runner/reward) build them here alike."""
     model = roles.model("generator", tasks=tasks)
@@ -207,7 +186,6 @@ def build_services(config: RunnerConfig, roles: RunRoles, context: SuiteContext,
 
 async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, roles: RunRoles,
                      context: SuiteContext, sandbox_tags: dict[str, str], *, console: Console) -> dict[str, Any]:
-    project_root = Path(config.project_root)
     tasks = await suite.load_tasks()
     if not tasks:
         raise ConfigError(f"suite {config.suite.name!r} selected no tasks")
@@ -217,31 +195,14 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
     server_keep.allow(not plan.staged)  # `repeats`: a staged run's servers are down between its phases
     console.print(plan.describe())  # before any work starts
     plan.write(run_dir.path)
-    reference = tracking.load_run_ref(run_dir.path) if resumed else None
-    # Name job runs after what they compare, so grids read well in the MLflow UI.
-    settings = config.tracking
-    if settings.run_name is None:
-        parts = [config.suite.name, config.model.name, config.judge.name, config.actor.name]
-        shard = getattr(config.suite, "shard", None)
-        suffix = (f"#{shard}" if shard else "") + (f"#r{config.repeat}" if config.repeat else "")
-        settings = settings.model_copy(update={"run_name": "/".join(parts) + suffix})
-    tracker = tracking.Tracker.open(
-        settings,
-        project_root=project_root,
-        run_params=config.model_dump(mode="json"),
-        tags={"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
-              "run_dir": str(run_dir.path), **lineage_mod.lineage_tags(lineage),
-              **sandbox_tags},
-        resume_run_id=reference["run_id"] if reference else None,
-    )
-    tracking.save_run_ref(run_dir.path, tracker)
-    status = "FAILED"
-    try:
+    tags = {**lineage_mod.lineage_tags(lineage), **sandbox_tags}
+    async with RunSession.open(config, run_dir, name=run_name(config), tags=tags, reattach=resumed,
+                               console=console) as session:
         async with AsyncExitStack() as phase:
             phase.push_async_callback(roles.aclose)  # servers stop before their logs are uploaded
-            services = build_services(config, roles, context, phase, tasks=tasks, tracker=tracker)
-            if tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
-                roles.trace_to(tracker.log_model_call)
+            services = build_services(config, roles, context, phase, tasks=tasks, tracker=session.tracker)
+            if session.tracker.run_id is not None:  # every model call becomes an MLflow trace of its task's run
+                roles.trace_to(session.tracker.log_model_call)
             # Served models (vLLM) start lazily, on the first call of their role; logs go to the run dir.
             generation_roles, _ = phase_roles(used)  # the suite's own roles too (runner/run/placement.py)
 
@@ -265,22 +226,8 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
             )
         if config.run.stage == "generate":
             console.print(f"generation stage done: {len(tasks)} task(s) executed and frozen; judge them with "
-                      f"run.stage=judge hydra.run.dir={run_dir.path}")
-            status = "FINISHED"
+                          f"run.stage=judge hydra.run.dir={run_dir.path}")
             return {}
         summary = summarize_run(config, suite, records, tasks)
-        run_dir.write_json(RunDirectory.SUMMARY, summary)
-        try:
-            await asyncio.to_thread(tracker.log_summary, summary, run_dir=run_dir.path)
-        except Exception:  # the run dir is the record of truth; a tracking hiccup is only a warning
-            log.exception("logging the summary to MLflow failed")
-        await asyncio.to_thread(write_run_viewer, run_dir.path, tasks, tracker)
-        print_summary(console, summary, records)
-        status = "FINISHED"
+        await session.conclude(summary, tasks=tasks, records=records)
         return summary
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        status = "KILLED"
-        raise
-    finally:
-        log_server_logs(tracker, run_dir.path / SERVER_LOG_DIR)
-        tracker.finish(status)

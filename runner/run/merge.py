@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from runner.run import lineage as lineage_mod
-from runner.errors import ConfigError
+from runner.errors import ConfigError, UserError
 from runner.run.validation import validate_config
 from runner.turns.records import RunDirectory, TurnRecord, write_json_atomic
 from runner.suites.base import parse_shard
@@ -30,7 +30,7 @@ from runner.suites.base import parse_shard
 MERGE_FILE = "merge.json"
 
 
-class MergeError(ValueError):
+class MergeError(ValueError, UserError):
     """The given run dirs cannot be merged into one result; the message says why."""
 
 
@@ -223,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         out = merge_runs(args.run_dirs, args.out, copy_evidence=args.copy_evidence)
-    except MergeError as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(out)

@@ -29,6 +29,8 @@ from urllib.parse import urlparse
 
 from pydantic import ValidationError
 
+from runner.errors import UserError
+
 __all__ = [
     "ModelRole",
     "PreflightError",
@@ -59,7 +61,7 @@ class Problem:
         return f"  - {self.key}: {self.message}\n      fix: {self.fix}"
 
 
-class PreflightError(RuntimeError):
+class PreflightError(RuntimeError, UserError):
     """The run cannot start; every problem found is listed (the message is for the user, as it is)."""
 
     def __init__(self, problems: list[Problem], *, notes: list[str] | None = None) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runner.errors import ConfigError, format_validation_error
+from runner.errors import ConfigError, UserError, format_validation_error
 from runner.models.vllm_server import VLLMServerSettings, hub_cache_dir
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = compose_config(overrides)
         targets = [(key, server_settings(key, model)) for key, model in vllm_models(config)]
-    except ConfigError as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # Hydra's own errors: unknown config name, bad override syntax

@@ -29,7 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from pydantic import ValidationError
 from rich.console import Console
 
-from runner.errors import ConfigError, format_validation_error
+from runner.errors import ConfigError, UserError, format_validation_error
 from runner.run.validation import validate_config
 from runner.config import JudgeConfig, RunnerConfig
 from runner.turns.records import RunDirectory
@@ -91,23 +91,22 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
         browsers = await open_browsers(config, sandbox, start=False)
         shared.push_async_callback(browsers.aclose)
         suite.bind(SuiteContext(browsers=browsers, sandbox=sandbox))
-        return await _rejudge_bound(config, suite, source, out, project_root=project_root, console=console,
-                                    ablate=ablate or [])
+        return await _rejudge_bound(config, suite, source, out, console=console, ablate=ablate or [])
 
 
-async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: Path, *, project_root: Path,
-                         console: Console, ablate: list[str]) -> dict[str, Any]:
+async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: Path, *, console: Console,
+                         ablate: list[str]) -> dict[str, Any]:
     from runner.tracking import tracker as tracking
     from runner.run.capacity import resolve_concurrency
-    from runner.run.experiment import summarize_run, write_run_viewer
+    from runner.run.experiment import summarize_run
+    from runner.run.session import RunSession, rejudge_run_name
     from runner.judges.registry import build_judge
     from runner.turns.judging_phase import JudgingPhase
     from runner.models.cache import ResponseCache
-    from runner.models.serving import SERVER_LOG_DIR, log_server_logs
+    from runner.models.serving import SERVER_LOG_DIR
     from runner.turns.packets import copy_packet_folder, has_packet
     from runner.run.placement import plan_phases
     from runner.validity.ablation import ablate_folder
-    from runner.report.console import print_summary
     from runner.run.roles import RunRoles, roles_used, server_claims
 
     tasks = await suite.load_tasks()
@@ -146,22 +145,10 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
                 ablate_folder(target, ablated)
             pending.append(target)
 
-    settings = config.tracking
-    if settings.run_name is None:
-        name = "/".join([config.suite.name, config.model.name, config.judge.name, config.actor.name])
-        suffix = f" without {','.join(ablated)}" if ablated else ""
-        settings = settings.model_copy(update={"run_name": f"rejudge {name}{suffix}"})
-    reference = tracking.load_run_ref(run_dir.path)
-    tracker = tracking.Tracker.open(
-        settings, project_root=project_root, run_params=config.model_dump(mode="json"),
-        tags={"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
-              "run_dir": str(run_dir.path), SOURCE_RUN_TAG: source_ref.get("run_id") or "",
-              SOURCE_DIR_TAG: str(source), "genui.stage": "rejudge", ABLATED_TAG: ",".join(ablated) or "none"},
-        resume_run_id=reference["run_id"] if reference else None,
-    )
-    tracking.save_run_ref(run_dir.path, tracker)
-    status = "FAILED"
-    try:
+    tags = {SOURCE_RUN_TAG: source_ref.get("run_id") or "", SOURCE_DIR_TAG: str(source), "genui.stage": "rejudge",
+            ABLATED_TAG: ",".join(ablated) or "none"}
+    async with RunSession.open(config, run_dir, name=rejudge_run_name(config, ablated), tags=tags, reattach=True,
+                               console=console) as session:
         async with AsyncExitStack() as stack:
             model_roles = RunRoles(config, cache=ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite", draw=config.repeat),
                                    log_dir=run_dir.path / SERVER_LOG_DIR)
@@ -173,26 +160,17 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
             judge_obj = build_judge(config.judge, model=model_roles.model("judge") if model_roles.has("judge") else None)
             stack.push_async_callback(judge_obj.aclose)
             judging = JudgingPhase(
-                suite=suite, judge=judge_obj, run_dir=run_dir, tracker=tracker,
+                suite=suite, judge=judge_obj, run_dir=run_dir, tracker=session.tracker,
                 judge_calls=int(config.concurrency.judge_calls or 2), timeout_s=config.turn_timeout_s,
                 ensure_judge=(lambda: model_roles.ensure("judge")) if roles else None,
             )
             await judging.judge_all(pending)
-        summary = summarize_run(config, suite, run_dir.load_records(), tasks)
+        records = run_dir.load_records()
+        summary = summarize_run(config, suite, records, tasks)
         if ablated:  # full evidence: the summary stays the source run's, key for key
             summary["run"]["ablated"] = ablated
-        run_dir.write_json(RunDirectory.SUMMARY, summary)
-        try:
-            await asyncio.to_thread(tracker.log_summary, summary, run_dir=run_dir.path)
-        except Exception:
-            log.exception("logging the summary to MLflow failed")
-        await asyncio.to_thread(write_run_viewer, run_dir.path, tasks, tracker)
-        print_summary(console, summary, run_dir.load_records())
-        status = "FINISHED"
+        await session.conclude(summary, tasks=tasks, records=records)
         return summary
-    finally:
-        log_server_logs(tracker, run_dir.path / SERVER_LOG_DIR)
-        tracker.finish(status)
 
 
 def _overrides(raw: dict[str, Any]) -> tuple[JudgeConfig, dict[str, Any]]:
@@ -239,7 +217,7 @@ def main(cfg: DictConfig) -> None:
             logging.getLogger(noisy).setLevel(logging.WARNING)
         asyncio.run(rejudge_run(source, run_dir, judge=judge, overrides=overrides, project_root=project_root,
                                 ablate=overrides.pop("ablate")))
-    except ConfigError as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
     print(run_dir)

@@ -1,8 +1,9 @@
 """Expected failures, said plainly: a short message naming the file, key or value and what to do.
 
 A bad config, missing weights or backends, a malformed task file or a server that does not start are the
-user's to fix, not the runner's bugs: the command line prints the message alone (exit code 2) and keeps
-the traceback in the run's log file. `HYDRA_FULL_ERROR=1` prints the traceback as well.
+user's to fix, not the runner's bugs: each such error subclasses `runner.errors.UserError` where it is
+defined, and the command line prints the message alone (exit code 2) and keeps the traceback in the run's
+log file. `HYDRA_FULL_ERROR=1` prints the traceback as well.
 """
 
 from __future__ import annotations
@@ -12,23 +13,9 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["EXIT_USER_ERROR", "expected_errors", "full_errors_wanted", "report"]
+__all__ = ["EXIT_USER_ERROR", "full_errors_wanted", "report"]
 
 EXIT_USER_ERROR = 2
-
-
-def expected_errors() -> tuple[type[BaseException], ...]:
-    """The error types whose message is already phrased for the user (imported late: they live far apart)."""
-    from runner.errors import ConfigError
-    from runner.models.vllm_server import ServerStartError
-    from runner.run.preflight import PreflightError
-    from runner.turns.records import StorageFullError
-    from runner.sandbox.docker import DockerSetupError
-    from runner.suites.evogenui.backends import BackendError
-    from runner.suites.native import TaskFormatError
-
-    return (ConfigError, TaskFormatError, BackendError, PreflightError, ServerStartError, DockerSetupError,
-            StorageFullError)
 
 
 def full_errors_wanted() -> bool:

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runner.errors import UserError
 from runner.browser.launch import BrowserSettings
 from runner.run.processes import pid_alive
 from runner.sandbox.browser_firewall import (
@@ -124,7 +125,7 @@ class DockerSandboxSettings(BaseModel):
     build_command: list[str] | None = None
 
 
-class DockerSetupError(SandboxSetupError):
+class DockerSetupError(SandboxSetupError, UserError):
     """The engine, an image or a container could not be set up (status infra, not the artifact's fault)."""
 
 

@@ -10,10 +10,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from runner.errors import UserError
 from runner.turns.tasks import Task
 
 
-class TaskFormatError(ValueError):
+class TaskFormatError(ValueError, UserError):
     """A task file is malformed; the message names the file and the path inside it."""
 
 

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 # Must be set before mlflow is imported: its import starts a telemetry client that phones home.
 # The flag is also read at every logging call, so setting it here helps even if mlflow came first.
@@ -29,6 +29,7 @@ from mlflow.entities import Metric, Param, RunTag  # noqa: E402
 from mlflow.exceptions import MlflowException  # noqa: E402
 
 from runner.tracking.call_traces import ModelCall  # noqa: E402
+from runner.tracking.protocol import FinishStatus, RunTracker  # noqa: E402
 from runner.turns.records import RunDirectory, TurnRecord, write_json_atomic  # noqa: E402
 from runner.tracking.settings import TrackingSettings  # noqa: E402
 
@@ -45,7 +46,6 @@ PARENT_TAG = "mlflow.parentRunId"
 TASK_TAG = "genui.task_id"
 KIND_TAG = "genui.kind"
 RUN_REF_FILE = "tracking.json"
-FinishStatus = Literal["FINISHED", "FAILED", "KILLED"]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -180,7 +180,7 @@ def git_state(project_root: Path) -> tuple[str, str]:
     return commit, dirty
 
 
-def save_run_ref(run_dir: Path, tracker: Tracker | NullTracker) -> Path | None:
+def save_run_ref(run_dir: Path, tracker: RunTracker) -> Path | None:
     """Remember the job run in the run dir, so `resume=true` reattaches to it."""
     if tracker.run_id is None:
         return None
@@ -237,6 +237,9 @@ class NullTracker:
         return None
 
     def log_model_call(self, call: ModelCall) -> None:
+        return None
+
+    def log_artifact(self, path: Path, *, artifact_path: str | None = None) -> None:
         return None
 
     def finish(self, status: FinishStatus = "FINISHED") -> None:
@@ -440,6 +443,10 @@ class Tracker:
                 self._traced = True
                 _set_experiment_kind(self.client, self.experiment_id, tracking_traces.KIND_GENAI)
 
+    def log_artifact(self, path: Path, *, artifact_path: str | None = None) -> None:
+        """One file of the run dir (the viewer, a server log) as an artifact of the job run."""
+        self.client.log_artifact(self.run_id, str(path), artifact_path=artifact_path)
+
     def finish(self, status: FinishStatus = "FINISHED") -> None:
         """Terminate every task run opened in this session, then the job run. Idempotent."""
         if status not in ("FINISHED", "FAILED", "KILLED"):
@@ -558,7 +565,9 @@ def _find_task_runs(client: MlflowClient, experiment_id: str, parent_run_id: str
 
 
 __all__ = [
+    "FinishStatus",
     "NullTracker",
+    "RunTracker",
     "Tracker",
     "TrackingSettings",
     "flatten_params",

@@ -39,6 +39,7 @@ from runner.turns.packets import EvidencePacket, has_packet, read_packet, write_
 from runner.turns.records import (FailureBucket, ModelCall, RunDirectory, StorageFullError, TurnRecord, is_storage_full,
                             storage_full)
 from runner.sandbox.base import BuildResult, Sandbox
+from runner.tracking.protocol import RunTracker
 from runner.suites.base import CompactTurn, EpisodeState, Suite
 from runner.turns.tasks import Task, TurnSpec
 
@@ -60,7 +61,7 @@ class Services:
     actor: Actor | None
     judge: Judge
     browsers: BrowserPools  # the suite's context holds the same set
-    tracker: Any  # runner.tracking.tracker.Tracker or NullTracker
+    tracker: RunTracker  # MLflow's, or the null tracker when tracking is off
 
 
 @dataclass

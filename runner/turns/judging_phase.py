@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from runner.judges.base import Judge, JudgeError
 from runner.models.vllm_server import ServerStartError
+from runner.tracking.protocol import RunTracker
 from runner.turns.packets import EvidencePacket, read_packet
 from runner.turns.evidence_folder import EvidenceFolder
 from runner.turns.records import FailureBucket, RunDirectory, TurnRecord, Verdict
@@ -60,7 +61,7 @@ class JudgingPhase:
         suite: Any,
         judge: Judge,
         run_dir: RunDirectory,
-        tracker: Any,
+        tracker: RunTracker,
         judge_calls: int,
         timeout_s: float,
         ensure_judge: Callable[[], Any] | None = None,  # starts the judge's server (lazy); awaited before a call

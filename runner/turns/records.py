@@ -14,12 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runner.errors import UserError
+
 
 # The errors that say the run's storage is full (the disk, a quota, a file size limit).
 _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 
-class StorageFullError(OSError):
+class StorageFullError(OSError, UserError):
     """The run directory cannot be written: the disk (or a quota, or RLIMIT_FSIZE) is full. Phrased for the
     user; the run stops, and what was written holds whole records only, so rerunning on the run dir resumes it."""
 

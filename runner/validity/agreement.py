@@ -31,6 +31,7 @@ from rich.table import Table
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score, precision_score, recall_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
+from runner.errors import UserError
 from runner.turns.records import RunDirectory, TurnRecord
 from runner.validity.labels import Label, LabelsError, majority, read_labels
 from runner.validity.sampling import SampleKey, read_key
@@ -211,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         labels = read_labels(labels_path)
         key = read_key(args.key) if args.key else None
         reports = [agreement_report(run_dir, labels, key) for run_dir in run_dirs]
-    except LabelsError as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     _print(Console(), reports)

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runner.errors import format_validation_error
+from runner.errors import UserError, format_validation_error
 from runner.report.local_page import LocalPage, Request, Response, json_response
 from runner.suites.evogenui.passing import DIMENSIONS, SCORE_RANGE
 from runner.suites.evogenui.taxonomy import Mechanism
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         annotation = Annotation(args.sample_dir, args.labels or args.sample_dir / LABELS_FILE)
-    except LabelsError as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     page = build_page(annotation, port=args.port)

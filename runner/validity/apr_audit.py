@@ -41,6 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runner.errors import UserError
 from runner.metrics.reliability import UNOBSERVED, Outcome, outcome_of
 from runner.turns.packets import has_packet
 from runner.turns.records import RunDirectory, TurnRecord, write_json_atomic
@@ -247,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
             print(args.out)
             return 0
         result = table5(args.audit_dir, args.labels)
-    except LabelsError as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     sys.stdout.write(render_table5(result))

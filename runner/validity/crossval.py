@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.table import Table
 from scipy.stats import pearsonr
 
+from runner.errors import UserError
 from runner.turns.records import RunDirectory, TurnRecord
 from runner.validity.labels import LabelsError
 
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         report = cross_validate(args.reference, args.others, score=args.score, full_mark=args.full_mark)
-    except LabelsError as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     table = Table(title=f"judge cross-validation on {args.score!r} (MT-Web2Code Table 5)")

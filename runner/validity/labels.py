@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runner.errors import UserError
 from runner.validity.jsonl_models import read_model_lines
 
 AnyLabel = TypeVar("AnyLabel", bound=BaseModel)
@@ -26,7 +27,7 @@ AnyLabel = TypeVar("AnyLabel", bound=BaseModel)
 __all__ = ["Label", "LabelsError", "append_label", "by_slot", "majority", "read_labels"]
 
 
-class LabelsError(ValueError):
+class LabelsError(ValueError, UserError):
     """A labels file that cannot be read: names the file, the line and the field."""
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from runner.errors import UserError
 from runner.turns.evidence_folder import EvidenceFolder, read_json_objects
 from runner.turns.packets import EvidencePacket, has_packet, read_packet
 from runner.turns.records import FailureBucket, RunDirectory, TurnRecord, write_json_atomic
@@ -205,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--per-pair must be at least 1, not {args.per_pair}")
     try:
         keys = write_sample(args.run_dirs, args.out, per_pair=args.per_pair, seed=args.seed)
-    except LabelsError as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"{len(keys)} item(s) in {args.out} (keep {KEY_FILE} away from annotators)", file=sys.stderr)

@@ -25,6 +25,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from runner.errors import UserError
 from runner.turns.records import RunDirectory, TurnRecord
 from runner.validity.labels import LabelsError
 
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         report = stability_report(args.run_dirs)
-    except LabelsError as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     _print(Console(), report)

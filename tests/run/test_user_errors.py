@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -80,3 +81,26 @@ def test_full_error_prints_the_traceback(tmp_path: Path) -> None:
 def test_composition_errors_outside_multirun_are_user_errors(argument: str, tmp_path: Path) -> None:
     stderr = _user_error(_run(argument, f"hydra.run.dir={tmp_path / 'run'}"))
     assert "multirun" in stderr.lower() or "sweep" in stderr.lower()
+
+
+# The modules that decide what an expected error is and print it; none may reach into a suite for its error types.
+_CATCHERS = [REPO_ROOT / "runner" / "errors.py", REPO_ROOT / "runner" / "run" / "user_errors.py"]
+
+
+@pytest.mark.parametrize("path", _CATCHERS, ids=lambda path: path.name)
+def test_the_error_catchers_import_no_suite_module(path: Path) -> None:
+    imported = set()
+    for node in ast.walk(ast.parse(path.read_text())):  # top level, inside functions and under TYPE_CHECKING
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+    assert not {name for name in imported if name == "runner.suites" or name.startswith("runner.suites.")}
+
+
+def test_importing_the_error_catchers_loads_no_suite_module() -> None:
+    probe = ("import sys, runner.errors, runner.run.user_errors; "
+             "print(sorted(name for name in sys.modules if name.startswith('runner.suites')))")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, env=cli_env(), capture_output=True,
+                            text=True, timeout=60, check=True)
+    assert result.stdout.strip() == "[]"

@@ -21,13 +21,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from runner.errors import UserError
 from runner.turns.tasks import Task
 
 _FIXTURE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _SCHEMA_KEYS = ("description", "inputSchema", "outputSchema")
 
 
-class BackendError(ValueError):
+class BackendError(ValueError, UserError):
     """A backend module is unusable; the message names the fixture id and the file."""
 
 

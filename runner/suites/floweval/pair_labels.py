@@ -23,12 +23,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from runner.errors import UserError
 from runner.validity.jsonl_models import read_model_lines
 
 Winner = Literal["a", "b", "tie"]
 
 
-class LabelFormatError(ValueError):
+class LabelFormatError(ValueError, UserError):
     """A labels file line that is not a valid pairwise label (the message names file, line and field)."""
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import yaml
 
-from runner.errors import ConfigError
-from runner.suites.floweval.pair_labels import LabelFormatError, PairwiseLabel, write_labels
+from runner.errors import ConfigError, UserError
+from runner.suites.floweval.pair_labels import PairwiseLabel, write_labels
 from runner.suites.floweval.ranking import RATINGS
 from runner.models.registry import build_model
 from runner.suites.floweval.pairwise import PairwiseJudge
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             judge = _judge_column(args.pairwise_judge, args.judge_seed, outputs, human)
             if args.judge_labels is not None:
                 write_labels(args.judge_labels, judge[0])
-    except (ConfigError, LabelFormatError) as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     table = build_table(outputs, human, ratings=args.ratings, include_ties=args.include_ties,

@@ -18,6 +18,7 @@ from pathlib import Path
 from pypdf import PdfReader
 from pypdf.errors import PdfReadError
 
+from runner.errors import UserError
 from runner.models.base import Model
 from runner.models.structured import StructuredMode, StructuredOutputError, ask_structured
 from runner.suites.iwebgen.spec import DOMAINS, MAX_INTERACTIONS, MIN_INTERACTIONS, AppSpec, dump_spec
@@ -48,7 +49,7 @@ or canvas, no chart libraries, no CDNs, no network requests.
 Answer with one JSON object only, matching the schema you are given."""
 
 
-class SpecgenError(RuntimeError):
+class SpecgenError(RuntimeError, UserError):
     """The PDF could not be read, or the writer gave no valid specification (the message names the file)."""
 
 

@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 
 from runner.config import RunnerConfig
-from runner.errors import ConfigError
+from runner.errors import ConfigError, UserError
 from runner.run.pull import compose_config
 from runner.run.roles import RunRoles, role_key
-from runner.suites.iwebgen.specgen import DEFAULT_MAX_CHARS, SpecgenError, extract_pdf_text, save_draft, write_spec
+from runner.suites.iwebgen.specgen import DEFAULT_MAX_CHARS, extract_pdf_text, save_draft, write_spec
 from runner.run.validation import validate_config
 
 ROLE = "spec_writer"
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         path = asyncio.run(_draft(args.pdf, args.out, args.max_chars, overrides))
-    except (ConfigError, SpecgenError) as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print("specification drafted for review (not added to suite=iwebgen; move it to tasks/iwebgen/specs/ once "

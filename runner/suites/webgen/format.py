@@ -12,12 +12,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from runner.errors import UserError
 from runner.turns.tasks import Requirement, Task, TurnSpec
 
 SUITE_NAME = "webgen"
 
 
-class WebGenFormatError(ValueError):
+class WebGenFormatError(ValueError, UserError):
     """A test.jsonl line is malformed; the message names the file, the line and the field."""
 
 

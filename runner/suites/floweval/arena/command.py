@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from runner.errors import ConfigError
+from runner.errors import UserError
 from runner.suites.floweval.arena.queue import Arena, build_pairs
 from runner.suites.floweval.arena.server import ArenaServer
 from runner.suites.floweval.arena.sites import collect_sites
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         sites = collect_sites(args.run_dirs)
-    except ConfigError as error:
+    except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     pairs = build_pairs(sites, seed=args.seed)
