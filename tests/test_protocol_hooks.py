@@ -50,11 +50,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runner/suites/evogenui/suite.py", "getattr(model, 'model_extra', None)"): "a model's configuration, not a Model",
     # The factory names the model it has just built from its config (`name` is a declared member of Model).
     ("runner/models/registry.py", "model.name"): "the model factory setting a declared member of what it built",
-    # The tracker's members (`client`, `run_id`) are typed with the run session, which owns the tracker.
-    ("runner/run/experiment.py", "getattr(tracker, 'client', None)"): "tracker typing: owned by the run session",
-    ("runner/run/experiment.py", "getattr(tracker, 'run_id', None)"): "tracker typing: owned by the run session",
-    ("runner/models/serving.py", "getattr(tracker, 'client', None)"): "tracker typing: owned by the run session",
-    ("runner/models/serving.py", "getattr(tracker, 'run_id', None)"): "tracker typing: owned by the run session",
 }
 
 

@@ -37,7 +37,6 @@ from runner.turns.records import RunDirectory
 if TYPE_CHECKING:
     from runner.suites.base import Suite
 
-log = logging.getLogger(__name__)
 
 __all__ = ["ABLATED_TAG", "REJUDGE_FILE", "SOURCE_DIR_TAG", "SOURCE_RUN_TAG", "rejudge_run"]
 
