@@ -2,3 +2,4 @@
 (runner/run/plugins.py)."""
 
 SUITES = {"floweval": "runner.suites.floweval.suite:SUITE_ENTRY"}
+REPORT_TABLES = {"floweval": "runner.suites.floweval.report:floweval_tables"}
