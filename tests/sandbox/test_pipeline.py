@@ -196,8 +196,10 @@ def test_the_tool_bridge_gets_its_folders_and_a_config_with_inside_paths(tmp_pat
     backends, io = tmp_path / "backends", tmp_path / "turn"
     backends.mkdir()
     (tmp_path / "state_in.json").write_text("{}")
+    (tmp_path / "runtime.py").write_text("def create_bridge(config):\n    return None\n")
     bridge = ToolBridge(backends_path=backends, fixture_ids={"t": "m"}, state_in=tmp_path / "state_in.json",
-                        log_out=io / "tools.jsonl", state_out=io / "state.json", extra={"layout": "flat"})
+                        log_out=io / "tools.jsonl", state_out=io / "state.json", runtime=tmp_path / "runtime.py",
+                        extra={"layout": "flat"})
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     mounts = bridge_mounts(bridge, scratch)
