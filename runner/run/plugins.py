@@ -5,6 +5,7 @@
     RUBRICS = {"iwebgen": "runner.suites.iwebgen.rubric:IWebGenRubric"}   # judge.options.rubric names
     GENERATION_STRATEGIES = {"self_repair": "runner.suites.iwebgen.repair:SelfRepair"}
     REPORT_TABLES, REPORT_PLOTS, CONSOLE_SECTIONS                          # its report sections (runner/report/sections.py)
+    WEB_TEMPLATES = {"evogenui": "runner.suites.evogenui.web_template:TEMPLATE"}  # suite.web_template names
 
 The maps are "module:attribute" strings and the `__init__.py` imports nothing, so finding them imports no suite
 code (no import cycle with the registries that read them); a reference is imported when it is used.
@@ -19,7 +20,8 @@ from typing import Any, Literal
 
 
 SUITES_PACKAGE = "runner.suites"
-Contribution = Literal["SUITES", "RUBRICS", "GENERATION_STRATEGIES", "REPORT_TABLES", "REPORT_PLOTS", "CONSOLE_SECTIONS"]
+Contribution = Literal["SUITES", "RUBRICS", "GENERATION_STRATEGIES", "REPORT_TABLES", "REPORT_PLOTS", "CONSOLE_SECTIONS",
+                       "WEB_TEMPLATES"]
 
 
 @cache

@@ -12,3 +12,4 @@ CONSOLE_SECTIONS = {
     "table2": "runner.suites.evogenui.report:print_table2_section",
     "slot_accounting": "runner.suites.evogenui.report:print_slot_accounting_section",
 }
+WEB_TEMPLATES = {"evogenui": "runner.suites.evogenui.web_template:TEMPLATE"}

@@ -3,3 +3,4 @@
 
 SUITES = {"floweval": "runner.suites.floweval.suite:SUITE_ENTRY"}
 REPORT_TABLES = {"floweval": "runner.suites.floweval.report:floweval_tables"}
+WEB_TEMPLATES = {"floweval": "runner.suites.floweval.web_template:TEMPLATE"}
