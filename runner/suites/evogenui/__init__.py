@@ -13,3 +13,4 @@ CONSOLE_SECTIONS = {
     "slot_accounting": "runner.suites.evogenui.report:print_slot_accounting_section",
 }
 WEB_TEMPLATES = {"evogenui": "runner.suites.evogenui.web_template:TEMPLATE"}
+ANNOTATION_CODEBOOKS = {"slot": "runner.suites.evogenui.annotation:CODEBOOK"}
