@@ -3,9 +3,9 @@
 A table is plain data (runner/report/tables.py); the same data is written as leaderboard.json, leaderboard.md
 and leaderboard.html.
 
-Tables: the overview of every run (all suites; the smoke shape), then the tables suites add (REPORT_TABLES,
-runner/report/sections.py: EvoGenUI-Bench Table 2, I-WebGenBench's per-domain Table 2, MT-Web2Code Table 3,
-FlowEval Table 1), each only where its data exists.
+Tables: the overview of every run (all suites; the smoke shape), then the tables suites add over the runs
+(REPORT_TABLES, runner/report/sections.py: EvoGenUI-Bench Table 2, I-WebGenBench's per-domain Table 2,
+MT-Web2Code Table 3), then each run's own (REPORT_RUN_TABLES: FlowEval Table 1), each only where its data exists.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from runner.report.collect import RunData
-from runner.report.sections import table_sections
+from runner.report.sections import run_table_sections, table_sections
 from runner.report.tables import Table, column, number, with_ci
 
 
@@ -67,11 +67,13 @@ def build_leaderboard(runs: list[RunData]) -> dict[str, Any]:
                   "path": str(run.path) if run.path else None, "run_id": run.run_id} for run in runs],
         "suites": {},
     }
-    sections = table_sections()
+    sections, run_sections = table_sections(), run_table_sections()
     for suite, members in suites.items():
         tables = [overview_table(members)]
         for section in sections:
             tables += section(members)
+        for run in members:  # each run's own tables (FlowEval's ratings) after those over all of them
+            tables += [table for section in run_sections if (table := section(run)) is not None]
         result["suites"][suite] = tables
     return result
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from runner.report.sections import console_sections, plot_sections, table_sections
+from runner.report.sections import console_sections, plot_sections, run_table_sections, table_sections
 from runner.run import plugins
 
 
 def test_every_declared_section_loads_in_package_order() -> None:
-    assert list(plugins.declared("REPORT_TABLES")) == ["table2", "floweval", "per_domain", "table3"]
-    assert all(callable(section) for section in table_sections())
+    assert list(plugins.declared("REPORT_TABLES")) == ["table2", "per_domain", "table3"]
+    assert list(plugins.declared("REPORT_RUN_TABLES")) == ["floweval"]
+    assert all(callable(section) for section in [*table_sections(), *run_table_sections()])
     assert list(plot_sections()) == ["pass_by_turn", "suite_difficulty", "failure_mechanisms", "bsr_vs_ir",
                                      "chain_vs_independent"]
     assert list(plugins.declared("CONSOLE_SECTIONS")) == ["table2", "slot_accounting"]
@@ -20,3 +21,4 @@ def test_a_section_without_its_data_adds_nothing() -> None:
 
     run = RunData(label="bare", config={}, summary={"run": {"suite": "smoke"}}, records=[])
     assert [table for section in table_sections() for table in section([run])] == []
+    assert [section(run) for section in run_table_sections()] == [None]
