@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from runner.report.sections import console_sections
 from runner.turns.records import TurnRecord
 
 
@@ -42,25 +43,5 @@ def print_summary(console: Console, summary: dict[str, Any], records: list[TurnR
     for record in sorted(records, key=lambda r: r.slot):
         turns.add_row(record.task_id, str(record.turn), str(record.status), _fmt(record.passed), record.error.splitlines()[0][:60] if record.error else "")
     console.print(turns)
-    if summary.get("table2"):  # suites with the EvoGenUI Table 2 shape (runner/report/table2.py)
-        from runner.report.table2 import print_table2
-
-        print_table2(console, summary["table2"])
-    if summary.get("slot_accounting"):
-        print_slot_accounting(console, summary["slot_accounting"])
-
-
-def print_slot_accounting(console: Console, accounting: dict[str, Any]) -> None:
-    """EvoGenUI-Bench Table 6's requested-slot accounting: executed slots, blocked ones by upstream cause."""
-    table = Table(title="requested-slot accounting (Table 6 shape)", show_lines=False)
-    for column in ("slot category", "count", "share"):
-        table.add_column(column, justify="left" if column == "slot category" else "right")
-    total = accounting.get("total") or 0
-    rows = [("executed slots", accounting.get("executed", 0))]
-    rows += [(f"blocked after earlier {cause.replace('_', ' ')}", n)
-             for cause, n in (accounting.get("blocked_after") or {}).items()]
-    if accounting.get("missing"):
-        rows.append(("never recorded", accounting["missing"]))
-    for name, count in rows + [("total requested slots", total)]:
-        table.add_row(name, str(count), f"{100 * count / total:.1f}%" if total else "-")
-    console.print(table)
+    for section in console_sections():  # the suites' own tables (EvoGenUI-Bench Tables 2 and 6)
+        section(console, summary)

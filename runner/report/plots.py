@@ -1,16 +1,12 @@
 """The papers' figures as PNGs (matplotlib, Agg backend: no display needed), each only when its data exists.
 
-- pass_by_turn.png: pass rate by turn position, one line per run (EvoGenUI-Bench Fig. 3b).
-- suite_difficulty.png: TP, TP@N, APR and CPT by sub-suite, averaged over runs (EvoGenUI-Bench Fig. 3a).
-- failure_mechanisms.png: composition of executed non-passing turns over the six diagnostic mechanisms,
-  one bar per run and sub-suite, n per bar (EvoGenUI-Bench Figs. 4-5).
-- bsr_vs_ir.png: build success rate against interaction rate, one point per run (I-WebGenBench Fig. 3 left).
-- chain_vs_independent.png: per-turn score in chain and independent mode, and the gap (MT-Web2Code Fig. 4).
+The figures are the suites' (REPORT_PLOTS, runner/report/sections.py): EvoGenUI-Bench's pass rate by turn,
+suite difficulty and failure mechanisms (Figs. 3-5), I-WebGenBench's BSR against IR (Fig. 3 left) and
+MT-Web2Code's chain against independent editing (Fig. 4). This module sets up matplotlib for them and saves.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +15,14 @@ import matplotlib
 matplotlib.use("Agg")  # before pyplot: headless machines and worker processes have no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-from runner.metrics.reliability import build_matrix, per_position_pass  # noqa: E402
-
 from runner.report.collect import RunData  # noqa: E402
-from runner.report.leaderboard import SUB_SUITE_ORDER, _reliability_groups  # noqa: E402
-from runner.suites.evogenui.taxonomy import Mechanism  # noqa: E402
+from runner.report.sections import plot_sections  # noqa: E402
 
-MECHANISMS = tuple(mechanism.value for mechanism in Mechanism)  # EvoGenUI-Bench §6.1, in the paper's order
 DPI = 110
 
 
-def _save(figure: Any, path: Path) -> Path:
+def save_figure(figure: Any, path: Path) -> Path:
+    """Write the figure as a PNG at `path` (folders made) and close it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.tight_layout()
     figure.savefig(path, dpi=DPI)
@@ -37,144 +30,14 @@ def _save(figure: Any, path: Path) -> Path:
     return path
 
 
-def _position_pass(run: RunData) -> list[float] | None:
-    overall = (run.summary.get("reliability") or {}).get("overall") or {}
-    if overall.get("per_position_pass"):
-        return [float(v) for v in overall["per_position_pass"]]
-    turns = {r.turn for r in run.records}
-    if not run.records or run.summary.get("turn_pass") is None:
-        return None
-    try:
-        _, matrix, _ = build_matrix(run.records, max(turns))
-    except ValueError:
-        return None
-    return per_position_pass(matrix)
-
-
-def pass_by_turn(runs: list[RunData], path: Path) -> Path | None:
-    series = [(run.label, _position_pass(run)) for run in runs]
-    series = [(label, values) for label, values in series if values]
-    if not series:
-        return None
-    figure, axes = plt.subplots(figsize=(7, 4))
-    longest = max(len(values) for _, values in series)
-    for position in range(2, longest + 1, 2):  # later revisions shaded, as in Fig. 3b
-        axes.axvspan(position - 0.5, position + 0.5, color="0.93", zorder=0)
-    for label, values in series:
-        axes.plot(range(1, len(values) + 1), [v * 100 for v in values], marker="o", label=label)
-    axes.set(xlabel="turn position", ylabel="pass rate (% of requested slots)", ylim=(-3, 103),
-             title="Pass rate by turn position", xticks=range(1, longest + 1))
-    axes.legend(fontsize=8)
-    return _save(figure, path)
-
-
-def suite_difficulty(runs: list[RunData], path: Path) -> Path | None:
-    values: dict[str, dict[str, list[float]]] = {}
-    for run in runs:
-        for name, group in _reliability_groups(run.summary).items():
-            if name == "overall":
-                continue
-            for metric in ("turn_pass", "tp_at_k", "apr", "cpt"):
-                if group.get(metric):
-                    values.setdefault(name, {}).setdefault(metric, []).append(group[metric]["value"])
-    if not values:
-        return None
-    names = [n for n in SUB_SUITE_ORDER if n in values] + sorted(set(values) - set(SUB_SUITE_ORDER))
-    figure, panels = plt.subplots(1, 4, figsize=(12, 3.4))
-    for axes, (metric, title, scale) in zip(panels, (("turn_pass", "Turn Pass %", 100), ("tp_at_k", "TP@N %", 100),
-                                                     ("apr", "APR %", 100), ("cpt", "CPT (turns)", 1))):
-        heights = [sum(values[n].get(metric, [0])) / max(1, len(values[n].get(metric, []))) * scale for n in names]
-        axes.bar(names, heights, color=["#4C72B0", "#DD8452", "#55A868", "#8172B2"][: len(names)] or None)
-        axes.set_title(title)
-        axes.tick_params(axis="x", labelrotation=20, labelsize=8)
-    figure.suptitle(f"Suite difficulty (mean over {len(runs)} run(s))")
-    return _save(figure, path)
-
-
-def _mechanism_rows(run: RunData) -> dict[str, Counter]:
-    counts = run.summary.get("failure_mechanisms")
-    if isinstance(counts, dict) and counts:
-        return {group: Counter({k: v for k, v in row.items() if k in MECHANISMS}) for group, row in counts.items()}
-    rows: dict[str, Counter] = {}
-    for record in run.records:
-        mechanism = record.verdict.mechanism if record.verdict is not None else None
-        if mechanism in MECHANISMS and record.passed is not True:
-            rows.setdefault("overall", Counter())[mechanism] += 1
-            if record.sub_suite:
-                rows.setdefault(record.sub_suite, Counter())[mechanism] += 1
-    return rows
-
-
-def failure_mechanisms(runs: list[RunData], path: Path) -> Path | None:
-    bars = [(f"{run.label} | {group}", counts) for run in runs for group, counts in _mechanism_rows(run).items()
-            if sum(counts.values())]
-    if not bars:
-        return None
-    figure, axes = plt.subplots(figsize=(9, 0.5 * len(bars) + 1.8))
-    left = [0.0] * len(bars)
-    colours = plt.get_cmap("tab10").colors
-    for index, mechanism in enumerate(MECHANISMS):
-        shares = [counts[mechanism] / sum(counts.values()) * 100 for _, counts in bars]
-        axes.barh(range(len(bars)), shares, left=left, color=colours[index], label=mechanism.replace("_", " "))
-        left = [a + b for a, b in zip(left, shares)]
-    axes.set_yticks(range(len(bars)), [f"{label} (n={sum(c.values())})" for label, c in bars], fontsize=8)
-    axes.invert_yaxis()
-    axes.set(xlabel="% of executed non-passing turns", xlim=(0, 100), title="Failure mechanism composition")
-    axes.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.25))
-    return _save(figure, path)
-
-
-def bsr_vs_ir(runs: list[RunData], path: Path) -> Path | None:
-    points = [(run.label, run.summary.get("build_success_rate"), run.summary.get("interaction_rate")) for run in runs]
-    points = [(label, b, i) for label, b, i in points if isinstance(b, (int, float)) and isinstance(i, (int, float))]
-    if not points:
-        return None
-    figure, axes = plt.subplots(figsize=(5.5, 4.5))
-    for label, bsr, ir in points:
-        axes.scatter(bsr * 100, ir * 100, s=40)
-        axes.annotate(label, (bsr * 100, ir * 100), fontsize=7, xytext=(4, 4), textcoords="offset points")
-    axes.set(xlabel="BSR (%)", ylabel="IR (%)", xlim=(-5, 105), ylim=(-5, 105), title="Build success vs interaction rate")
-    axes.grid(alpha=0.3)
-    return _save(figure, path)
-
-
-def chain_vs_independent(runs: list[RunData], path: Path) -> Path | None:
-    curves = [(run.label, (run.summary.get("web2code") or {}).get("per_turn") or {}) for run in runs]
-    curves = [(label, c) for label, c in curves if {"chain", "independent"} <= set(c)]
-    if not curves:
-        return None
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
-    for label, curve in curves:
-        chain = {row["turn"]: row.get("score") for row in curve["chain"]}
-        independent = {row["turn"]: row.get("score") for row in curve["independent"]}
-        turns = sorted(set(chain) & set(independent))
-        top.plot(turns, [(chain[t] or 0) * 100 for t in turns], marker="o", label=f"{label} chain")
-        top.plot(turns, [(independent[t] or 0) * 100 for t in turns], marker="s", linestyle="--", label=f"{label} independent")
-        bottom.bar([t + 0.1 * len(bottom.patches) / max(1, len(turns)) for t in turns],
-                   [((independent[t] or 0) - (chain[t] or 0)) * 100 for t in turns], width=0.3, label=label)
-    top.set(ylabel="score (0-100)", title="Chain vs independent editing per turn")
-    top.legend(fontsize=7)
-    bottom.set(xlabel="turn", ylabel="independent - chain")
-    return _save(figure, path)
-
-
-PLOTS = {
-    "pass_by_turn": pass_by_turn,
-    "suite_difficulty": suite_difficulty,
-    "failure_mechanisms": failure_mechanisms,
-    "bsr_vs_ir": bsr_vs_ir,
-    "chain_vs_independent": chain_vs_independent,
-}
-
-
 def make_plots(runs: list[RunData], out_dir: Path) -> dict[str, Path]:
     """Every plot whose data exists, as out_dir/<name>.png."""
     made = {}
-    for name, draw in PLOTS.items():
+    for name, draw in plot_sections().items():
         path = draw(runs, Path(out_dir) / f"{name}.png")
         if path is not None:
             made[name] = path
     return made
 
 
-__all__ = ["MECHANISMS", "PLOTS", "make_plots"]
+__all__ = ["DPI", "make_plots", "plt", "save_figure"]

@@ -4,6 +4,9 @@
     SUITES = {"iwebgen": "runner.suites.iwebgen.suite:SUITE_ENTRY"}       # (settings class, constructor)
     RUBRICS = {"iwebgen": "runner.suites.iwebgen.rubric:IWebGenRubric"}   # judge.options.rubric names
     GENERATION_STRATEGIES = {"self_repair": "runner.suites.iwebgen.repair:SelfRepair"}
+    REPORT_TABLES, REPORT_RUN_TABLES, REPORT_PLOTS, CONSOLE_SECTIONS        # its report sections (runner/report/sections.py)
+    WEB_TEMPLATES = {"evogenui": "runner.suites.evogenui.web_template:TEMPLATE"}  # suite.web_template names
+    ANNOTATION_CODEBOOKS = {"slot": "runner.suites.evogenui.annotation:CODEBOOK"}  # the annotation page's labels
 
 The maps are "module:attribute" strings and the `__init__.py` imports nothing, so finding them imports no suite
 code (no import cycle with the registries that read them); a reference is imported when it is used.
@@ -18,7 +21,9 @@ from typing import Any, Literal
 
 
 SUITES_PACKAGE = "runner.suites"
-Contribution = Literal["SUITES", "RUBRICS", "GENERATION_STRATEGIES"]
+Contribution = Literal["SUITES", "RUBRICS", "GENERATION_STRATEGIES", "REPORT_TABLES", "REPORT_RUN_TABLES", "REPORT_PLOTS",
+                       "CONSOLE_SECTIONS",
+                       "WEB_TEMPLATES", "ANNOTATION_CODEBOOKS"]
 
 
 @cache

@@ -31,6 +31,9 @@ class ToolBridge:
     state_in: Path  # JSON state at the start of the turn
     log_out: Path  # JSONL tool log written by the server
     state_out: Path  # JSON state written after every call
+    # The suite's tool semantics: a Python file (standard library plus jsonschema, importing nothing of the
+    # project) defining `create_bridge(config)`; the sandbox ships it beside the artifact server (server.py).
+    runtime: Path
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -43,6 +43,7 @@ from runner.sandbox.web_template import accept_build_output, prepare_workspace, 
 log = logging.getLogger(__name__)
 
 SERVER_SCRIPT = Path(__file__).resolve().parent / "server.py"
+BRIDGE_RUNTIME = "tool_bridge.py"  # the suite's ToolBridge.runtime, as shipped beside server.py
 # A failure while readying the build (template install, workspace copy, the isolation's own tools).
 SETUP_ERRORS = (RuntimeError, OSError, ValueError, subprocess.SubprocessError)
 BUILD_ENV = {"NODE_ENV": "production", "NO_COLOR": "1"}
@@ -146,7 +147,10 @@ def bridge_mounts(bridge: ToolBridge, scratch: Path) -> list[Mount]:
         "extra": bridge.extra,
     }
     (scratch / "bridge.json").write_text(json.dumps(config, default=str))
-    return [*mounts, Mount(scratch / "bridge.json", f"{IN_GENUI}/bridge.json")]
+    # A copy beside server.py, like it: a bind source the container engine resolves like the other server files.
+    shutil.copy2(bridge.runtime, scratch / BRIDGE_RUNTIME)
+    return [*mounts, Mount(scratch / BRIDGE_RUNTIME, f"{IN_GENUI}/{BRIDGE_RUNTIME}"),
+            Mount(scratch / "bridge.json", f"{IN_GENUI}/bridge.json")]
 
 
 def http_status(url: str, netns: str | None = None) -> int | None:
@@ -267,7 +271,7 @@ class PipelineSandbox:
             command = [f"{IN_GENUI}/server.py", "--root", IN_DIST]
             if tool_bridge is not None:
                 mounts += await asyncio.to_thread(bridge_mounts, tool_bridge, scratch)
-                command += ["--bridge", f"{IN_GENUI}/bridge.json"]
+                command += ["--bridge", f"{IN_GENUI}/bridge.json", "--bridge-runtime", f"{IN_GENUI}/{BRIDGE_RUNTIME}"]
             async with self.isolation.serve_folder(command, mounts, scratch=scratch, network=network) as server:
                 await wait_ready(server, self.isolation.rules().server_start_timeout_s)
                 yield ServedArtifact(url=server.url)

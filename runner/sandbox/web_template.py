@@ -1,9 +1,10 @@
 """The pinned web templates: install their node_modules once, vet model files, lay out a workspace.
 
 A template belongs to a suite (DESIGN.md "Templates"): `default` is the minimal React 19 + Vite 8 one
-(smoke and the project's own tasks), `evogenui` the EvoGenUI-Bench scaffold (React 18 + TypeScript +
-Vite 7, `src/App.tsx`, clients under `src/genui/`), `floweval` FlowEval's (React 18 + Vite 7, `src/App.jsx`,
-TailwindCSS 3 via PostCSS, FontAwesome). Each is content-hashed by its lockfile.
+(smoke and the project's own tasks), here; a suite's own lives in its folder and is declared in its package
+(`WEB_TEMPLATES = {"evogenui": "runner.suites.evogenui.web_template:TEMPLATE"}`, runner/run/plugins.py):
+EvoGenUI-Bench's scaffold, FlowEval's harness. Each is content-hashed by its lockfile, so its installs and
+their caches follow its pins, wherever its folder is.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.run import progress
+from runner.run import plugins, progress
 
 if TYPE_CHECKING:
     from runner.sandbox.base import BuildResult
@@ -62,29 +64,36 @@ class WebTemplate:
 
 
 DEFAULT_TEMPLATE = "default"
-TEMPLATES: dict[str, WebTemplate] = {
-    DEFAULT_TEMPLATE: WebTemplate(DEFAULT_TEMPLATE, TEMPLATE_DIR, RESERVED_FILES),
-    # EvoGenUI-Bench's scaffold: the generator writes src/App.tsx and more under src/, never the entry,
-    # the config, the runtime script or the clients under src/genui/.
-    "evogenui": WebTemplate(
-        "evogenui",
-        Path(__file__).resolve().parent / "web_templates" / "evogenui",
-        frozenset({"index.html", "package.json", "package-lock.json", "vite.config.js", "vite.config.ts", "tsconfig.json",
-                   "workspace-guard.js", "src/main.tsx", "public/__genui_runtime.js"}),
-        reserved_prefixes=("src/genui/",),
-    ),
-    # FlowEval's harness (Appendix A): React JSX with src/App.jsx as the main view, TailwindCSS for styling and
-    # the three FontAwesome packages "you can assume ... are installed"; the entry, Tailwind's layers and the
-    # configs stay the template's ("you must not change or edit any other files").
-    "floweval": WebTemplate(
-        "floweval",
-        Path(__file__).resolve().parent / "web_templates" / "floweval",
-        frozenset({"index.html", "package.json", "package-lock.json", "vite.config.js", "tailwind.config.js",
-                   "workspace-guard.js", "src/main.jsx", "src/index.css"}),
-        allowed_packages=("react", "react-dom", "@fortawesome/fontawesome-svg-core",
-                          "@fortawesome/free-solid-svg-icons", "@fortawesome/react-fontawesome"),
-    ),
-}
+DEFAULT = WebTemplate(DEFAULT_TEMPLATE, TEMPLATE_DIR, RESERVED_FILES)
+
+
+@cache
+def _templates() -> dict[str, WebTemplate]:
+    """The default template, then each suite's (WEB_TEMPLATES of its package: name -> "module:WebTemplate")."""
+    found = {DEFAULT_TEMPLATE: DEFAULT}
+    for name, reference in plugins.declared("WEB_TEMPLATES").items():
+        template = plugins.load(reference)
+        if not isinstance(template, WebTemplate) or template.name != name or name in found:
+            raise ValueError(f"WEB_TEMPLATES[{name!r}] = {reference!r}: must be a WebTemplate named {name!r} "
+                             f"(a name no other template has)")
+        found[name] = template
+    return found
+
+
+class _Templates(Mapping[str, WebTemplate]):
+    """Every web template by name, found when first read (a suite's template module imports this one)."""
+
+    def __getitem__(self, name: str) -> WebTemplate:
+        return _templates()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_templates())
+
+    def __len__(self) -> int:
+        return len(_templates())
+
+
+TEMPLATES: Mapping[str, WebTemplate] = _Templates()
 
 
 def get_template(name: str | None = None) -> WebTemplate:
@@ -321,7 +330,7 @@ def _path_problem(path: str, template: WebTemplate | None = None) -> str | None:
     if ".." in parts:
         return f"{path!r}: '..' is not allowed"
     normal = posixpath.normpath(path)
-    if (template or TEMPLATES[DEFAULT_TEMPLATE]).is_reserved(normal):
+    if (template or DEFAULT).is_reserved(normal):
         return f"{path!r}: reserved template file cannot be overwritten"
     if not normal.startswith("src/") or normal == "src":
         return f"{path!r}: files must live under src/"

@@ -75,7 +75,7 @@ class EvidenceFolder:
     WORKSPACE = "workspace"
     STATE_IN = "state_in.json"
     TOOL_LOG = "tool_log.jsonl"
-    RESOURCE_LOG = "resource_log.jsonl"  # runner/sandbox/server.py names it too (stdlib only, runs in the sandbox)
+    RESOURCE_LOG = "resource_log.jsonl"  # runner/suites/evogenui/tool_bridge.py names it too (stdlib only, runs in the sandbox)
     STATE = "state.json"
     RUNTIME_LOGS = "runtime_logs.json"  # the artifact server, benchmark layout
     SCREENSHOT_VIEWPORT = "screenshot.png"

@@ -5,7 +5,8 @@ validation criteria, the assistant text, the screenshots, the actor trace and th
 name or the judge's decision (key.jsonl is never read). The annotator records pass/fail, optional dimension
 scores (EvoGenUI-Bench §4.2: presentation, execution, alignment on 1-5) and, for a failure, the mechanism of
 the §6.1 codebook; each label is appended to the labels file (default SAMPLE_DIR/labels.jsonl) at once, so
-the page resumes at the annotator's first unlabelled item after a restart.
+the page resumes at the annotator's first unlabelled item after a restart. The dimensions, their scale and
+the mechanisms are the codebook a suite declares for this mode (runner.validity.labels.Codebook).
 
 An audit sample of failed APR transitions (runner/validity/apr_audit.py, EvoGenUI-Bench Appendix C.2.1; its
 sample.json says `"mode": "apr_audit"`) opens the page in its labelling mode: each item shows the previous
@@ -27,24 +28,32 @@ from pydantic import ValidationError
 
 from runner.errors import UserError, format_validation_error
 from runner.report.local_page import LocalPage, Request, Response, json_response
-from runner.suites.evogenui.passing import DIMENSIONS, SCORE_RANGE
-from runner.suites.evogenui.taxonomy import Mechanism
+from runner.run import plugins
 from runner.validity.apr_audit import ATTRIBUTIONS, AUDIT_MODE, PREVIOUS, AuditLabel, append_audit_label, read_audit_labels
-from runner.validity.labels import Label, LabelsError, append_label, read_labels
+from runner.validity.labels import Codebook, Label, LabelsError, append_label, read_labels
 from runner.validity.sampling import ITEM_FILE, ITEMS_DIR, SAMPLE_FILE
 
 __all__ = ["Annotation", "build_page", "main"]
 
 PAGE_DIR = Path(__file__).parent / "annotate_page"
 LABELS_FILE = "labels.jsonl"
+SLOT_MODE = "slot"  # pass/fail per slot, with the codebook's dimension scores and mechanism
 _ITEM_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def slot_codebook() -> Codebook:
+    """The codebook of the slot labelling mode, as a suite declares it (ANNOTATION_CODEBOOKS["slot"])."""
+    reference = plugins.declared("ANNOTATION_CODEBOOKS").get(SLOT_MODE)
+    if reference is None:
+        raise LabelsError(f"no suite package declares ANNOTATION_CODEBOOKS[{SLOT_MODE!r}] (runner/run/plugins.py)")
+    return plugins.load(reference)
 
 
 class Annotation:
     """The sample, its labels file and what the page needs of them."""
 
-    def __init__(self, sample_dir: Path, labels: Path, *, dimensions: tuple[str, ...] = DIMENSIONS,
-                 mechanisms: tuple[str, ...] = tuple(m.value for m in Mechanism)) -> None:
+    def __init__(self, sample_dir: Path, labels: Path, *, dimensions: tuple[str, ...] | None = None,
+                 mechanisms: tuple[str, ...] | None = None) -> None:
         self.sample_dir = Path(sample_dir)
         try:
             sample = json.loads((self.sample_dir / SAMPLE_FILE).read_text())
@@ -54,12 +63,14 @@ class Annotation:
         bad = [item for item in self.items if not _ITEM_ID.match(item)]
         if bad:
             raise LabelsError(f"{self.sample_dir / SAMPLE_FILE}: items: bad item id {bad[0]!r}")
-        self.mode = str(sample.get("mode") or "slot")  # "slot" (pass/fail) or "apr_audit" (attribution)
-        if self.mode not in ("slot", AUDIT_MODE):
+        self.mode = str(sample.get("mode") or SLOT_MODE)  # "slot" (pass/fail) or "apr_audit" (attribution)
+        if self.mode not in (SLOT_MODE, AUDIT_MODE):
             raise LabelsError(f"{self.sample_dir / SAMPLE_FILE}: mode: {self.mode!r} is not 'slot' or {AUDIT_MODE!r}")
         self.labels = Path(labels)
-        self.dimensions = dimensions
-        self.mechanisms = mechanisms
+        codebook = slot_codebook()
+        self.dimensions = codebook.dimensions if dimensions is None else dimensions
+        self.mechanisms = codebook.mechanisms if mechanisms is None else mechanisms
+        self.score_range = codebook.score_range
         if self.labels.exists():
             self._read_labels()  # a broken file fails now, naming its line, not on the first save
 
@@ -88,7 +99,7 @@ class Annotation:
         done = self.done(annotator)
         remaining = [item for item in self.items if item not in done]
         payload: dict[str, Any] = {"total": len(self.items), "done": len(self.items) - len(remaining),
-                                   "dimensions": list(self.dimensions), "score_range": list(SCORE_RANGE),
+                                   "dimensions": list(self.dimensions), "score_range": list(self.score_range),
                                    "mechanisms": list(self.mechanisms), "mode": self.mode,
                                    "attributions": list(ATTRIBUTIONS), "item": None}
         if remaining:

@@ -16,7 +16,9 @@ transition has too little (`insufficient_evidence`). The audit is diagnostic onl
 
 The population is exactly eq. 3's failed retentions (runner.metrics.reliability): turn t-1 passed, turn t
 returned a model response (e = 1), was observed (not infra, judge_error or missing) and did not pass. A
-transition whose two slots do not both have a frozen packet cannot be shown and is counted, not sampled.
+transition whose two slots do not both have a frozen packet cannot be shown and is counted, not sampled. It reads
+only that shared metric and the evidence folders, so it audits any suite's runs that have APR (smoke's too), and
+stays with the judge validity tools rather than in EvoGenUI's folder.
 
 AUDIT_DIR is a blinded sample like runner.validity.sampling's (sample.json, items/, key.jsonl), with
 `"mode": "apr_audit"` in sample.json; each item.json is the current (failed) slot's evidence with the previous

@@ -7,13 +7,16 @@
 (they say nothing of the model). Several annotators label one item (EvoGenUI-Bench §4.4: three per case). A
 later line of the same annotator for the same item replaces the earlier one (the annotation page appends a
 corrected label instead of rewriting the file). `mechanism` is the failure taxonomy label (§6.1) of a
-non-passing slot; `dimensions` the annotator's optional per-dimension scores.
+non-passing slot; `dimensions` the annotator's optional per-dimension scores. Which dimensions, on which scale,
+and which mechanisms, is a suite's codebook (`Codebook`, declared as ANNOTATION_CODEBOOKS["slot"] in its package,
+runner/run/plugins.py; EvoGenUI-Bench's §4.2 dimensions and §6.1 mechanisms).
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -24,7 +27,16 @@ from runner.validity.jsonl_models import read_model_lines
 
 AnyLabel = TypeVar("AnyLabel", bound=BaseModel)
 
-__all__ = ["Label", "LabelsError", "append_label", "by_slot", "majority", "read_labels"]
+__all__ = ["Codebook", "Label", "LabelsError", "append_label", "by_slot", "majority", "read_labels"]
+
+
+@dataclass(frozen=True)
+class Codebook:
+    """What an annotator may record beside pass/fail: the dimensions scored, their scale, the failure mechanisms."""
+
+    dimensions: tuple[str, ...]
+    score_range: tuple[float, float]
+    mechanisms: tuple[str, ...]
 
 
 class LabelsError(ValueError, UserError):

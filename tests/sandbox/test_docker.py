@@ -24,6 +24,7 @@ from runner.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, DockerSandbox, Doc
 from runner.browser.version import executable_version
 from runner.sandbox.images import OFFLINE_BASE, ensure_images, image_versions
 from runner.sandbox.build_node import build_node_version
+from runner.suites.evogenui.suite import BRIDGE_RUNTIME
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 from tests.support.components import skip_missing
 
@@ -583,7 +584,7 @@ def test_tool_bridge_is_served_from_the_container(tmp_path: Path, label: str) ->
     io.mkdir()
     (io / "state_in.json").write_text('{"n": 40}')
     bridge = ToolBridge(backends_path=backends, fixture_ids={"bump": "counter"}, state_in=io / "state_in.json",
-                        log_out=io / "tools.jsonl", state_out=io / "state_out.json")
+                        log_out=io / "tools.jsonl", state_out=io / "state_out.json", runtime=BRIDGE_RUNTIME)
 
     async def scenario():
         sandbox = _sandbox(label, browser_in_container=False)

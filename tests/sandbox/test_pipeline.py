@@ -196,8 +196,10 @@ def test_the_tool_bridge_gets_its_folders_and_a_config_with_inside_paths(tmp_pat
     backends, io = tmp_path / "backends", tmp_path / "turn"
     backends.mkdir()
     (tmp_path / "state_in.json").write_text("{}")
+    (tmp_path / "runtime.py").write_text("def create_bridge(config):\n    return None\n")
     bridge = ToolBridge(backends_path=backends, fixture_ids={"t": "m"}, state_in=tmp_path / "state_in.json",
-                        log_out=io / "tools.jsonl", state_out=io / "state.json", extra={"layout": "flat"})
+                        log_out=io / "tools.jsonl", state_out=io / "state.json", runtime=tmp_path / "runtime.py",
+                        extra={"layout": "flat"})
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     mounts = bridge_mounts(bridge, scratch)
@@ -209,6 +211,30 @@ def test_the_tool_bridge_gets_its_folders_and_a_config_with_inside_paths(tmp_pat
     assert config == {"backends_path": IN_BACKENDS, "fixture_ids": {"t": "m"},
                       "state_in": "/srv/bridge/in/state_in.json", "log_out": "/srv/bridge/0/tools.jsonl",
                       "state_out": "/srv/bridge/0/state.json", "extra": {"layout": "flat"}}
+
+
+def test_serving_with_a_bridge_ships_the_suites_runtime_beside_the_server(tmp_path: Path) -> None:
+    isolation = RecordingIsolation(tmp_path)
+    dist, backends = tmp_path / "dist", tmp_path / "backends"
+    dist.mkdir()
+    backends.mkdir()
+    runtime = tmp_path / "suite_runtime.py"
+    runtime.write_text("def create_bridge(config):\n    return None\n")
+    bridge = ToolBridge(backends_path=backends, fixture_ids={}, state_in=tmp_path / "state_in.json",
+                        log_out=tmp_path / "turn" / "tools.jsonl", state_out=tmp_path / "turn" / "state.json",
+                        runtime=runtime)
+
+    async def scenario() -> None:
+        async with PipelineSandbox(isolation).serve(dist, tool_bridge=bridge):
+            pass
+
+    asyncio.run(scenario())
+    [served] = isolation.served
+    assert served["command"][-4:] == ["--bridge", f"{IN_GENUI}/bridge.json",
+                                      "--bridge-runtime", f"{IN_GENUI}/tool_bridge.py"]
+    assert served["files"] == ["bridge.json", "server.py", "tool_bridge.py"]
+    shipped = next(m for m in served["mounts"] if m.target == f"{IN_GENUI}/tool_bridge.py")
+    assert not shipped.writable and shipped.source == served["scratch"] / "tool_bridge.py"
 
 
 def test_serving_mounts_the_dist_and_server_read_only_and_cleans_up(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from playwright.async_api import expect
 from runner.sandbox.base import ToolBridge
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 from runner.sandbox.server import CSP
+from runner.suites.evogenui.suite import BRIDGE_RUNTIME
 from tests.support.components import missing
 
 pytestmark = [
@@ -134,6 +135,7 @@ def test_tool_bridge_calls_validation_log_and_state(tmp_path):
         state_in=tmp_path / "state_in.json",
         log_out=run_dir / "tools.jsonl",
         state_out=run_dir / "state.json",
+        runtime=BRIDGE_RUNTIME,
     )
 
     async def scenario():
@@ -294,6 +296,7 @@ def invoke(tool, args, state):
         state_in=tmp_path / "none.json",
         log_out=tmp_path / "out" / "log.jsonl",
         state_out=tmp_path / "out" / "state.json",
+        runtime=BRIDGE_RUNTIME,
     )
 
     async def scenario():
@@ -319,7 +322,7 @@ def test_resource_bridge_serves_public_resources_and_logs_every_read(tmp_path):
              "contents": {"standard": 12, "member": 9}}
     empty = {"uri": "data://empty", "name": "Empty", "mime_type": "text/plain", "description": "No contents"}
     bridge = ToolBridge(backends_path=tmp_path, fixture_ids={}, state_in=tmp_path / "missing.json",
-                        log_out=run_dir / "tool_log.jsonl", state_out=run_dir / "state.json",
+                        log_out=run_dir / "tool_log.jsonl", state_out=run_dir / "state.json", runtime=BRIDGE_RUNTIME,
                         extra={"resources": {"data://rates": rates, "data://empty": empty}})
 
     async def scenario():
@@ -367,7 +370,7 @@ def test_the_templates_resource_client_reads_through_the_bridge_in_chromium(tmp_
     rates = {"uri": "data://rates", "name": "Rates", "mime_type": "application/json", "description": "Fees",
              "contents": {"standard": 12}}
     bridge = ToolBridge(backends_path=tmp_path, fixture_ids={}, state_in=tmp_path / "missing.json",
-                        log_out=run_dir / "tool_log.jsonl", state_out=run_dir / "state.json",
+                        log_out=run_dir / "tool_log.jsonl", state_out=run_dir / "state.json", runtime=BRIDGE_RUNTIME,
                         extra={"resources": {"data://rates": rates}})
 
     async def scenario() -> str:

@@ -10,7 +10,7 @@ import pytest
 
 from runner.turns.evidence_folder import MAX_RAW_RESPONSE_BYTES, EvidenceExistsError, EvidenceFolder, refused_files
 from runner.turns.records import read_jsonl
-from runner.sandbox import server
+from runner.suites.evogenui import tool_bridge
 
 REPO_RUNNER = Path(__file__).resolve().parents[2] / "runner"
 
@@ -66,14 +66,14 @@ def test_the_runtime_state_is_the_live_one_else_the_carried_snapshot(tmp_path: P
 
 
 def test_the_artifact_server_names_the_resource_log_as_the_folder_does() -> None:
-    # server.py runs inside the sandbox on the standard library alone, so it cannot import the layout.
-    assert server.RESOURCE_LOG_NAME == EvidenceFolder.RESOURCE_LOG
+    # The tool bridge runs inside the sandbox on the standard library alone, so it cannot import the layout.
+    assert tool_bridge.RESOURCE_LOG_NAME == EvidenceFolder.RESOURCE_LOG
 
 
 def test_no_module_spells_an_evidence_file_name_but_the_layout() -> None:
     names = {value for key, value in vars(EvidenceFolder).items() if key.isupper() and isinstance(value, str)}
     names -= {EvidenceFolder.SOURCES, EvidenceFolder.WORKSPACE}  # common words ("src", "workspace")
-    allowed = {REPO_RUNNER / "turns" / "evidence_folder.py", REPO_RUNNER / "sandbox" / "server.py"}
+    allowed = {REPO_RUNNER / "turns" / "evidence_folder.py", REPO_RUNNER / "suites" / "evogenui" / "tool_bridge.py"}
     found = []
     for path in sorted(REPO_RUNNER.rglob("*.py")):
         if path in allowed:

@@ -8,8 +8,8 @@ Layout read (nothing is copied into the project):
     runner/generation/prompts.py, runner/evaluation/prompts.py   its prompts (benchmark_prompts.py)
 
 The checkout's `runtime` folder is imported as the package `runtime` and nothing else of the checkout
-becomes importable (runner.sandbox.server.register_package), here and in the sandboxed artifact server,
-where the same folder is mounted read-only.
+becomes importable (tool_bridge.register_package), here and in the sandboxed artifact server, where the same
+folder is mounted read-only.
 
 Per tool the benchmark builds a tool definition from the task's tool entry (name, mode, mock_contract:
 fixture_id, handler_ref, allowed, semantic_contract, fixture_policy; `actor_hints` merged into the
@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from runner.sandbox.server import register_package
+from runner.suites.evogenui.tool_bridge import register_package
 from runner.suites.native import TaskFormatError
 from runner.turns.tasks import Task
 

@@ -5,7 +5,7 @@
   interaction and/or tool_grounded.
 - `suite.benchmark_path`: a checkout of the published benchmark, run unchanged (checkout.py): its task
   folders, its `runtime` package of tool backends (the benchmark's call convention and scenario state
-  layout in the artifact server), its scaffold as the web template (`evogenui`) and, with
+  layout in the artifact server: tool_bridge.py), its scaffold as the web template (`evogenui`) and, with
   `suite.prompts=benchmark`, its own prompts (benchmark_prompts.py).
 - Tool-grounded tasks bind their tools to backend modules (backends.py) in `suite.tool_backends_path`.
   Every backend of every selected task is checked when the tasks load: a missing one stops the run
@@ -49,6 +49,7 @@ from runner.suites.evogenui.resources import served_resources
 from runner.suites.evogenui.runtime import turn_start_state
 from runner.suites.evogenui.table2 import table2
 from runner.suites.evogenui.taxonomy import classify_turn, dom_text, mechanism_counts
+from runner.suites.evogenui import tool_bridge
 from runner.suites.native import TaskFormatError, expand_task_paths
 from runner.turns.tasks import Task, TurnSpec
 
@@ -57,6 +58,7 @@ DEFAULT_TASKS = PROJECT_ROOT / "tasks" / "evogenui"
 BACKENDS_DIR = "backends"
 SUB_SUITE_NAMES = tuple(SUB_SUITES.values())  # presentation, interaction, tool_grounded
 DIAGNOSTIC_ROLE = "diagnostic"  # the §6.1 diagnostic judge's model role (roles.diagnostic)
+BRIDGE_RUNTIME = Path(tool_bridge.__file__)  # the tool semantics the sandboxed artifact server runs
 
 
 class MissingToolBackendError(TaskFormatError):
@@ -333,6 +335,7 @@ class EvoGenUISuite(SuiteBase):
             state_in=folder.state_in,
             log_out=folder.tool_log,
             state_out=folder.state,
+            runtime=BRIDGE_RUNTIME,
             extra=extra,
         )
 
@@ -352,6 +355,7 @@ class EvoGenUISuite(SuiteBase):
             state_in=folder.state_in,
             log_out=folder.tool_log,
             state_out=folder.state,
+            runtime=BRIDGE_RUNTIME,
             extra={
                 "layout": "benchmark",
                 "package": RUNTIME_PACKAGE,

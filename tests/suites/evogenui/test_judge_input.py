@@ -12,7 +12,7 @@ from runner.turns.judging_phase import JudgingPhase
 from runner.turns.packets import EvidencePacket, write_packet
 from runner.turns.records import FailureBucket, RunDirectory, TurnRecord, Verdict
 from runner.sandbox.base import BuildResult
-from runner.sandbox.server import ToolBridgeRuntime
+from runner.suites.evogenui.tool_bridge import ToolBridgeRuntime
 from runner.suites.base import EpisodeState
 from runner.suites.evogenui.suite import EvoGenUISuite, EvoGenUISuiteSettings
 from tests.conftest import REPO_ROOT

@@ -379,7 +379,7 @@ def test_summary_has_table2_reliability_and_mechanisms() -> None:
 def test_summary_is_deterministic_and_prints(capsys: pytest.CaptureFixture[str]) -> None:
     from rich.console import Console
 
-    from runner.report.table2 import print_table2, table2_rows
+    from runner.suites.evogenui.report import print_table2, table2_rows
 
     first = _suite(bootstrap_resamples=100).summarize(_records(), _tasks())
     second = _suite(bootstrap_resamples=100).summarize(_records(), _tasks())
