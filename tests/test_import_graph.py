@@ -95,3 +95,14 @@ def test_the_check_sees_imports_inside_functions_and_relative_ones(tmp_path: Pat
     module.write_text("def f():\n    from runner.config import X\n    from . import sibling\n    from ..up import y\n")
     names = _imported_names("runner.pkg.late", module)
     assert {"runner.config", "runner.pkg.sibling", "runner.up", "runner.up.y"} <= names
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    """A leading underscore says "mine alone": a name another module needs is made public where it is defined."""
+    found = []
+    for module, path in _module_files().items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("runner"):
+                found += [f"{module}: {node.module}.{alias.name}" for alias in node.names
+                          if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert not found, found

@@ -12,13 +12,6 @@ from tests.conftest import REPO_ROOT
 from tests.test_import_graph import import_graph
 
 SUITES_PACKAGE = "runner.suites"
-# Imports a module outside a suite folder may still make, each with the reason it may.
-ALLOWED = {
-    # Goes: the user-facing error types are being replaced by one error root, and this module with them.
-    "runner.run.user_errors",
-}
-
-
 def benchmark_packages() -> list[str]:
     """Every suite package: a folder with an __init__.py directly under runner/suites/."""
     folder = REPO_ROOT / "runner" / "suites"
@@ -33,8 +26,6 @@ def crossings(graph: dict[str, set[str]], packages: list[str]) -> list[str]:
     """"importer -> imported" for every import of a suite package's module from outside that package."""
     found = []
     for module, imported in sorted(graph.items()):
-        if module in ALLOWED:
-            continue
         for name in sorted(imported):
             owner = next((package for package in packages if _inside(name, package)), None)
             if owner is not None and not _inside(module, owner):
@@ -56,7 +47,6 @@ def test_the_check_flags_shared_modules_and_other_suites_but_not_the_suite_itsel
         "runner.suites.beta.suite": {"runner.suites.alpha.metrics", "runner.suites.alpha"},
         "runner.suites.registry": {"runner.suites.alphabet"},  # a name sharing a prefix is another package
         "runner.report.leaderboard": {"runner.suites.beta.report"},
-        "runner.run.user_errors": {"runner.suites.alpha.metrics"},
     }
     assert crossings(graph, packages) == ["runner.report.leaderboard -> runner.suites.beta.report",
                                           "runner.suites.beta.suite -> runner.suites.alpha",
