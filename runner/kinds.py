@@ -1,6 +1,7 @@
 """One registry for every kind a config names: judges, actors, sandboxes and model providers.
 
-An implementation registers itself with one decorator on its factory, next to where it is defined:
+An implementation registers itself with one decorator on its factory, next to where it is defined (suites
+are registered from the string maps their packages declare, runner/run/plugins.py):
 
     @register_kind("judge", "llm", settings="runner.judges.llm_settings:LLMJudgeSettings", calls_model=True)
     def llm_judge(settings: LLMJudgeSettings, *, name: str, model: Model | None) -> Judge:
@@ -44,9 +45,11 @@ BUILTIN_MODULES: dict[str, str] = {
     "actor": "runner.actors.kinds",
     "sandbox": "runner.sandbox.kinds",
     "model": "runner.models.providers",
+    "suite": "runner.suites.registry",  # registers what each suite package declares (runner/run/plugins.py)
 }
 # family -> the config field that names the kind (`judge.kind`, `model.provider`)
-FAMILY_FIELD: dict[str, str] = {"judge": "kind", "actor": "kind", "sandbox": "kind", "model": "provider"}
+FAMILY_FIELD: dict[str, str] = {"judge": "kind", "actor": "kind", "sandbox": "kind", "model": "provider",
+                                "suite": "name"}
 
 Reference = str | Callable[..., Any]  # the object, or "module:attribute" imported on first use
 FactoryT = TypeVar("FactoryT", bound=Callable[..., Any])
@@ -91,7 +94,9 @@ class Kind:
 
     @property
     def settings(self) -> type[BaseModel] | None:
-        return resolve(self.settings_ref)
+        found = resolve(self.settings_ref)
+        # A function that is no class returns the model: a suite's comes from the entry its package declares.
+        return found() if found is not None and not isinstance(found, type) else found
 
     @property
     def preflight(self) -> Callable[..., Any] | None:
@@ -165,8 +170,9 @@ class KindRegistry:
 
     def unknown(self, family: str, name: Any, *, key: str | None = None) -> str:
         """The error line for a kind nobody registered."""
-        key = key or f"{family}.{FAMILY_FIELD.get(family, 'kind')}"
-        return f"{key} = {name!r}: unknown {family} kind; choose one of {', '.join(self.names(family))}"
+        field = FAMILY_FIELD.get(family, "kind")
+        key = key or f"{family}.{field}"
+        return f"{key} = {name!r}: unknown {family} {field}; choose one of {', '.join(self.names(family))}"
 
     def _family(self, family: str) -> dict[str, Kind]:
         if family not in self._kinds:
@@ -201,7 +207,7 @@ def register_kind(
 
     The factory's arguments are its family's: a judge's `(settings, *, name, model)`, an actor's
     `(settings, *, model)` (None: no actor), a sandbox's `(settings, *, config)`, a model provider's
-    `(data, *, tasks, cache)` with `data` the model section as a dict."""
+    `(data, *, tasks, cache)` with `data` the model section as a dict, a suite's `(settings, *, project_root)`."""
 
     def register(factory: FactoryT) -> FactoryT:
         KINDS.add(Kind(family=family, name=name, factory=factory, settings_ref=settings, section=section,
