@@ -23,7 +23,7 @@ from runner.run.preflight import check_sandbox
 from runner.run.roles import RunRoles
 from runner.run.validation import validate_config
 from runner.sandbox.registry import build_sandbox
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, cli_env, runner_command
 
 PLUGIN = REPO_ROOT / "tests" / "support" / "plugin_kinds"
 PLUGIN_MODULES = [f"tests.support.plugin_kinds.{name}" for name in ("judge", "actor", "sandbox", "provider")]
@@ -141,3 +141,18 @@ def test_validating_a_config_imports_no_implementation_it_does_not_name() -> Non
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().splitlines()[-1] == "['runner.sandbox.docker']"
+
+
+@pytest.mark.parametrize("overrides, key", [
+    (("actor=ui-tars", "+actor.options.history_imagez=2"), "actor.options.history_imagez"),
+    ((f"hydra.searchpath=[file://{PLUGIN / 'conf'}]", f"+plugins=[{','.join(PLUGIN_MODULES)}]", *PLUGIN_KINDS,
+      "+judge.options.scorez=1"), "judge.options.scorez"),
+])
+def test_the_command_refuses_a_bad_option_before_any_work(tmp_path: Path, overrides: tuple[str, ...],
+                                                          key: str) -> None:
+    run_dir = tmp_path / "run"
+    result = subprocess.run(runner_command(*overrides, "tracking=off", f"hydra.run.dir={run_dir}"), cwd=REPO_ROOT,
+                            env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert f"{key}: unknown key" in result.stderr
+    assert not (run_dir / "config.yaml").exists()  # nothing prepared, nothing recorded
