@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from runner.models.base import Model
 
 
+# Like scripted: a preset's actor options stay, unread, when `actor=none` replaces its actor.
 @register_kind("actor", "none")
 def no_actor(settings: None, *, model: Model | None = None) -> Actor | None:
     return None
@@ -27,6 +28,7 @@ def probe_actor(settings: ProbeSettings, *, model: Model | None = None) -> Actor
     return ProbeActor(settings)
 
 
+# Its options are not read: a preset's actor options (FlowEval's UI-TARS) stay when `actor=scripted` replaces it.
 @register_kind("actor", "scripted")
 def scripted_actor(settings: None, *, model: Model | None = None) -> Actor:
     from runner.actors.scripted import ScriptedActor
