@@ -1,17 +1,20 @@
 """Pydantic models of the composed Hydra config.
 
 Hydra composes YAML from conf/; `runner.run.validation.validate_config` checks the resolved dict before any work
-starts: this module the keys of the run and the kind of each section, the owners (model providers, suites, the
-probe actor, the rules judge, the local sandbox, the browser) their own options, so this module imports none of
-them. Every error names the dotted key, the bad value and, for choices, the allowed values.
+starts: this module the keys of the run and the kind of each section (against the kinds registered in
+runner/kinds.py, which the caller passes in), the owners (model providers, suites, each judge, actor and
+sandbox kind, the browser) their own options, so this module imports none of them. Every error names the
+dotted key, the bad value and, for choices, the allowed values.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer,
+                      model_validator)
 
 from runner.errors import ConfigError, format_validation_error
 from runner.tracking.settings import TrackingSettings
@@ -27,7 +30,7 @@ class ModelConfig(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str
-    provider: Literal["oracle", "null", "identity", "openai", "vllm"]
+    provider: str  # a model provider registered in runner/kinds.py; parse_config checks it is one
 
 
 class SuiteConfig(BaseModel):
@@ -38,25 +41,33 @@ class SuiteConfig(BaseModel):
     name: str
 
 
-class ActorConfig(_Strict):
+class KindConfig(BaseModel):
+    """A section that names a registered kind (runner/kinds.py) and holds that kind's settings: under `options`,
+    or under the section the kind declares (`actor.probe`, `judge.rules`, `sandbox.local`). parse_config checks
+    the kind is registered and that every other key is a section some kind of the family declares."""
+
+    model_config = ConfigDict(extra="allow")
+
     name: str
-    kind: Literal["probe", "scripted", "none", "llm", "uitars"]
-    probe: dict[str, Any] = Field(default_factory=dict)  # runner.actors.probe.ProbeSettings
+    kind: str
     options: dict[str, Any] = Field(default_factory=dict)
 
-
-class JudgeConfig(_Strict):
-    name: str
-    kind: Literal["rules", "llm"]
-    rules: dict[str, Any] = Field(default_factory=dict)  # runner.judges.rules.RulesJudgeSettings
-    options: dict[str, Any] = Field(default_factory=dict)
+    def section(self, name: str) -> dict[str, Any]:
+        """The settings under `name` ({} when the section is absent)."""
+        value = self.options if name == "options" else (self.model_extra or {}).get(name)
+        return dict(value or {})
 
 
-class SandboxConfig(_Strict):
-    name: str
-    kind: Literal["local", "docker"]
-    local: dict[str, Any] = Field(default_factory=dict)  # runner.sandbox.local.LocalSandboxSettings
-    options: dict[str, Any] = Field(default_factory=dict)
+class ActorConfig(KindConfig):
+    pass
+
+
+class JudgeConfig(KindConfig):
+    pass
+
+
+class SandboxConfig(KindConfig):
+    pass
 
 
 class ConcurrencyConfig(_Strict):
@@ -80,6 +91,9 @@ class RunSettings(_Strict):
 
 
 class RunnerConfig(_Strict):
+    # Modules that register more kinds (runner/kinds.py) when imported, e.g. a judge of your own: imported before
+    # the kinds are checked.
+    plugins: list[str] = Field(default_factory=list)
     model: ModelConfig
     # Model roles a suite declares (runner/run/roles.py), each composed from the conf/model group:
     # `+model@roles.caption=<name>` (or inline `+roles.caption={...}`).
@@ -116,16 +130,75 @@ class RunnerConfig(_Strict):
                              f"{self.repeats - 1} itself; give one of them")
         return self
 
+    @model_serializer(mode="wrap")
+    def _without_empty_plugins(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A run without plugins dumps as before: its config.yaml and config hash stay comparable on resume.
+        data = handler(self)
+        if not self.plugins:
+            data.pop("plugins", None)
+        return data
+
     def resolve_path(self, value: str | Path) -> Path:
         path = Path(value)
         return path if path.is_absolute() else Path(self.project_root) / path
 
 
-def parse_config(raw: dict[str, Any]) -> RunnerConfig:
+# The sections that name a kind, with the field naming it; the model roles name a provider the same way.
+KIND_SECTIONS = {"judge": "kind", "actor": "kind", "sandbox": "kind"}
+SECTION_KEYS = {"name", "kind", "options"}
+
+
+def parse_config(raw: dict[str, Any], *, kinds: Mapping[str, Collection[str]],
+                 sections: Mapping[str, Collection[str]]) -> RunnerConfig:
     """Validate the composed config's own keys and each section's kind; raise ConfigError naming every bad key.
 
-    The options of a provider or a suite are left to their owners (runner/run/validation.py calls them)."""
+    `kinds`: family (judge, actor, sandbox, model) -> the registered kind names; `sections`: family -> the
+    settings sections its kinds declare besides `options` (filled in empty when absent, as every run records
+    them). The kinds' own options are left to their owners (runner/run/validation.py calls them)."""
+    raw = _with_declared_sections(raw, sections)
+    lines = _kind_errors(raw, kinds, sections)
     try:
-        return RunnerConfig.model_validate(raw)
+        config = RunnerConfig.model_validate(raw)
     except ValidationError as error:
-        raise ConfigError(format_validation_error(error, raw)) from None
+        lines += format_validation_error(error, raw).split("\n")[1:]
+    if lines:
+        raise ConfigError("invalid configuration:\n" + "\n".join(lines))
+    return config
+
+
+def _with_declared_sections(raw: dict[str, Any], sections: Mapping[str, Collection[str]]) -> dict[str, Any]:
+    raw = dict(raw)
+    for family in KIND_SECTIONS:
+        if isinstance(raw.get(family), dict):
+            raw[family] = {**{name: {} for name in sorted(sections.get(family, ()))}, **raw[family]}
+    return raw
+
+
+def _kind_errors(raw: dict[str, Any], kinds: Mapping[str, Collection[str]],
+                 sections: Mapping[str, Collection[str]]) -> list[str]:
+    """Lines for kinds nobody registered and for keys that are no section of the family."""
+    lines: list[str] = []
+    named = [(family, field, family, raw.get(family)) for family, field in KIND_SECTIONS.items()]
+    named.append(("model", "provider", "model", raw.get("model")))
+    roles = raw.get("roles")
+    if isinstance(roles, dict):
+        named += [("model", "provider", f"roles.{role}", section) for role, section in roles.items()]
+    for family, field, key, section in named:
+        if not isinstance(section, dict):
+            continue  # missing or not a mapping: the model validation says so
+        value = section.get(field)
+        if isinstance(value, str) and value not in kinds.get(family, ()):
+            lines.append(f"  {key}.{field} = {value!r}: unknown {family} {field}; choose one of "
+                         f"{', '.join(sorted(kinds.get(family, ())))}")
+        if family == "model":
+            continue  # a model section's other keys are its provider's settings
+        for extra in sorted(set(section) - SECTION_KEYS - set(sections.get(family, ()))):
+            lines.append(f"  {key}.{extra}: unknown key (value {_shown(section[extra])}); check its spelling")
+        for name in sorted(set(sections.get(family, ())) & set(section)):
+            if not isinstance(section[name], dict):
+                lines.append(f"  {key}.{name} = {section[name]!r}: a mapping of settings")
+    return lines
+
+
+def _shown(value: Any) -> str:
+    return "{...}" if isinstance(value, dict) else repr(value)

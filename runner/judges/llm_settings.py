@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from runner.errors import ConfigError, format_validation_error
 from runner.judges.rubrics import RUBRICS, rubric_class
-from runner.models.openai_provider import OpenAIModelSettings
+from runner.kinds import KINDS
 
 
 class LLMJudgeSettings(BaseModel):
@@ -75,14 +75,11 @@ def validate_endpoint(model: dict[str, Any], *, prefix: str) -> dict[str, Any]:
         model["name"] = str(model["model"])
     provider = model.get("provider", "openai")
     model["provider"] = provider
-    if provider == "openai":
-        try:
-            OpenAIModelSettings.model_validate(model)
-        except ValidationError as error:
-            raise ConfigError(format_validation_error(error, model, prefix)) from None
-    elif provider != "vllm":  # vllm settings are validated by its launcher
+    endpoints = [name for name in KINDS.names("model") if KINDS.get("model", name).traced]
+    if provider not in endpoints:
         raise ConfigError(
             f"invalid configuration:\n  {prefix}.provider = {provider!r}: a judge or actor needs an endpoint "
-            f"model (openai or vllm)"
+            f"model ({' or '.join(endpoints)})"
         )
+    KINDS.get("model", provider).parse(model, prefix)  # the provider's own settings, before any work starts
     return model

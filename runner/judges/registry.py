@@ -1,23 +1,15 @@
-"""Judge registry: judge config -> Judge."""
+"""Judge registry: judge config -> Judge, by the kind registered under its name (runner/kinds.py)."""
 
 from __future__ import annotations
 
-from runner.errors import ConfigError, section_settings
 from runner.config import JudgeConfig
 from runner.judges.base import Judge
+from runner.kinds import KINDS
 from runner.models.base import Model
 
 
 def build_judge(config: JudgeConfig, *, model: Model | None = None) -> Judge:
     """`model`: the judge's endpoint model when the run built it (so the run knows its served models by role)."""
-    if config.kind == "rules":
-        from runner.judges.rules import RulesJudge, RulesJudgeSettings
-
-        return RulesJudge(section_settings(RulesJudgeSettings, config.rules, "judge.rules"))
-    if config.kind == "llm":
-        from runner.judges.llm import LLMJudge
-        from runner.judges.llm_settings import LLMJudgeSettings
-
-        return LLMJudge(LLMJudgeSettings.from_options(config.options, prefix="judge.options"), name=config.name,
-                        model=model)
-    raise ConfigError(f"judge.kind = {config.kind!r}: not available in this version; choose rules or llm")
+    kind = KINDS.get("judge", config.kind, key="judge.kind")
+    settings = kind.parse(config.section(kind.section), f"judge.{kind.section}")
+    return kind.factory(settings, name=config.name, model=model)

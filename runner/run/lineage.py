@@ -13,11 +13,12 @@ import hashlib
 import importlib
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from runner.errors import ConfigError
+from runner.kinds import KINDS
 from runner.turns.records import write_json_atomic
 from runner.turns.tasks import Task
 
@@ -33,11 +34,6 @@ CONFIG_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_tim
 # Modules whose PROMPT_VERSION shapes what models or judges are asked beyond the suite's own prompt
 # (Suite.prompt_version) and the rubrics (Rubric.version); a module listed here must declare one.
 PROMPT_VERSION_MODULES: list[str] = []
-
-# sandbox kind -> function(config) -> {image name: {"tag", "digest", "versions"}} of the images a run of it
-# uses (without building any). A sandbox that runs images registers one.
-SandboxImagesHook = Callable[[Any], dict[str, dict[str, Any]]]
-SANDBOX_IMAGE_HOOKS: dict[str, SandboxImagesHook] = {}
 
 # Items compared on resume, in the order a refusal names them, with their human-readable names.
 COMPARED: dict[str, str] = {
@@ -108,13 +104,14 @@ def _declared(owner: Any, attribute: str, what: str) -> str:
 
 
 def rubric_versions(config: Any = None, suite: Any = None) -> dict[str, str]:
-    """`rubric:<name>` -> version for the judge's rubric (an LLM judge) and every rubric the suite owns."""
+    """`rubric:<name>` -> version for the judge's rubrics (those its kind names, e.g. an LLM judge's) and every
+    rubric the suite owns."""
     versions: dict[str, str] = {}
     judge = getattr(config, "judge", None) if config is not None else None
-    if judge is not None and getattr(judge, "kind", None) == "llm":
+    kind = KINDS.find("judge", str(getattr(judge, "kind", None))) if judge is not None else None
+    for name in (kind.rubrics(judge) if kind is not None and kind.rubrics is not None else []):
         from runner.judges.rubrics import RUBRICS, rubric_class
 
-        name = str((judge.options or {}).get("rubric", "evogenui"))
         if name not in RUBRICS:
             raise LineageError(f"judge.options.rubric = {name!r}: unknown rubric, no version to record")
         versions[f"rubric:{name}"] = _declared(rubric_class(name), "version", f"rubric {name!r}")
@@ -140,9 +137,9 @@ def prompt_versions(suite: Any = None, config: Any = None) -> dict[str, str]:
 
 
 def sandbox_images(config: Any) -> dict[str, dict[str, Any]]:
-    """The sandbox's images (tag, digest, recorded versions), from the hook registered for its kind ({} if none)."""
-    kind = getattr(getattr(config, "sandbox", None), "kind", None)
-    hook = SANDBOX_IMAGE_HOOKS.get(str(kind))
+    """The sandbox's images (tag, digest, recorded versions), from its kind's `images` hook ({} if none)."""
+    kind = KINDS.find("sandbox", str(getattr(getattr(config, "sandbox", None), "kind", None)))
+    hook = kind.images if kind is not None else None
     if hook is None:
         return {}
     try:
@@ -173,17 +170,6 @@ def browser_versions(config: Any, images: Mapping[str, Mapping[str, Any]]) -> di
         found["image"] = debian_upstream_version(image_chromium)
     found["used"] = "image" if "browser" in images else "host"
     return found
-
-
-def _docker_images(config: Any) -> dict[str, dict[str, Any]]:
-    from runner.sandbox.docker import present_images
-
-    infos = present_images(config.sandbox.options or {}, cache_root=config.resolve_path(config.cache_dir))
-    return {name: {"tag": info.tag, "digest": info.image_id, "versions": dict(info.versions)}
-            for name, info in infos.items()}
-
-
-SANDBOX_IMAGE_HOOKS["docker"] = _docker_images
 
 
 def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dict[str, Any]:
@@ -268,7 +254,6 @@ def load_lineage(run_dir: Path) -> dict[str, Any] | None:
 
 __all__ = [
     "COMPARED",
-    "SANDBOX_IMAGE_HOOKS",
     "LINEAGE_FILE",
     "LineageError",
     "PROMPT_VERSION_MODULES",

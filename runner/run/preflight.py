@@ -9,9 +9,10 @@ One function per thing, so a caller that prepares only part of a run (one model 
 exactly that part:
 
 - `model_roles`: which model roles the run will call (generator, judge, actor, roles a suite adds);
-- `check_model`: weights in the hub cache, vLLM importable, Docker for a containerised server, an attached
-  server reachable, an API key variable set;
-- `check_sandbox`, `check_browser`: bubblewrap and node, or the Docker engine and images; Chromium;
+- `check_model`: the provider's own check (registered with it, runner/kinds.py): weights in the hub cache,
+  vLLM importable, Docker for a containerised server, an attached server reachable, an API key variable set;
+- `check_sandbox`, `check_kinds`, `check_browser`: the sandbox kind's own check (bubblewrap and node, or the
+  Docker engine and images), the judge's and actor's where they have one; Chromium;
 - `check_tasks`: the task files (and tool backends) load;
 - `check_suite_resources`: what a suite loads itself (FlowEval's UIClip weights).
 """
@@ -36,11 +37,16 @@ __all__ = [
     "PreflightError",
     "Problem",
     "check_browser",
+    "check_docker_sandbox",
+    "check_kinds",
+    "check_local_sandbox",
     "check_model",
+    "check_openai_model",
     "check_run",
     "check_sandbox",
     "check_suite_resources",
     "check_tasks",
+    "check_vllm_model",
     "model_roles",
     "run_preflight",
 ]
@@ -211,49 +217,60 @@ def _tcp_reachable(url: str, timeout_s: float = 1.0) -> bool:
 
 
 def check_model(role: ModelRole) -> list[Problem]:
-    """Everything one model role needs before its first call, by provider and server mode."""
-    provider = role.config.get("provider")
-    if provider == "vllm":
-        from runner.errors import format_validation_error
-        from runner.models.vllm_provider import VLLMModelSettings
+    """Everything one model role needs before its first call: its provider's preflight check (runner/kinds.py);
+    replays (oracle, null, identity) need nothing."""
+    from runner.kinds import KINDS
 
-        try:
-            settings = VLLMModelSettings.model_validate(role.config)
-        except ValidationError as error:
-            return [Problem(role.key, format_validation_error(error, role.config, role.key).split("\n", 1)[-1].strip(),
-                            "fix the model's config")]
-        server = settings.server
-        if server.mode == "attach":
-            assert server.base_url is not None
-            if not _tcp_reachable(server.base_url):
-                return [Problem(f"{role.key}.server.base_url", f"nothing answers at {server.base_url}",
-                                "start that server first, or use server.mode=process to let the runner start one")]
-            return []
-        problems = [p for p in (check_weights(role, server),) if p is not None]
-        if server.mode == "process":
-            problems += [p for p in (check_vllm_installed(role, server),) if p is not None]
-        else:
-            client, why = _docker_client()
-            if client is None:
-                problems.append(Problem(f"{role.key}.server.mode", f"docker mode, but no Docker engine is reachable ({why})",
-                                        "start the engine (`dockerd &`, docs/docker.md) or use server.mode=process"))
-            elif not _image_present(client, server.image):
-                problems.append(Problem(f"{role.key}.server.image", f"image {server.image} is not present locally",
-                                        f"`docker pull {server.image}` on a machine with registry access, then "
-                                        "`docker save`/`docker load` it here"))
-        return problems
-    if provider == "openai":
-        problems = []
-        key_env = role.config.get("api_key_env")
-        if key_env and not os.environ.get(key_env):
-            problems.append(Problem(f"{role.key}.api_key_env", f"environment variable {key_env} is not set",
-                                    f"export {key_env}=... (the key itself never goes into a config file)"))
-        base_url = str(role.config.get("base_url") or "")
-        if urlparse(base_url).hostname in _LOOPBACK and not _tcp_reachable(base_url):
-            problems.append(Problem(f"{role.key}.base_url", f"nothing answers at {base_url}",
-                                    "start the local server first, or point base_url at a running one"))
-        return problems
-    return []  # oracle, null, identity: nothing to prepare
+    provider = KINDS.find("model", str(role.config.get("provider")))
+    check = provider.preflight if provider is not None else None
+    return list(check(role)) if check is not None else []
+
+
+def check_vllm_model(role: ModelRole) -> list[Problem]:
+    """A vLLM-served role: weights in the hub cache and vLLM (or Docker and its image) to serve them, or an
+    attached server that answers."""
+    from runner.errors import format_validation_error
+    from runner.models.vllm_provider import VLLMModelSettings
+
+    try:
+        settings = VLLMModelSettings.model_validate(role.config)
+    except ValidationError as error:
+        return [Problem(role.key, format_validation_error(error, role.config, role.key).split("\n", 1)[-1].strip(),
+                        "fix the model's config")]
+    server = settings.server
+    if server.mode == "attach":
+        assert server.base_url is not None
+        if not _tcp_reachable(server.base_url):
+            return [Problem(f"{role.key}.server.base_url", f"nothing answers at {server.base_url}",
+                            "start that server first, or use server.mode=process to let the runner start one")]
+        return []
+    problems = [p for p in (check_weights(role, server),) if p is not None]
+    if server.mode == "process":
+        problems += [p for p in (check_vllm_installed(role, server),) if p is not None]
+    else:
+        client, why = _docker_client()
+        if client is None:
+            problems.append(Problem(f"{role.key}.server.mode", f"docker mode, but no Docker engine is reachable ({why})",
+                                    "start the engine (`dockerd &`, docs/docker.md) or use server.mode=process"))
+        elif not _image_present(client, server.image):
+            problems.append(Problem(f"{role.key}.server.image", f"image {server.image} is not present locally",
+                                    f"`docker pull {server.image}` on a machine with registry access, then "
+                                    "`docker save`/`docker load` it here"))
+    return problems
+
+
+def check_openai_model(role: ModelRole) -> list[Problem]:
+    """An OpenAI-compatible role: its API key variable set, a loopback endpoint answering."""
+    problems = []
+    key_env = role.config.get("api_key_env")
+    if key_env and not os.environ.get(key_env):
+        problems.append(Problem(f"{role.key}.api_key_env", f"environment variable {key_env} is not set",
+                                f"export {key_env}=... (the key itself never goes into a config file)"))
+    base_url = str(role.config.get("base_url") or "")
+    if urlparse(base_url).hostname in _LOOPBACK and not _tcp_reachable(base_url):
+        problems.append(Problem(f"{role.key}.base_url", f"nothing answers at {base_url}",
+                                "start the local server first, or point base_url at a running one"))
+    return problems
 
 
 # --------------------------------------------------------------------------- sandbox, browser, tasks
@@ -276,16 +293,37 @@ def _check_build_node(node: str | None, cache_root: str | None) -> list[Problem]
 
 
 def check_sandbox(config: Any, suite: Any) -> list[Problem]:
-    if config.sandbox.kind == "local":
-        problems = []
-        if shutil.which("bwrap") is None:
-            problems.append(Problem("sandbox", "bubblewrap (bwrap) is not installed; sandbox=local runs builds and "
-                                    "servers under it", "`apt-get install -y bubblewrap` (bash scripts/setup.sh does it)"))
-        if suite.artifact_kind != "static":
-            problems += _check_build_node(config.sandbox.local.get("node"), config.sandbox.local.get("cache_root"))
-        return problems
-    if config.sandbox.kind != "docker":
-        return []
+    """What the sandbox kind needs on this host: its preflight check (runner/kinds.py), if it has one."""
+    return _kind_problems("sandbox", config, suite)
+
+
+def check_kinds(config: Any, suite: Any) -> list[Problem]:
+    """The judge's and the actor's own preflight checks, for kinds that declare one."""
+    return _kind_problems("judge", config, suite) + _kind_problems("actor", config, suite)
+
+
+def _kind_problems(family: str, config: Any, suite: Any) -> list[Problem]:
+    from runner.kinds import KINDS
+
+    kind = KINDS.find(family, str(getattr(config, family).kind))
+    check = kind.preflight if kind is not None else None
+    return list(check(config, suite)) if check is not None else []
+
+
+def check_local_sandbox(config: Any, suite: Any) -> list[Problem]:
+    """bubblewrap, and the Node that builds a suite's artifacts (not for static pages)."""
+    problems = []
+    if shutil.which("bwrap") is None:
+        problems.append(Problem("sandbox", "bubblewrap (bwrap) is not installed; sandbox=local runs builds and "
+                                "servers under it", "`apt-get install -y bubblewrap` (bash scripts/setup.sh does it)"))
+    if suite.artifact_kind != "static":
+        local = config.sandbox.section("local")
+        problems += _check_build_node(local.get("node"), local.get("cache_root"))
+    return problems
+
+
+def check_docker_sandbox(config: Any, suite: Any) -> list[Problem]:
+    """The Docker engine, and the build (and browser) images or what builds them."""
     from runner.sandbox.docker import DockerSandboxSettings
     from runner.sandbox.images import IMAGE_LABEL
 
@@ -376,6 +414,7 @@ async def run_preflight(config: Any, suite: Any, context: RunContext | None = No
     for role in roles:
         problems += check_model(role)
     problems += check_sandbox(config, suite)
+    problems += check_kinds(config, suite)
     problems += check_browser(config, suite)
     problems += await check_tasks(config, suite)
     problems += check_suite_resources(suite)

@@ -19,6 +19,7 @@ from typing import Any
 from runner.tracking.call_traces import CallSink, ModelCall, TracedModel
 from runner.errors import ConfigError
 from runner.config import RunnerConfig
+from runner.kinds import KINDS
 from runner.models.base import Model
 from runner.models.cache import ResponseCache
 from runner.models.registry import build_model
@@ -40,8 +41,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MODEL_KINDS = ("llm", "uitars")  # judge and actor kinds that call a model (`options.model`)
-ENDPOINT_PROVIDERS = ("openai", "vllm")  # models whose calls cost tokens and are traced (not replays)
 
 
 def role_key(role: str) -> str:
@@ -54,12 +53,18 @@ def role_model_settings(config: RunnerConfig) -> dict[str, dict[str, Any]]:
     and every suite-declared role the config composes under `roles`."""
     settings: dict[str, dict[str, Any]] = {"generator": config.model.model_dump()}
     for role, section in (("judge", config.judge), ("actor", config.actor)):
-        model = section.options.get("model") if section.kind in MODEL_KINDS else None
+        model = section.options.get("model") if KINDS.get(role, section.kind, key=f"{role}.kind").calls_model else None
         if isinstance(model, dict):
             settings[role] = {"name": str(model.get("model", role)), **model}  # name defaults to the served id
     for role, model_config in config.roles.items():
         settings[role] = model_config.model_dump()
     return settings
+
+
+def _traced_provider(settings: dict[str, Any]) -> bool:
+    """Calls to this model cost tokens and are traced (endpoints, not replays)."""
+    provider = KINDS.find("model", str(settings.get("provider")))
+    return provider is not None and provider.traced
 
 
 def check_declared_roles(config: RunnerConfig, suite: Any) -> None:
@@ -154,7 +159,7 @@ class RunRoles:
         served = vllm_served(model)
         if served is not None:
             self._share_a_server(role, served)
-        if self._traced and settings.get("provider") in ENDPOINT_PROVIDERS:
+        if self._traced and _traced_provider(settings):
             model = TracedModel(model, role=role, sink=self._record)
         if settings.get("provider") == "vllm":
             self.served.add(role, model)

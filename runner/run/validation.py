@@ -1,23 +1,19 @@
-"""Validation of a composed config, whole: the run's own keys and kinds (runner/config.py), then each section's
-options by its owner (model providers, suites). Every error names the dotted key, the bad value and, for
-choices, the allowed values; a typo fails here, before any work starts.
+"""Validation of a composed config, whole: the plugins it lists, the run's own keys and kinds
+(runner/config.py, against the kinds registered in runner/kinds.py), then each section's options by its
+owner: every model role's provider, the suite, the judge, the actor and the sandbox kind, the browser. Every
+error names the dotted key, the bad value and, for choices, the allowed values; a typo fails here, before any
+work starts.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
-from runner.actors.probe import ProbeSettings
 from runner.browser.launch import BrowserSettings
-from runner.config import ModelConfig, RunnerConfig, parse_config
-from runner.errors import ConfigError, format_validation_error, section_settings
-from runner.judges.rules import RulesJudgeSettings
-from runner.models.openai_provider import OpenAIModelSettings
+from runner.config import KindConfig, ModelConfig, RunnerConfig, parse_config
+from runner.errors import ConfigError, section_settings
+from runner.kinds import KINDS, load_plugins
 from runner.models.time_limit import model_call_limit_s, turn_limit_s
-from runner.models.vllm_provider import VLLMModelSettings
-from runner.sandbox.local import LocalSandboxSettings
 from runner.suites.registry import validate_suite_options
 
 
@@ -26,17 +22,32 @@ DECODING_KEYS = ("temperature", "max_tokens")
 
 def validate_config(raw: dict[str, Any]) -> RunnerConfig:
     """Validate the resolved config dict; raise ConfigError naming every bad key and value."""
-    config = parse_config(raw)
-    # Provider- and suite-specific sections are validated by their owners, with the same error style.
+    load_plugins(_plugin_modules(raw))
+    config = parse_config(raw, kinds={family: KINDS.names(family) for family in KINDS.families},
+                          sections={family: KINDS.sections(family) for family in KINDS.families})
+    # Each kind's and each suite's settings are validated by their owners, with the same error style.
     validate_model_settings(config.model, prefix="model")
     for role, model in config.roles.items():
         validate_model_settings(model, prefix=f"roles.{role}")
     validate_suite_options(config.suite, prefix="suite")
-    section_settings(ProbeSettings, config.actor.probe, "actor.probe")
-    section_settings(RulesJudgeSettings, config.judge.rules, "judge.rules")
-    section_settings(LocalSandboxSettings, config.sandbox.local, "sandbox.local")
+    for family in ("judge", "actor", "sandbox"):
+        validate_kind_settings(family, getattr(config, family))
     section_settings(BrowserSettings, config.browser, "browser")
     return fit_time_limits(config)
+
+
+def _plugin_modules(raw: dict[str, Any]) -> list[str]:
+    modules = raw.get("plugins") or []
+    if not isinstance(modules, list) or not all(isinstance(module, str) for module in modules):
+        raise ConfigError(f"invalid configuration:\n  plugins = {modules!r}: a list of module names")
+    return modules
+
+
+def validate_kind_settings(family: str, section: KindConfig) -> None:
+    """The settings of a judge, actor or sandbox section, by its kind's settings model (`<family>.options.<key>`,
+    or the kind's own section: `actor.probe.<key>`)."""
+    kind = KINDS.get(family, section.kind, key=f"{family}.kind")
+    kind.parse(section.section(kind.section), f"{family}.{kind.section}")
 
 
 def fit_time_limits(config: RunnerConfig) -> RunnerConfig:
@@ -48,19 +59,12 @@ def fit_time_limits(config: RunnerConfig) -> RunnerConfig:
 
 
 def validate_model_settings(model: ModelConfig, *, prefix: str = "model") -> None:
-    """Endpoint providers validate their own keys; replay providers take none beyond name/provider."""
+    """A provider with a settings model validates the whole section; one without (the replays) takes none
+    beyond name/provider."""
     raw = model.model_dump()
-    if model.provider in ("openai", "vllm"):
-        if model.provider == "vllm":
-            try:
-                VLLMModelSettings.model_validate(raw)
-            except ValidationError as error:
-                raise ConfigError(format_validation_error(error, raw, prefix)) from None
-            return
-        try:
-            OpenAIModelSettings.model_validate(raw)
-        except ValidationError as error:
-            raise ConfigError(format_validation_error(error, raw, prefix)) from None
+    provider = KINDS.get("model", model.provider, key=f"{prefix}.provider")
+    if provider.settings is not None:
+        provider.parse(raw, prefix)
         return
     # Replay providers decode nothing: a preset's decoding settings (a paper's temperature and output cap) are
     # accepted and have no effect, so `+experiment=...` also runs with model=oracle.

@@ -1,0 +1,50 @@
+"""The built-in actor kinds. Each factory imports its actor when a run builds it, so validating a config
+imports only the settings of the actor it names."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from runner.kinds import register_kind
+
+if TYPE_CHECKING:
+    from runner.actors.base import Actor
+    from runner.actors.llm import LLMActorSettings
+    from runner.actors.probe import ProbeSettings
+    from runner.actors.uitars import UITarsSettings
+    from runner.models.base import Model
+
+
+# Like scripted: a preset's actor options stay, unread, when `actor=none` replaces its actor.
+@register_kind("actor", "none")
+def no_actor(settings: None, *, model: Model | None = None) -> Actor | None:
+    return None
+
+
+@register_kind("actor", "probe", settings="runner.actors.probe:ProbeSettings", section="probe")
+def probe_actor(settings: ProbeSettings, *, model: Model | None = None) -> Actor:
+    from runner.actors.probe import ProbeActor
+
+    return ProbeActor(settings)
+
+
+# Its options are not read: a preset's actor options (FlowEval's UI-TARS) stay when `actor=scripted` replaces it.
+@register_kind("actor", "scripted")
+def scripted_actor(settings: None, *, model: Model | None = None) -> Actor:
+    from runner.actors.scripted import ScriptedActor
+
+    return ScriptedActor()
+
+
+@register_kind("actor", "llm", settings="runner.actors.llm:LLMActorSettings", calls_model=True)
+def llm_actor(settings: LLMActorSettings, *, model: Model | None = None) -> Actor:
+    from runner.actors.llm import LLMActor
+
+    return LLMActor(settings, model=model)
+
+
+@register_kind("actor", "uitars", settings="runner.actors.uitars:UITarsSettings", calls_model=True)
+def uitars_actor(settings: UITarsSettings, *, model: Model | None = None) -> Actor:
+    from runner.actors.uitars import UITarsActor
+
+    return UITarsActor(settings, model=model)

@@ -1,0 +1,78 @@
+"""The built-in model providers. Each factory imports its client when a run builds the model, so a run loads
+only the client library of the provider it calls, and validating a config only its settings model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from runner.kinds import register_kind
+
+if TYPE_CHECKING:
+    from runner.models.base import Model
+    from runner.models.cache import ResponseCache
+    from runner.turns.tasks import Task
+
+Tasks = Mapping[str, "Task"] | Iterable["Task"] | None
+
+
+def _named(model: Model, data: Mapping[str, Any]) -> Model:
+    """A replay model under its config's `name` (e.g. `model.name=oracle-b`: a second "model" whose records and
+    FlowEval sites are told apart from the first's); without one, the provider's own name."""
+    if data.get("name"):
+        model.name = str(data["name"])
+    return model
+
+
+@register_kind("model", "oracle")
+def oracle(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
+    from runner.errors import ConfigError
+    from runner.models.oracle import OracleModel
+
+    if tasks is None:
+        raise ConfigError("model provider 'oracle' needs the suite's tasks (build_model(..., tasks=...))")
+    return _named(OracleModel(tasks), data)
+
+
+@register_kind("model", "null")
+def null(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
+    from runner.models.oracle import NullModel
+
+    return _named(NullModel(), data)
+
+
+@register_kind("model", "identity")
+def identity(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
+    from runner.models.oracle import IdentityModel
+
+    return _named(IdentityModel(), data)
+
+
+@register_kind("model", "openai", settings="runner.models.openai_provider:OpenAIModelSettings", traced=True,
+               preflight="runner.run.preflight:check_openai_model")
+def openai(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
+    from pydantic import ValidationError
+
+    from runner.errors import ConfigError
+    from runner.models.openai_provider import OpenAIModel, OpenAIModelSettings
+
+    try:
+        validated = OpenAIModelSettings.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ConfigError(f"model {data.get('name')!r}: invalid openai settings: {exc}") from exc
+    return OpenAIModel(validated, cache=cache)
+
+
+@register_kind("model", "vllm", settings="runner.models.vllm_provider:VLLMModelSettings", traced=True,
+               preflight="runner.run.preflight:check_vllm_model")
+def vllm(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
+    from pydantic import ValidationError
+
+    from runner.errors import ConfigError
+    from runner.models.vllm_provider import VLLMModel, VLLMModelSettings
+
+    try:
+        validated = VLLMModelSettings.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ConfigError(f"model {data.get('name')!r}: invalid vllm settings: {exc}") from exc
+    return VLLMModel(validated, cache=cache)

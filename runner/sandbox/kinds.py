@@ -1,0 +1,65 @@
+"""The built-in sandbox kinds. Each factory imports its sandbox when a run builds it, so validating a config
+imports only the settings of the sandbox it names."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from runner.kinds import register_kind
+
+if TYPE_CHECKING:
+    from runner.config import RunnerConfig
+    from runner.sandbox.base import Sandbox
+    from runner.sandbox.docker import DockerSandboxSettings
+    from runner.sandbox.local import LocalSandboxSettings
+
+
+@register_kind("sandbox", "local", settings="runner.sandbox.local:LocalSandboxSettings", section="local",
+               preflight="runner.run.preflight:check_local_sandbox")
+def local_sandbox(settings: LocalSandboxSettings, *, config: RunnerConfig) -> Sandbox:
+    from runner.sandbox.local import LocalSandbox
+
+    if not settings.cache_root:
+        settings = settings.model_copy(update={"cache_root": str(config.resolve_path(config.cache_dir))})
+    return LocalSandbox(settings)
+
+
+def docker_images(config: RunnerConfig) -> dict[str, dict[str, Any]]:
+    """The docker sandbox's images as lineage records them (none is built)."""
+    from runner.sandbox.docker import present_images
+
+    infos = present_images(config.sandbox.options or {}, cache_root=config.resolve_path(config.cache_dir))
+    return {name: {"tag": info.tag, "digest": info.image_id, "versions": dict(info.versions)}
+            for name, info in infos.items()}
+
+
+async def docker_tracking_tags(config: RunnerConfig) -> dict[str, str]:
+    """Run tags that pin the docker sandbox: image content tags and digests (builds missing images)."""
+    import asyncio
+
+    from runner.errors import ConfigError
+    from runner.sandbox.docker import DockerSetupError
+
+    sandbox = docker_sandbox(_docker_settings(config), config=config)
+    try:
+        return await asyncio.to_thread(sandbox.tracking_tags)
+    except DockerSetupError as error:
+        raise ConfigError(f"sandbox=docker: {error}") from None
+    finally:
+        await sandbox.aclose()
+
+
+def _docker_settings(config: RunnerConfig) -> DockerSandboxSettings:
+    from runner.errors import section_settings
+    from runner.sandbox.docker import DockerSandboxSettings
+
+    return section_settings(DockerSandboxSettings, config.sandbox.options, "sandbox.options")
+
+
+@register_kind("sandbox", "docker", settings="runner.sandbox.docker:DockerSandboxSettings",
+               preflight="runner.run.preflight:check_docker_sandbox", images=docker_images,
+               tracking_tags=docker_tracking_tags)
+def docker_sandbox(settings: DockerSandboxSettings, *, config: RunnerConfig) -> Sandbox:
+    from runner.sandbox.docker import DockerSandbox
+
+    return DockerSandbox(settings, cache_root=config.resolve_path(config.cache_dir))

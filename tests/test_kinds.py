@@ -1,0 +1,158 @@
+"""One registration mechanism for every kind a config names (runner/kinds.py): a plugin adds a judge, an actor,
+a sandbox and a model provider with no edit in runner/; an unknown kind is refused naming the key, the value and
+the known kinds; every kind's options (llm, ui-tars, docker too) are refused before any work starts."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from runner.actors.registry import build_actor
+from runner.errors import ConfigError
+from runner.judges.registry import build_judge
+from runner.kinds import KINDS
+from runner.models.base import GenerationRequest
+from runner.models.registry import build_model
+from runner.run.preflight import check_sandbox
+from runner.run.roles import RunRoles
+from runner.run.validation import validate_config
+from runner.sandbox.registry import build_sandbox
+from tests.conftest import REPO_ROOT, cli_env, runner_command
+
+PLUGIN = REPO_ROOT / "tests" / "support" / "plugin_kinds"
+PLUGIN_MODULES = [f"tests.support.plugin_kinds.{name}" for name in ("judge", "actor", "sandbox", "provider")]
+PLUGIN_KINDS = ["judge=constant", "actor=idle", "sandbox=folder", "model=echo"]
+
+
+def _composed(*overrides: str) -> dict:
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base=None):
+        cfg = compose(config_name="config", overrides=list(overrides))
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+def _with_plugin(*overrides: str) -> dict:
+    return _composed(f"hydra.searchpath=[file://{PLUGIN / 'conf'}]", f"+plugins=[{','.join(PLUGIN_MODULES)}]",
+                     *PLUGIN_KINDS, *overrides)
+
+
+def test_a_plugins_kinds_validate_and_build_with_no_edit_in_runner(tmp_path: Path) -> None:
+    config = validate_config(_with_plugin())
+    assert (config.judge.kind, config.actor.kind, config.sandbox.kind, config.model.provider) == \
+        ("constant", "idle", "folder", "echo")
+    assert build_judge(config.judge).settings.score == 0.5
+    assert build_actor(config.actor).settings.wait_ms == 50
+    assert build_sandbox(config).settings.workdir == "/tmp"
+    model = build_model(config.model)
+    request = GenerationRequest(task_id="t", turn=0, messages=[{"role": "user", "content": "hi"}])
+    assert asyncio.run(model.generate(request)).text == "echo: hi"
+    # Nothing in the package names the plugin: it registered itself when the config's `plugins` were imported.
+    assert not [path for path in (REPO_ROOT / "runner").rglob("*.py") if "plugin_kinds" in path.read_text()]
+
+
+def test_a_plugin_kind_is_asked_by_preflight_and_roles(tmp_path: Path) -> None:
+    config = validate_config(_with_plugin(f"sandbox.options.workdir={tmp_path / 'missing'}"))
+    problems = check_sandbox(config, suite=None)
+    assert [problem.key for problem in problems] == ["sandbox.options.workdir"]
+    roles = RunRoles(config, cache=None, log_dir=tmp_path, traced=True)
+    assert type(roles.model("generator")).__name__ == "EchoModel"  # not traced: the provider is no endpoint
+    assert "actor" not in roles.settings  # the idle actor calls no model
+
+
+@pytest.mark.parametrize("override, key", [
+    ("+judge.options.scorez=1", "judge.options.scorez"),
+    ("+actor.options.wait_mz=1", "actor.options.wait_mz"),
+    ("+sandbox.options.keeep=true", "sandbox.options.keeep"),
+    ("+model.prefx=x", "model.prefx"),
+])
+def test_a_bad_option_of_a_plugin_kind_is_refused_naming_its_key(override: str, key: str) -> None:
+    with pytest.raises(ConfigError, match=rf"{key.replace('.', r'[.]')}: unknown key"):
+        validate_config(_with_plugin(override))
+
+
+def test_a_plugin_kinds_bad_value_names_the_key_and_the_value() -> None:
+    with pytest.raises(ConfigError, match=r"judge[.]options[.]score = 2[.]0: Input should be less than or equal"):
+        validate_config(_with_plugin("judge.options.score=2.0"))
+
+
+@pytest.mark.parametrize("override, key, value, known", [
+    ("actor.kind=dancer", "actor.kind", "dancer", "llm, none, probe, scripted, uitars"),
+    ("judge.kind=oracle", "judge.kind", "oracle", "llm, rules"),
+    ("sandbox.kind=vm", "sandbox.kind", "vm", "docker, local"),
+    ("model.provider=nope", "model.provider", "nope", "identity, null, openai, oracle, vllm"),
+])
+def test_an_unknown_kind_names_the_key_the_value_and_the_known_kinds(override: str, key: str, value: str,
+                                                                       known: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        validate_config(_composed(override))
+    assert f"{key} = {value!r}: unknown " in str(raised.value)
+    choices = str(raised.value).split("choose one of ", 1)[1].splitlines()[0].split(", ")
+    assert set(known.split(", ")) <= set(choices)  # and any kind a plugin registered earlier in this process
+
+
+def test_an_unknown_section_key_is_refused_naming_it() -> None:
+    with pytest.raises(ConfigError, match=r"actor[.]optionz: unknown key"):
+        validate_config(_composed("+actor.optionz.max_steps=3"))
+
+
+def test_a_plugin_module_that_does_not_import_is_named() -> None:
+    with pytest.raises(ConfigError, match=r"plugins[.]0 = 'tests[.]support[.]no_such_plugin': cannot be imported"):
+        validate_config(_composed("+plugins=[tests.support.no_such_plugin]"))
+
+
+@pytest.mark.parametrize("overrides, key", [
+    (("actor=llm", "+actor.options.max_stepz=3"), "actor.options.max_stepz"),
+    (("actor=llm", "actor.options.max_steps=0"), "actor.options.max_steps"),
+    (("actor=ui-tars", "+actor.options.history_imagez=2"), "actor.options.history_imagez"),
+    (("actor=ui-tars", "+actor.options.model.server.tensor_paralel_size=2"), "actor.options.model.server"),
+    (("judge=gpt-4o", "+judge.options.rubrik=evogenui"), "judge.options.rubrik"),
+    (("judge=gpt-4o", "judge.options.rubric=nope"), "judge.options.rubric"),
+    (("sandbox=docker", "+sandbox.options.cpuz=2"), "sandbox.options.cpuz"),
+    (("sandbox=docker", "sandbox.options.memory_mb=-1"), "sandbox.options.memory_mb"),
+])
+def test_llm_uitars_and_docker_options_are_refused_before_work_starts(overrides: tuple[str, ...], key: str) -> None:
+    with pytest.raises(ConfigError, match=key.replace(".", "[.]")):
+        validate_config(_composed(*overrides))
+
+
+def test_every_kind_family_is_registered_with_the_same_decorator() -> None:
+    builtin = {"judge": {"llm", "rules"}, "actor": {"llm", "none", "probe", "scripted", "uitars"},
+               "sandbox": {"docker", "local"}, "model": {"identity", "null", "openai", "oracle", "vllm"},
+               "suite": {"evogenui", "floweval", "iwebgen", "macro", "micro", "smoke", "webgen"}}
+    assert set(KINDS.families) == set(builtin)
+    for family, names in builtin.items():
+        assert names <= set(KINDS.names(family))  # a plugin test earlier in this process may have added more
+
+
+def test_validating_a_config_imports_no_implementation_it_does_not_name() -> None:
+    # The judge, actor and sandbox kinds register with lazy factories: a config naming the llm actor and the
+    # docker sandbox imports their settings, never the other kinds' implementations.
+    code = ("import sys; from tests.run.test_validation import _composed; "
+            "from runner.run.validation import validate_config; "
+            "validate_config(_composed('actor=llm', 'sandbox=docker', 'judge=rules')); "
+            "print(sorted(m for m in ('runner.actors.uitars', 'runner.actors.probe', "
+            "'runner.sandbox.local', 'runner.sandbox.docker', 'runner.models.vllm_provider', 'mlflow', 'torch') "
+            "if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-1] == "['runner.sandbox.docker']"
+
+
+@pytest.mark.parametrize("overrides, key", [
+    (("actor=ui-tars", "+actor.options.history_imagez=2"), "actor.options.history_imagez"),
+    ((f"hydra.searchpath=[file://{PLUGIN / 'conf'}]", f"+plugins=[{','.join(PLUGIN_MODULES)}]", *PLUGIN_KINDS,
+      "+judge.options.scorez=1"), "judge.options.scorez"),
+])
+def test_the_command_refuses_a_bad_option_before_any_work(tmp_path: Path, overrides: tuple[str, ...],
+                                                          key: str) -> None:
+    run_dir = tmp_path / "run"
+    result = subprocess.run(runner_command(*overrides, "tracking=off", f"hydra.run.dir={run_dir}"), cwd=REPO_ROOT,
+                            env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert f"{key}: unknown key" in result.stderr
+    assert not (run_dir / "config.yaml").exists()  # nothing prepared, nothing recorded
