@@ -117,13 +117,13 @@ class Kind:
     def parse(self, raw: Mapping[str, Any] | None, prefix: str) -> BaseModel | None:
         """The section's settings, validated by the kind's model; errors name `prefix.key`. A settings model
         with a `from_options(raw, prefix=...)` classmethod checks more than its fields (an endpoint, a rubric)."""
-        model = self.settings
-        if model is None:
+        schema = self.settings
+        if schema is None:
             return None
-        from_options = getattr(model, "from_options", None)
+        from_options = getattr(schema, "from_options", None)
         if callable(from_options):
             return from_options(dict(raw or {}), prefix=prefix)
-        return section_settings(model, dict(raw or {}), prefix)
+        return section_settings(schema, dict(raw or {}), prefix)
 
     @property
     def origin(self) -> str:

@@ -49,7 +49,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runner/suites/evogenui/suite.py", "getattr(model, 'vision', None)"): "a model's configuration, not a Model",
     ("runner/suites/evogenui/suite.py", "getattr(model, 'model_extra', None)"): "a model's configuration, not a Model",
     # The factory names the model it has just built from its config (`name` is a declared member of Model).
-    ("runner/models/registry.py", "model.name"): "the model factory setting a declared member of what it built",
+    ("runner/models/providers.py", "model.name"): "the model factory setting a declared member of what it built",
 }
 
 
