@@ -68,7 +68,8 @@ PRIVATE_PATHS = [
     "/packet.json", "/../packet.json", "/evidence/", "/../evidence/", "/../../evidence/", "/build.log",
     "/../build.log", "/raw_response.txt", "/../raw_response.txt", "/verdict.json", "/../verdicts.jsonl",
     "/src/App.jsx", "/../src/App.jsx", "/../workspace/src/App.jsx", "/tasks/hostile.yaml", "/../../tasks/hostile.yaml",
-    "/bridge.json", "/../bridge.json", "/server.py", "/genui/server.py", "/__tools/state", "/__tools/log",
+    "/bridge.json", "/../bridge.json", "/server.py", "/genui/server.py", "/tool_bridge.py", "/../tool_bridge.py",
+    "/__tools/state", "/__tools/log",
     "/__resources/list", "/dist/index.html", "//127.0.0.1/etc/passwd", "/etc/passwd", "/proc/self/environ",
 ]
 
