@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from runner.models.base import GenerationRequest, ModelResponse
+from runner.models.base import GenerationRequest, ModelBase, ModelResponse
 
 __all__ = ["GivenAnswer"]
 
 
-class GivenAnswer:
+class GivenAnswer(ModelBase):
     """A model whose only answer is the text it was given (the caller's policy already generated it)."""
 
     name = "reward-answer"
@@ -17,6 +17,3 @@ class GivenAnswer:
 
     async def generate(self, request: GenerationRequest) -> ModelResponse:
         return ModelResponse(text=self.text, usage={})
-
-    async def aclose(self) -> None:
-        return None

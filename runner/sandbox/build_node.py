@@ -16,7 +16,7 @@ import json
 import platform
 from pathlib import Path
 
-from runner.sandbox.web_template import ensure_node_modules, node_modules_installed
+from runner.sandbox.web_template import ensure_node_modules, node_modules_installed, package_set_hash
 
 BUILD_NODE_DIR = Path(__file__).resolve().parent / "build_node"
 CACHE_FOLDER = "build-node"
@@ -37,6 +37,11 @@ def build_node_version() -> str:
     """The pinned Node version (the same for every processor)."""
     pins = json.loads((BUILD_NODE_DIR / "package.json").read_text())["optionalDependencies"]
     return str(pins[build_node_package()])
+
+
+def build_node_hash() -> str:
+    """The cache folder's key of the pinned build Node (the runner image's Dockerfile links its Node there)."""
+    return package_set_hash(BUILD_NODE_DIR)
 
 
 def build_node_installed(cache_root: Path | None = None) -> bool:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from runner.errors import section_settings
 from runner.kinds import register_kind
-from runner.models.base import GenerationRequest, ModelResponse
+from runner.models.base import GenerationRequest, ModelBase, ModelResponse
 from runner.models.cache import ResponseCache
 from runner.turns.tasks import Task
 
@@ -24,16 +24,13 @@ class EchoModelSettings(BaseModel):
     max_tokens: int | None = None
 
 
-class EchoModel:
+class EchoModel(ModelBase):
     def __init__(self, settings: EchoModelSettings) -> None:
         self.settings = settings
         self.name = settings.name
 
     async def generate(self, request: GenerationRequest) -> ModelResponse:
         return ModelResponse(text=self.settings.prefix + str(request.messages[-1]["content"]))
-
-    async def aclose(self) -> None:
-        return None
 
 
 @register_kind("model", "echo", settings=EchoModelSettings)
