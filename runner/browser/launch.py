@@ -341,14 +341,15 @@ class BrowserPool:
                 return await self._browser.new_context(**options)
             for attempt in range(2):  # a browser can die between the liveness check and new_context
                 browser = await self._ensure_browser()
-                try:
-                    return await browser.new_context(**options)
+                try:  # bounded: a browser wedged by a crashed page may never answer
+                    return await asyncio.wait_for(browser.new_context(**options),
+                                                  timeout=self.settings.nav_timeout_ms / 1000)
                 except Exception:
                     if attempt == 1:
                         raise
                     log.warning("new_context failed; relaunching browser", exc_info=True)
                     try:
-                        await browser.close()
+                        await asyncio.wait_for(browser.close(), timeout=10)
                     except Exception:
                         pass
                     self._browser = None
@@ -414,9 +415,9 @@ class BrowserPool:
         task, self._spare = self._spare, None
         if task is None or task.get_loop() is not asyncio.get_running_loop():
             return None
-        try:
-            session = await task
-        except Exception:  # preparing failed (the browser died meanwhile): a fresh one relaunches it
+        try:  # bounded: a spare begun on a browser that then crashed can wait on it for ever
+            session = await asyncio.wait_for(task, timeout=self.settings.nav_timeout_ms / 1000)
+        except Exception:  # preparing failed or stalled (the browser died meanwhile): a fresh one relaunches it
             log.debug("the prepared page is unusable; opening a fresh one", exc_info=True)
             return None
         if self._browser_gone() or session.context.browser is not self._browser:
