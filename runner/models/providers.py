@@ -4,16 +4,19 @@ only the client library of the provider it calls, and validating a config only i
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from runner.kinds import register_kind
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from runner.models.base import Model
     from runner.models.cache import ResponseCache
     from runner.turns.tasks import Task
 
 Tasks = Mapping[str, "Task"] | Iterable["Task"] | None
+SettingsT = TypeVar("SettingsT", bound="BaseModel")
 
 
 def _named(model: Model, data: Mapping[str, Any]) -> Model:
@@ -22,6 +25,18 @@ def _named(model: Model, data: Mapping[str, Any]) -> Model:
     if data.get("name"):
         model.name = str(data["name"])
     return model
+
+
+def _endpoint_settings(settings: type[SettingsT], data: Mapping[str, Any], provider: str) -> SettingsT:
+    """An endpoint provider's settings, or a ConfigError naming the model and the provider."""
+    from pydantic import ValidationError
+
+    from runner.errors import ConfigError
+
+    try:
+        return settings.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ConfigError(f"model {data.get('name')!r}: invalid {provider} settings: {exc}") from exc
 
 
 @register_kind("model", "oracle")
@@ -51,28 +66,14 @@ def identity(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCac
 @register_kind("model", "openai", settings="runner.models.openai_provider:OpenAIModelSettings", traced=True,
                preflight="runner.run.preflight:check_openai_model")
 def openai(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
-    from pydantic import ValidationError
-
-    from runner.errors import ConfigError
     from runner.models.openai_provider import OpenAIModel, OpenAIModelSettings
 
-    try:
-        validated = OpenAIModelSettings.model_validate(dict(data))
-    except ValidationError as exc:
-        raise ConfigError(f"model {data.get('name')!r}: invalid openai settings: {exc}") from exc
-    return OpenAIModel(validated, cache=cache)
+    return OpenAIModel(_endpoint_settings(OpenAIModelSettings, data, "openai"), cache=cache)
 
 
 @register_kind("model", "vllm", settings="runner.models.vllm_provider:VLLMModelSettings", traced=True,
                preflight="runner.run.preflight:check_vllm_model")
 def vllm(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
-    from pydantic import ValidationError
-
-    from runner.errors import ConfigError
     from runner.models.vllm_provider import VLLMModel, VLLMModelSettings
 
-    try:
-        validated = VLLMModelSettings.model_validate(dict(data))
-    except ValidationError as exc:
-        raise ConfigError(f"model {data.get('name')!r}: invalid vllm settings: {exc}") from exc
-    return VLLMModel(validated, cache=cache)
+    return VLLMModel(_endpoint_settings(VLLMModelSettings, data, "vllm"), cache=cache)
