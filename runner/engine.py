@@ -509,6 +509,7 @@ class Engine:
             task=task, turn=turn, build=build, evidence=evidence, trace=trace, files=parsed.files,
             assistant_text=parsed.assistant_text, out_dir=folder.path, session=session,
             tool_log=folder.read_tool_log(), runtime_state=runtime_state,
+            page_as_loaded=trace is None,  # no actor ran: only the evidence capture read the page since its load
         )
         try:
             async with limits.judge:
