@@ -68,6 +68,15 @@ class ScoreRequest:
     keep_evidence: bool = False
 
 
+def with_spare_builds(config: RunnerConfig) -> RunnerConfig:
+    """`config` with `sandbox.local.spare_build` on for a local sandbox, unless it says otherwise: one call at a
+    time leaves the runner idle while a page settles, time in which the next build's sandbox and Vite start."""
+    if config.sandbox.kind != "local" or "spare_build" in config.sandbox.local:
+        return config
+    sandbox = config.sandbox.model_copy(update={"local": {**config.sandbox.local, "spare_build": True}})
+    return config.model_copy(update={"sandbox": sandbox})
+
+
 class RewardService:
     """Use `async with RewardService.open(config) as service:`; then `await service.score(task_id, turn, answer)`."""
 
@@ -99,7 +108,10 @@ class RewardService:
     async def open(cls, config: RunnerConfig, *, work_dir: Path | None = None,
                    episode_capacity: int = 1024) -> AsyncIterator["RewardService"]:
         """Preflight, then the run's sandbox, browsers, roles, judge and actor, and the suite's tasks, loaded
-        once. `work_dir`: where each call's slot folder goes (default: a temporary folder, removed on close)."""
+        once. `work_dir`: where each call's slot folder goes (default: a temporary folder, removed on close).
+        A local sandbox keeps the next build's sandbox started ahead (`sandbox.local.spare_build`, on unless the
+        config sets it)."""
+        config = with_spare_builds(config)
         suite = build_suite(config.suite, project_root=Path(config.project_root))
         suite.configure_run(config)
         for note in await preflight.run_preflight(config, suite):
