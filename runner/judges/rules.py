@@ -273,6 +273,7 @@ class RulesJudge:
         return result(RequirementStatus(detail["status"]), str(detail.get("reason", ""))), detail
 
     wants_live_checks = True  # the execution phase runs the contract's checks on the live page for this judge
+    reads_page_files = False  # no screenshot or DOM file: the evidence's load error, text and blankness decide
 
     async def run_live_checks(self, judge_input: JudgeInput) -> dict[str, dict[str, Any]]:
         """Run every executable check of the turn on the live page (execution phase), as packet entries.
