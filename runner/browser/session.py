@@ -207,7 +207,8 @@ _INIT_SCRIPT = """
     };
     const navigatorOf = accessor(window, 'navigator');
     const idbOf = accessor(window, 'indexedDB'), cachesOf = accessor(window, 'caches');
-    const managerOf = accessor(Navigator.prototype, 'storage'), bucketsOf = accessor(Navigator.prototype, 'storageBuckets');
+    const managerOf = accessor(Navigator.prototype, 'storage');
+    const bucketsOf = accessor(Navigator.prototype, 'storageBuckets');
     const size = (value) => value.length;
     store('indexedDB', window.IDBFactory, 'databases', idbOf && (() => apply(idbOf, window, [])), size);
     store('caches', window.CacheStorage, 'keys', cachesOf && (() => apply(cachesOf, window, [])), size);
@@ -228,7 +229,8 @@ _INIT_SCRIPT = """
       for (let i = 0; i < stores.length; i += 1) {
         const name = stores[i][0], count = stores[i][2];
         const seen = (value) => { try { if (count(value) > 0) note(name); } catch (e) { note(name + '?'); } done(); };
-        try { apply(then, stores[i][1](), [seen, () => { note(name + '?'); done(); }]); } catch (e) { note(name + '?'); done(); }
+        const failed = () => { note(name + '?'); done(); };
+        try { apply(then, stores[i][1](), [seen, failed]); } catch (e) { failed(); }
       }
       done();
     });
