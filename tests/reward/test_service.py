@@ -135,8 +135,26 @@ def test_micro_pixel_rewards_equal_the_runs_scores(micro: dict[str, Any]) -> Non
         assert 0.0 < reward["reward"] < 0.9  # the identity preserves but does not repair
 
 
-def test_a_suite_that_may_read_the_page_files_keeps_them(micro: dict[str, Any]) -> None:
-    assert micro["lean"] is False  # MT-Web2Code does not say it reads none: every call captures them
+def test_micro_calls_capture_no_page_files_its_scoring_renders_its_own(micro: dict[str, Any]) -> None:
+    assert micro["lean"] is True  # and the rewards above equal the run's, which captured them
+
+
+def test_a_suite_or_judge_that_may_read_the_page_files_keeps_them() -> None:
+    from types import SimpleNamespace
+
+    from runner.judges.rules import RulesJudge
+    from runner.reward.service import page_files_read
+    from runner.suites.base import SuiteBase
+
+    class Reads(SuiteBase):  # a suite that does not say: it may
+        pass
+
+    class ReadsNone(SuiteBase):
+        reads_page_files = False
+
+    assert page_files_read(ReadsNone(), SimpleNamespace(judge=RulesJudge())) is False
+    assert page_files_read(Reads(), SimpleNamespace(judge=RulesJudge())) is True
+    assert page_files_read(ReadsNone(), SimpleNamespace(judge=SimpleNamespace(name="llm"))) is True
 
 
 @pytest.fixture(scope="module")
