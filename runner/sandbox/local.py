@@ -303,6 +303,8 @@ class _WaitingRun:
     async def discard(self) -> None:
         """Stop a run that never got its go line, and everything it started."""
         try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()  # end of input: a launcher waiting for its line exits without building
             await _stop_tree(self.proc, self.cgroups)
             self.drain.cancel()
         finally:
