@@ -1,6 +1,7 @@
 """Reward service latency and throughput: MT-Web2Code micro pixel rewards and smoke-check rewards, warm.
 
     .venv/bin/python bench/reward.py [--calls 12] [--suites micro,smoke] [--json out.json]
+                                     [--override KEY=VALUE ...] [--all-evidence]
 
 For each suite the service is opened once (its tasks loaded, the run's browsers up) and warmed by one call;
 then `--calls` oracle answers are scored one after another (sequential: the latency of one call) and again
@@ -13,7 +14,10 @@ bucket, reward 0).
 micro: MT-Web2Code micro (§3.4) on `--pages` of tasks/web2code/pages, mode=independent so that every turn starts
 from the golden page and needs no state; static pages, scored by pixels (eqs. 9-12). smoke: turn 1 of each
 smoke task (a React build), scored by the rules judge's live checks (actor=none).
-Goal: median latency of one call under 1 s.
+Goal: median latency of one call under 1 s. `--override` adds config overrides to every suite's (e.g.
+`+sandbox.local.spare_build=false` or `+judge.rules.reuse_loaded_page=false`, to measure without them;
+`--all-evidence` turns the service's lean evidence off); the
+machine's load average is printed beside the figures, which move with it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -69,12 +74,14 @@ def _stats(latencies: list[float], wall_s: float) -> dict[str, float]:
             "rewards_per_min": 60.0 * len(ordered) / wall_s}
 
 
-async def bench_suite(suite: str, calls: int, pages: list[str]) -> dict[str, Any]:
-    overrides = ["tracking=off", *SUITES[suite]]
+async def bench_suite(suite: str, calls: int, pages: list[str], extra: list[str], *,
+                      lean_evidence: bool = True) -> dict[str, Any]:
+    overrides = ["tracking=off", *SUITES[suite], *extra]
+    load_before = os.getloadavg()[0]
     if suite == "micro":
         overrides.append(f"suite.task_ids=[{','.join(pages)}]")
     opened = time.perf_counter()
-    async with RewardService.open(compose_config(overrides, project_root=REPO)) as service:
+    async with RewardService.open(compose_config(overrides, project_root=REPO), lean_evidence=lean_evidence) as service:
         open_s = time.perf_counter() - opened
         slots = _slots(service, suite)
         oracle = OracleModel(service.tasks.values())
@@ -115,7 +122,9 @@ async def bench_suite(suite: str, calls: int, pages: list[str]) -> dict[str, Any
         concurrent = await asyncio.gather(*(bounded(slot) for slot in plan))
         concurrent_stats = _stats(list(concurrent), time.perf_counter() - started)
     return {
-        "suite": suite, "open_s": open_s, "slots": len(slots),
+        "suite": suite, "open_s": open_s, "slots": len(slots), "overrides": extra,
+        "lean_evidence": service.lean_evidence,
+        "load_average": [load_before, os.getloadavg()[0]],
         "references": {name: {"reward": r.reward, "status": str(r.status),
                               "scores": {k: v for k, v in r.scores.items() if k in ("s_inbox", "s_outbox", "score")}}
                        for name, r in references.items()},
@@ -124,7 +133,10 @@ async def bench_suite(suite: str, calls: int, pages: list[str]) -> dict[str, Any
 
 
 def _print(result: dict[str, Any]) -> None:
-    print(f"== {result['suite']}: opened in {result['open_s']:.1f} s, {result['slots']} slot(s)")
+    load = result["load_average"]
+    print(f"== {result['suite']}: opened in {result['open_s']:.1f} s, {result['slots']} slot(s); load average "
+          f"{load[0]:.1f} -> {load[1]:.1f}; lean evidence {'on' if result['lean_evidence'] else 'off'}"
+          + (f"; overrides {' '.join(result['overrides'])}" if result["overrides"] else ""))
     for name, ref in result["references"].items():
         reward = "None" if ref["reward"] is None else f"{ref['reward']:.4f}"
         print(f"  {name:<9} reward {reward}  status {ref['status']}  {ref['scores'] or ''}")
@@ -144,10 +156,15 @@ def main() -> None:
     parser.add_argument("--suites", default="micro,smoke")
     parser.add_argument("--pages", default="hearth-bakery,ledgerly-saas", help="micro: the pages (task ids)")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config override for every suite (repeatable)")
+    parser.add_argument("--all-evidence", action="store_true",
+                        help="capture every call's screenshots and DOM file (the service's lean_evidence off)")
     args = parser.parse_args()
     results = []
     for suite in args.suites.split(","):
-        result = asyncio.run(bench_suite(suite, args.calls, args.pages.split(",")))
+        result = asyncio.run(bench_suite(suite, args.calls, args.pages.split(","), args.override,
+                                         lean_evidence=not args.all_evidence))
         _print(result)
         results.append(result)
     if args.json is not None:

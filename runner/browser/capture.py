@@ -22,11 +22,14 @@ log = logging.getLogger(__name__)
 MAX_VISIBLE_TEXT = 20000  # enough for any judge prompt; keeps records small
 TOOL_CALLS_WAIT_S = 1.0  # how long the final capture waits for the page's tool calls to come back
 
-async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeout_s: float = 30.0) -> Evidence:
+async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeout_s: float = 30.0,
+                           page_files: bool = True) -> Evidence:
     """Load `session.url`, write evidence files into `out_dir`, return an Evidence (paths relative to out_dir).
 
     Never raises for a broken artifact: a failed navigation or capture sets `load_error` instead.
     `capture_timeout_s` bounds the capture after load: a page stuck in a JS loop answers no evaluate.
+    `page_files` False: no screenshots and no DOM file, for a slot whose judge, suite and actor read none
+    (the reward service's lean evidence); the visible text and whether the page is blank are read all the same.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -43,7 +46,8 @@ async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeo
     if not evidence.load_error or session.response_status is not None:
         # Shoot whatever rendered, also for an HTTP error page, so a judge can see it.
         try:
-            await asyncio.wait_for(_capture_page(session, out_dir, evidence), timeout=capture_timeout_s)
+            capture = _capture_page(session, out_dir, evidence) if page_files else _read_page(session, evidence)
+            await asyncio.wait_for(capture, timeout=capture_timeout_s)
         except asyncio.TimeoutError:
             if not evidence.load_error:
                 evidence.load_error = f"capture timed out after {capture_timeout_s:g} s (page unresponsive)"
@@ -133,6 +137,18 @@ async def _capture_page(session: PageSession, out_dir: Path, evidence: Evidence)
         evidence.blank = not snapshot.visible
     except PlaywrightError as exc:  # page crashed or navigated away mid-capture
         log.warning("evidence capture failed for %s: %s", session.url, exc)
+        if not evidence.load_error:
+            evidence.load_error = f"capture failed: {_first_line(exc)}"
+
+
+async def _read_page(session: PageSession, evidence: Evidence) -> None:
+    """What a judge that reads no page files decides from: the page's text and whether anything shows."""
+    try:
+        snapshot = await session.snapshot()
+        evidence.visible_text = snapshot.text[:MAX_VISIBLE_TEXT]
+        evidence.blank = not snapshot.visible
+    except PlaywrightError as exc:  # page crashed or navigated away mid-read
+        log.warning("evidence read failed for %s: %s", session.url, exc)
         if not evidence.load_error:
             evidence.load_error = f"capture failed: {_first_line(exc)}"
 

@@ -170,6 +170,72 @@ _INIT_SCRIPT = """
     return counts.childList + counts.attributes + (withText ? counts.characterData : 0);
   };
   window.__genuiMutationTotal = () => { add(observer.takeRecords()); return total; };
+  // What a reload of the page would start from besides the artifact (PageSession.reload_would_match), read like
+  // the DOM below: mark() is [the document's time origin, its mutation records so far]; carried() resolves to
+  // mark() and the kinds of state found (comma-separated): storage the page wrote, its window name, its history
+  // state. No iterator, spread or page-reachable method is used after this script, so a page cannot fake them.
+  const reloadReads = (apply) => {
+    const accessor = (target, name) => {
+      for (let o = target; o; o = Object.getPrototypeOf(o)) {
+        const d = Object.getOwnPropertyDescriptor(o, name);
+        if (d) return d.get || null;
+      }
+      return null;
+    };
+    const P = Promise, then = P.prototype.then, takeRecords = MutationObserver.prototype.takeRecords;
+    const performanceOf = accessor(window, 'performance'), originOf = accessor(Performance.prototype, 'timeOrigin');
+    const mark = () => {
+      add(apply(takeRecords, observer, []));
+      return [apply(originOf, apply(performanceOf, window, []), []), total];
+    };
+    const nameOf = accessor(window, 'name'), historyOf = accessor(window, 'history');
+    const stateOf = accessor(History.prototype, 'state'), lengthOf = accessor(Storage.prototype, 'length');
+    const localOf = accessor(window, 'localStorage'), sessionOf = accessor(window, 'sessionStorage');
+    const sync = [
+      ['window.name', () => apply(nameOf, window, []) !== ''],
+      ['history.state', () => apply(stateOf, apply(historyOf, window, []), []) !== null],
+      ['localStorage', () => apply(lengthOf, apply(localOf, window, []), []) > 0],
+      ['sessionStorage', () => apply(lengthOf, apply(sessionOf, window, []), []) > 0],
+    ];
+    // Stores read asynchronously, where this browser has them: [name, read, how many it holds].
+    const stores = [];
+    const store = (name, owner, method, object, count) => {
+      if (owner && owner.prototype && typeof owner.prototype[method] === 'function' && object) {
+        const read = owner.prototype[method];
+        stores[stores.length] = [name, () => apply(read, object(), []), count];
+      }
+    };
+    const navigatorOf = accessor(window, 'navigator');
+    const idbOf = accessor(window, 'indexedDB'), cachesOf = accessor(window, 'caches');
+    const managerOf = accessor(Navigator.prototype, 'storage');
+    const bucketsOf = accessor(Navigator.prototype, 'storageBuckets');
+    const size = (value) => value.length;
+    store('indexedDB', window.IDBFactory, 'databases', idbOf && (() => apply(idbOf, window, [])), size);
+    store('caches', window.CacheStorage, 'keys', cachesOf && (() => apply(cachesOf, window, [])), size);
+    store('storage', window.StorageManager, 'estimate',
+          managerOf && (() => apply(managerOf, apply(navigatorOf, window, []), [])), (value) => value.usage);
+    store('storageBuckets', window.StorageBucketManager, 'keys',
+          bucketsOf && (() => apply(bucketsOf, apply(navigatorOf, window, []), [])), size);
+    const carried = () => new P((resolve) => {
+      let found = '', left = stores.length + 1;
+      const note = (name) => { found += (found ? ',' : '') + name; };
+      const done = () => {
+        left -= 1;
+        if (left === 0) { const now = mark(); resolve([now[0], now[1], found]); }
+      };
+      for (let i = 0; i < sync.length; i += 1) {
+        try { if (sync[i][1]()) note(sync[i][0]); } catch (e) { note(sync[i][0] + '?'); }
+      }
+      for (let i = 0; i < stores.length; i += 1) {
+        const name = stores[i][0], count = stores[i][2];
+        const seen = (value) => { try { if (count(value) > 0) note(name); } catch (e) { note(name + '?'); } done(); };
+        const failed = () => { note(name + '?'); done(); };
+        try { apply(then, stores[i][1](), [seen, failed]); } catch (e) { failed(); }
+      }
+      done();
+    });
+    return { mark, carried };
+  };
   // The evidence's DOM and text, read through the native getters taken before any script of the page ran,
   // from a property of window the page can neither replace nor delete: a page that redefines outerHTML or
   // innerText cannot show the judge another document than the one it is. (Playwright's page.content() is
@@ -186,7 +252,11 @@ _INIT_SCRIPT = """
       return (doctype ? apply(serialize, new Serializer(), [doctype]) : '') + (root ? apply(outerHTMLOf, root, []) : '');
     };
     const text = () => { const body = apply(bodyOf, document, []); return body ? apply(innerTextOf, body, []) : ''; };
-    Object.defineProperty(window, '__genuiRead', { value: Object.freeze({ html, text }) });
+    const reads = { html, text };
+    try {
+      Object.assign(reads, reloadReads(apply));
+    } catch (e) { /* no reload_would_match on this document: the live checks reload it */ }
+    Object.defineProperty(window, '__genuiRead', { value: Object.freeze(reads) });
   } catch (e) {  // the session falls back to Playwright's reads; the name stays taken, so no page can fill it
     try { Object.defineProperty(window, '__genuiRead', { value: null }); } catch (e2) { /* taken already */ }
   }
@@ -269,6 +339,12 @@ def _ws_to_http(origin: str) -> str:
     return re.sub(r"^ws(s?)://", r"http\1://", origin)
 
 
+# The mutation counter zeroed, how long the page had been still, and the document's mark (reload_would_match).
+_RESET_JS = """() => [window.__genuiResetMutations ? window.__genuiResetMutations() : null,
+  window.__genuiRead && window.__genuiRead.mark ? window.__genuiRead.mark() : null]"""
+_CARRIED_JS = "() => window.__genuiRead && window.__genuiRead.carried ? window.__genuiRead.carried() : null"
+_RELOAD_CHECK_S = 1.0  # how long reload_would_match waits for the page's storage reads
+
 _SETTLE_UNTIL_MUTATION_JS = """([ms, withText]) => new Promise((resolve) => {
   const started = performance.now();
   const check = () => {
@@ -338,6 +414,11 @@ class PageSession:
         self.full_page_clipped: tuple[int, int] | None = None
         # The last viewport shot on the fast path: (what it showed, see _PAGE_SIZE_JS "view"; when; its PNG).
         self._last_view: tuple[tuple[Any, ...], float, bytes] | None = None
+        # Loads of the artifact in this session, and [time origin, mutation records] of the last one's document
+        # when its settle window ended (reload_would_match); _reset_mark: the same at the last counter reset.
+        self._loads = 0
+        self._load_mark: list[Any] | None = None
+        self._reset_mark: list[Any] | None = None
         # Called once, when the first load of the artifact has finished and the settle wait begins: the pool
         # prepares its next session then (BrowserSettings.spare_page), while this page idles.
         self.on_first_load: Callable[[], None] | None = None
@@ -624,7 +705,29 @@ class PageSession:
         await self.settle()
         await self.reset_mutations()
         self._counting_since_load = True
+        self._loads += 1
+        self._load_mark = self._reset_mark
         return time.monotonic() - started
+
+    async def reload_would_match(self) -> bool:
+        """Whether reloading the artifact now would give this very page, so a live check may start on it instead
+        (RulesJudge.run_live_checks: the page as loaded). True only for the session's one load, in its fresh
+        context: the page is still at the artifact's URL, has not changed its DOM since the load's settle window
+        ended (no mutation record of any kind), never called the tool bridge, and left nothing a reload would
+        start from (storage of any kind, cookies, its window name or history state). Else, or when the page
+        cannot say within a second: False."""
+        if (self._loads != 1 or self._load_mark is None or self.page.url != self.url or self.left_origin
+                or self._tool_bridge_active_at != float("-inf")):
+            return False
+        try:
+            facts, cookies = await asyncio.wait_for(
+                asyncio.gather(self.evaluate(_CARRIED_JS), self.context.cookies()), timeout=_RELOAD_CHECK_S)
+        except (PlaywrightError, asyncio.TimeoutError):
+            return False
+        if not isinstance(facts, list) or len(facts) != 3:
+            return False
+        origin, total, found = facts
+        return [origin, total] == list(self._load_mark) and found == "" and not cookies
 
     async def settle(self, ms: int | None = None) -> None:
         await asyncio.sleep((self.settle_ms if ms is None else ms) / 1000)
@@ -655,7 +758,8 @@ class PageSession:
             ) from None
 
     async def reset_mutations(self) -> None:
-        still = await self.evaluate("() => window.__genuiResetMutations ? window.__genuiResetMutations() : null")
+        read = await self.evaluate(_RESET_JS)
+        still, self._reset_mark = read if isinstance(read, list) and len(read) == 2 else (None, None)
         self._counting_since, self._counting_since_load = time.monotonic(), False
         self._still_before_reset = (still[0] / 1000, still[1] / 1000) if still else (0.0, 0.0)
 

@@ -28,6 +28,9 @@ class JudgeInput:
     assistant_text: str
     out_dir: Path
     session: "PageSession | None" = None  # live page, for judges that execute checks
+    # Nothing but reads ran on the live page since its load (the evidence capture; no actor): a judge's checks
+    # may start on it where a reload would give the same page (RulesJudge.run_live_checks).
+    page_as_loaded: bool = False
     # The tool bridge's call log (EvidenceFolder.TOOL_LOG; None: no bridge served the artifact) and the tool
     # runtime's state (EvoGenUI-Bench §4.2 "tool and runtime logs", "runtime state"; None: none recorded).
     tool_log: list[dict[str, Any]] | None = None

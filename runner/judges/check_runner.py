@@ -83,6 +83,9 @@ class CheckOutcome:
     steps: list[StepOutcome] = field(default_factory=list)
     assertions: list[AssertionOutcome] = field(default_factory=list)
     duration_s: float = 0.0
+    # A reloading check that started on the page as its load left it, a reload being sure to give the same page
+    # (run_check's page_as_loaded).
+    page_as_loaded: bool = False
 
     @property
     def passed(self) -> bool:
@@ -446,25 +449,34 @@ async def run_check(
     step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
     assert_timeout_s: float = DEFAULT_ASSERT_TIMEOUT_S,
     max_assert_wait_s: float = DEFAULT_MAX_ASSERT_WAIT_S,
+    page_as_loaded: bool = False,
 ) -> CheckOutcome:
     """Run `check` on the live page of `session` and say whether its assertions hold.
 
     Tool calls count only when made during this check: the log length is taken before the reload, so
     calls the fresh page makes on load belong to the check too, earlier calls do not.
 
+    `page_as_loaded`: the caller says that nothing but reads ran on the page since its load (no actor, no
+    check's steps). A reloading check then starts on that page when a reload would give the same page
+    (PageSession.reload_would_match: its one load, unchanged, no bridge call, nothing a reload would start from),
+    which saves a load and its settle window; else it reloads.
+
     Assertions are polled until they all hold, for `assert_timeout_s` past the later of the last step and
     the page's last tool-bridge activity, and never longer than `max_assert_wait_s` in all.
     """
     started = time.monotonic()
+    as_loaded = False
 
     def done(status: RequirementStatus, reason: str, **parts: Any) -> CheckOutcome:
-        return CheckOutcome(status, reason, duration_s=round(time.monotonic() - started, 3), **parts)
+        return CheckOutcome(status, reason, duration_s=round(time.monotonic() - started, 3),
+                            page_as_loaded=as_loaded, **parts)
 
     tool_log_start = 0
     if tool_log_reader is not None:
         tool_log_start = len(list(await _call_reader(tool_log_reader) or []))
 
-    if check.reload:
+    as_loaded = check.reload and page_as_loaded and await session.reload_would_match()
+    if check.reload and not as_loaded:
         try:
             await session.goto()
         except Exception as error:  # the artifact's page failed to load: a failure of the artifact

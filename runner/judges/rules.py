@@ -42,6 +42,9 @@ class RulesJudgeSettings(BaseModel):
     assert_timeout_s: float = Field(2.0, ge=0)
     # Assertions wait assert_timeout_s past the page's last tool-bridge activity, at most this long in all.
     max_assert_wait_s: float = Field(10.0, gt=0)
+    # The execution phase's checks start on the page as loaded, not a reload, while nothing but reads ran on it
+    # and a reload would give the same page (check_runner.run_check's page_as_loaded); false: always reload.
+    reuse_loaded_page: bool = True
 
 
 @dataclass
@@ -270,6 +273,7 @@ class RulesJudge(JudgeBase):
         return result(RequirementStatus(detail["status"]), str(detail.get("reason", ""))), detail
 
     wants_live_checks = True  # the execution phase runs the contract's checks on the live page for this judge
+    reads_page_files = False  # no screenshot or DOM file: the evidence's load error, text and blankness decide
 
     async def run_live_checks(self, judge_input: JudgeInput) -> dict[str, dict[str, Any]]:
         """Run every executable check of the turn on the live page (execution phase), as packet entries.
@@ -279,22 +283,29 @@ class RulesJudge(JudgeBase):
         if not judge_input.build.ok or (await self._loaded(judge_input)).score == 0.0:
             return outcomes  # the verdict fails every requirement from the load problem; nothing to run
         readers = self._readers(judge_input)
+        # Until a check acts on the page (its steps), the page is as its load left it (when it was so given).
+        as_loaded = judge_input.page_as_loaded and self.settings.reuse_loaded_page
         for requirement in judge_input.turn.requirements:
             if requirement.check is None:
                 continue
             try:
-                outcomes[requirement.id] = await self.run_live_check(judge_input, requirement.check, readers)
+                outcomes[requirement.id] = await self.run_live_check(judge_input, requirement.check, readers,
+                                                                     page_as_loaded=as_loaded)
             except Exception as error:  # a bug or a dead browser: the judge failed, not the artifact
                 outcomes[requirement.id] = {"status": _CHECK_CRASHED, "reason": f"{type(error).__name__}: {error}"}
+                as_loaded = False
+            as_loaded = as_loaded and not requirement.check.steps
         return outcomes
 
-    async def run_live_check(self, judge_input: JudgeInput, check: Check, readers: Readers) -> dict[str, Any]:
-        outcome = await self._run_one(judge_input, check, readers)
+    async def run_live_check(self, judge_input: JudgeInput, check: Check, readers: Readers, *,
+                             page_as_loaded: bool = False) -> dict[str, Any]:
+        outcome = await self._run_one(judge_input, check, readers, page_as_loaded=page_as_loaded)
         if isinstance(outcome, str):
             return {"status": "failed", "reason": outcome}
         return outcome.to_json()
 
-    async def _run_one(self, judge_input: JudgeInput, check: Check, readers: Readers) -> CheckOutcome | str:
+    async def _run_one(self, judge_input: JudgeInput, check: Check, readers: Readers, *,
+                       page_as_loaded: bool = False) -> CheckOutcome | str:
         s = self.settings
         assert judge_input.session is not None
         try:
@@ -307,6 +318,7 @@ class RulesJudge(JudgeBase):
                     step_timeout_s=s.step_timeout_s,
                     assert_timeout_s=s.assert_timeout_s,
                     max_assert_wait_s=s.max_assert_wait_s,
+                    page_as_loaded=page_as_loaded,
                 ),
                 timeout=s.check_timeout_s,
             )

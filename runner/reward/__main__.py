@@ -29,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--episodes", type=int, default=1024, help="held episodes kept (least recently used go)")
     serve.add_argument("--work-dir", type=Path, default=None,
                        help="where each call's slot folder goes (default: a temporary folder, removed on exit)")
+    serve.add_argument("--all-evidence", action="store_true",
+                       help="capture the load-time screenshots and DOM file in every call, also where nothing "
+                            "reads them (default: only for keep_evidence, or where the judge or suite reads them)")
     return parser
 
 
@@ -42,7 +45,8 @@ async def _serve(args: argparse.Namespace) -> int:
 
     config = compose_config(args.overrides)
     parallel = resolve_concurrency(config, episodes_available=sys.maxsize).episodes
-    holder = ServiceHolder(lambda: RewardService.open(config, work_dir=args.work_dir, episode_capacity=args.episodes))
+    holder = ServiceHolder(lambda: RewardService.open(config, work_dir=args.work_dir, episode_capacity=args.episodes,
+                                                      lean_evidence=not args.all_evidence))
     app = create_app(holder, queue_size=args.queue_size, parallel=parallel)
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="info", lifespan="on"))
 

@@ -68,11 +68,25 @@ class ScoreRequest:
     keep_evidence: bool = False
 
 
+def page_files_read(suite: Suite, services: Services) -> bool:
+    """Whether the judge or the suite may read a slot's load-time screenshots or DOM file (unless they say not)."""
+    return getattr(services.judge, "reads_page_files", True) or getattr(suite, "reads_page_files", True)
+
+
+def with_spare_builds(config: RunnerConfig) -> RunnerConfig:
+    """`config` with `sandbox.local.spare_build` on for a local sandbox, unless it says otherwise: one call at a
+    time leaves the runner idle while a page settles, time in which the next build's sandbox and Vite start."""
+    if config.sandbox.kind != "local" or "spare_build" in config.sandbox.local:
+        return config
+    sandbox = config.sandbox.model_copy(update={"local": {**config.sandbox.local, "spare_build": True}})
+    return config.model_copy(update={"sandbox": sandbox})
+
+
 class RewardService:
     """Use `async with RewardService.open(config) as service:`; then `await service.score(task_id, turn, answer)`."""
 
     def __init__(self, config: RunnerConfig, suite: Suite, tasks: list[Task], services: Services, roles: RunRoles,
-                 work_dir: Path, *, episode_capacity: int) -> None:
+                 work_dir: Path, *, episode_capacity: int, lean_evidence: bool = True) -> None:
         self.config = config
         self.suite = suite
         self.tasks = {task.id: task for task in tasks}
@@ -93,13 +107,20 @@ class RewardService:
         # the turn started from); a run executes each slot once at a time, and so does the service.
         self._slot_locks: dict[tuple[str, int], asyncio.Lock] = {}
         self._generation = SinglePass()
+        # Lean evidence: a call that keeps no evidence leaves out the load-time screenshots and DOM file where
+        # nothing of the slot reads them (the judge and the suite say so; a slot with an actor keeps them).
+        self.lean_evidence = lean_evidence and not page_files_read(suite, services)
 
     @classmethod
     @asynccontextmanager
-    async def open(cls, config: RunnerConfig, *, work_dir: Path | None = None,
-                   episode_capacity: int = 1024) -> AsyncIterator["RewardService"]:
+    async def open(cls, config: RunnerConfig, *, work_dir: Path | None = None, episode_capacity: int = 1024,
+                   lean_evidence: bool = True) -> AsyncIterator["RewardService"]:
         """Preflight, then the run's sandbox, browsers, roles, judge and actor, and the suite's tasks, loaded
-        once. `work_dir`: where each call's slot folder goes (default: a temporary folder, removed on close)."""
+        once. `work_dir`: where each call's slot folder goes (default: a temporary folder, removed on close).
+        A local sandbox keeps the next build's sandbox started ahead (`sandbox.local.spare_build`, on unless the
+        config sets it). `lean_evidence`: a call without keep_evidence captures no screenshot or DOM file where
+        neither the judge, the suite nor an actor reads them (the reward is the same); False: always."""
+        config = with_spare_builds(config)
         suite = build_suite(config.suite, project_root=Path(config.project_root))
         suite.configure_run(config)
         for note in await preflight.run_preflight(config, suite):
@@ -116,7 +137,8 @@ class RewardService:
                 config = config.model_copy(update={
                     "concurrency": resolve_concurrency(config, episodes_available=len(tasks))})
                 services = build_services(config, roles, context, stack, tasks=tasks, tracker=NullTracker())
-                yield cls(config, suite, tasks, services, roles, root, episode_capacity=episode_capacity)
+                yield cls(config, suite, tasks, services, roles, root, episode_capacity=episode_capacity,
+                          lean_evidence=lean_evidence)
         finally:
             if owned:
                 shutil.rmtree(root, ignore_errors=True)
@@ -231,7 +253,7 @@ class RewardService:
         call_dir = self.work_dir / "calls" / uuid.uuid4().hex
         engine = Engine(self.config, self.suite, replace(self.services, model=GivenAnswer(answer)),
                         RunDirectory(call_dir), ensure_generation=self._ensure_slot_roles,
-                        generation=self._generation)
+                        generation=self._generation, page_files=keep_evidence or not self.lean_evidence)
         try:
             async with self._slot_lock(task.id, turn.index), self.limits.episodes:
                 evidence_dir = await engine.execute_slot(task, turn, episode, self.limits)

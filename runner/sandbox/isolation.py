@@ -59,6 +59,7 @@ class PipelineRules:
     build_timeout_s: float
     server_start_timeout_s: float
     build_command: list[str] | None  # test-only: run this instead of `vite build`
+    spare_build: bool = False  # start the next build's sandbox ahead, with Vite loaded (pipeline.py)
 
 
 @dataclass
@@ -86,6 +87,30 @@ class RunningServer(Protocol):
 
     async def failure(self) -> SandboxSetupError:
         """The error for a server that never answered, with its own log."""
+        ...
+
+
+class WaitingRun(Protocol):
+    """A confined command started ahead of its input (StartsAhead.start_waiting), waiting for its go line."""
+
+    def alive(self) -> bool: ...
+
+    async def finish(self, timeout_s: float) -> RunOutcome | None:
+        """Send the go line, then as Isolation.run: its wall-clock limit starts now. None: it had ended before
+        the go line, having run nothing of the build (its resources are freed)."""
+        ...
+
+    async def discard(self) -> None:
+        """Stop it unused, with everything it started."""
+        ...
+
+
+class StartsAhead(Protocol):
+    """An isolation that can start a build's command before its workspace is filled (spare builds)."""
+
+    async def start_waiting(self, command: list[str], mounts: list[Mount], *, cwd: str,
+                            env: dict[str, str]) -> WaitingRun | RunOutcome:
+        """`command` confined exactly as Isolation.run would run it, started now; a RunOutcome: it did not start."""
         ...
 
 

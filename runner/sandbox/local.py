@@ -80,6 +80,9 @@ class LocalSandboxSettings(BaseModel):
     compile_cache: bool = True
     # Test-only hook: run this argv inside the build sandbox (cwd /app) instead of `vite build`.
     build_command: list[str] | None = None
+    # Keep the next build's sandbox started ahead, Vite loaded, waiting for its sources (pipeline.py): the same
+    # sandbox, limits and command, one per build, started while the runner waits elsewhere.
+    spare_build: bool = False
 
 
 def _root_layout_args() -> list[str]:
@@ -213,6 +216,101 @@ async def _drain(stream: asyncio.StreamReader, sink: LogCap) -> None:
         sink.feed(chunk)
 
 
+# A build started ahead waits at this niceness until its go line, so that starting it takes only CPU time the
+# runner's current work leaves idle; its go line puts every thread of it back to 0, a cold build's.
+SPARE_NICE = 19
+
+
+def _nice_prefix(cgroups: CgroupSet) -> list[str]:
+    """`nice -n SPARE_NICE` where the runner may take that back later (root, and cgroups that list the processes)."""
+    nice = shutil.which("nice")
+    if os.geteuid() != 0 or nice is None or not cgroups.procs_files:
+        return []
+    return [nice, "-n", str(SPARE_NICE)]
+
+
+def _renice(cgroups: CgroupSet, value: int) -> None:
+    """Every thread of every process in the cgroups to niceness `value` (each thread carries its own)."""
+    for _ in range(2):  # a thread started meanwhile by one not yet reniced is caught by the second pass
+        for pid in cgroups.pids_in():
+            with contextlib.suppress(OSError):
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    with contextlib.suppress(OSError, ValueError):
+                        os.setpriority(os.PRIO_PROCESS, int(tid), value)
+
+
+def _outcome(rc: int | None, timed_out: bool, timeout_s: float, output: str, notes: list[str],
+             cgroups: CgroupSet) -> RunOutcome:
+    oom = cgroups.oom_killed()
+    peak = cgroups.max_memory_mb()
+    if peak is not None:
+        notes.append(f"[sandbox] exit={rc} peak_memory={peak:.0f}MB")
+    if oom:
+        notes.append("[sandbox] OOM: killed by the memory limit")
+    failed: str | None = None
+    if rc == 125 and not output.strip():
+        failed = "[sandbox] could not join the cgroups"  # the cgroup shim's own exit code
+    elif output.lstrip().startswith("bwrap:"):
+        failed = ""  # bubblewrap failed to set the sandbox up
+    return RunOutcome(rc, output, timed_out=timed_out, timeout_s=timeout_s, oom=oom, notes=notes,
+                      isolation_failed=failed)
+
+
+class _WaitingRun:
+    """A confined command already started in its own cgroups (BubblewrapIsolation.run, start_waiting).
+
+    One that waits (its stdin is a pipe) gets its go line from `finish`; its wall-clock limit starts then.
+    `discard` stops one that is never used. Either way its processes and cgroups are gone afterwards."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, cgroups: CgroupSet, sink: LogCap,
+                 drain: asyncio.Task[None], *, niced: bool = False) -> None:
+        self.proc, self.cgroups, self.sink, self.drain, self.niced = proc, cgroups, sink, drain, niced
+
+    def alive(self) -> bool:
+        return self.proc.returncode is None
+
+    async def finish(self, timeout_s: float) -> RunOutcome | None:
+        """Send the go line (to a waiting run), then wait at most `timeout_s` for the command to end. None: a
+        waiting run had ended before its go line (it ran nothing of the build; stopped and cleared)."""
+        proc, cgroups = self.proc, self.cgroups
+        notes = [f"[sandbox] warning: {w}" for w in cgroups.warnings]
+        try:
+            if proc.stdin is not None and proc.returncode is not None:
+                return None
+            if self.niced:
+                await asyncio.to_thread(_renice, cgroups, 0)
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):  # it died meanwhile: its exit and log say why
+                    proc.stdin.write(b"go\n")
+                    await proc.stdin.drain()
+                proc.stdin.close()
+            timed_out = False
+            try:
+                await asyncio.wait_for(proc.wait(), timeout_s)
+            except asyncio.TimeoutError:
+                timed_out = True
+                await _stop_tree(proc, cgroups)
+            except BaseException:  # cancelled: never leave the tree behind
+                _kill_group(proc.pid)
+                cgroups.kill_all()
+                raise
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.drain, 5)
+            return _outcome(proc.returncode, timed_out, timeout_s, self.sink.text(), notes, cgroups)
+        finally:
+            await asyncio.to_thread(cgroups.cleanup)
+
+    async def discard(self) -> None:
+        """Stop a run that never got its go line, and everything it started."""
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()  # end of input: a launcher waiting for its line exits without building
+            await _stop_tree(self.proc, self.cgroups)
+            self.drain.cancel()
+        finally:
+            await asyncio.to_thread(self.cgroups.cleanup)
+
+
 class _BwrapServer:
     """The artifact server under bubblewrap (isolation.RunningServer)."""
 
@@ -250,7 +348,8 @@ class BubblewrapIsolation:
             allowed_packages=settings.allowed_packages, max_files=settings.max_files,
             max_file_bytes=settings.max_file_bytes, max_output_mb=settings.limits.max_output_mb,
             build_timeout_s=settings.build_timeout_s or settings.limits.wall_clock_s,
-            server_start_timeout_s=settings.server_start_timeout_s, build_command=settings.build_command)
+            server_start_timeout_s=settings.server_start_timeout_s, build_command=settings.build_command,
+            spare_build=settings.spare_build)
 
     def _bwrap(self) -> str:
         found = shutil.which(self.settings.bwrap)
@@ -287,6 +386,19 @@ class BubblewrapIsolation:
     async def run(self, command: list[str], mounts: list[Mount], *, cwd: str, env: dict[str, str],
                   timeout_s: float) -> RunOutcome:
         """Run command in fresh cgroups with rlimits, under bubblewrap."""
+        started = await self._start(command, mounts, cwd=cwd, env=env, waits=False)
+        if isinstance(started, RunOutcome):
+            return started
+        return await started.finish(timeout_s)
+
+    async def start_waiting(self, command: list[str], mounts: list[Mount], *, cwd: str,
+                            env: dict[str, str]) -> "_WaitingRun | RunOutcome":
+        """`run`'s command, confined and limited alike, started now with a pipe for its stdin: it prepares what
+        needs no input, then waits for its go line (`finish`). A RunOutcome: it could not start."""
+        return await self._start(command, mounts, cwd=cwd, env=env, waits=True)
+
+    async def _start(self, command: list[str], mounts: list[Mount], *, cwd: str, env: dict[str, str],
+                     waits: bool) -> "_WaitingRun | RunOutcome":
         settings = self.settings
         try:
             argv = [
@@ -301,54 +413,25 @@ class BubblewrapIsolation:
             cgroups = await asyncio.to_thread(create_cgroups, limits, "build")
         except OSError as exc:
             return RunOutcome(None, "", setup_error=f"cgroup setup failed: {exc}")
-        notes = [f"[sandbox] warning: {w}" for w in cgroups.warnings]
         sink = LogCap(settings.max_log_bytes)
+        nice = _nice_prefix(cgroups) if waits else []
         try:
-            try:
-                proc = await asyncio.create_subprocess_exec(
-                    *limited_command(argv, limits, cgroups),
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.STDOUT,
-                    env=SCRUBBED_ENV,
-                    start_new_session=True,  # its own process group, killed as a whole
-                )
-            except OSError as exc:
-                return RunOutcome(None, "", setup_error=f"could not start sandbox: {exc}")
-            assert proc.stdout is not None
-            drain = asyncio.create_task(_drain(proc.stdout, sink))
-            timed_out = False
-            try:
-                await asyncio.wait_for(proc.wait(), timeout_s)
-            except asyncio.TimeoutError:
-                timed_out = True
-                await _stop_tree(proc, cgroups)
-            except BaseException:  # cancelled: never leave the tree behind
-                _kill_group(proc.pid)
-                cgroups.kill_all()
-                raise
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(drain, 5)
-            return self._outcome(proc.returncode, timed_out, timeout_s, sink.text(), notes, cgroups)
-        finally:
+            proc = await asyncio.create_subprocess_exec(
+                *nice, *limited_command(argv, limits, cgroups),
+                stdin=asyncio.subprocess.PIPE if waits else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                env=SCRUBBED_ENV,
+                start_new_session=True,  # its own process group, killed as a whole
+            )
+        except OSError as exc:
             await asyncio.to_thread(cgroups.cleanup)
-
-    @staticmethod
-    def _outcome(rc: int | None, timed_out: bool, timeout_s: float, output: str, notes: list[str],
-                 cgroups: CgroupSet) -> RunOutcome:
-        oom = cgroups.oom_killed()
-        peak = cgroups.max_memory_mb()
-        if peak is not None:
-            notes.append(f"[sandbox] exit={rc} peak_memory={peak:.0f}MB")
-        if oom:
-            notes.append("[sandbox] OOM: killed by the memory limit")
-        failed: str | None = None
-        if rc == 125 and not output.strip():
-            failed = "[sandbox] could not join the cgroups"  # the cgroup shim's own exit code
-        elif output.lstrip().startswith("bwrap:"):
-            failed = ""  # bubblewrap failed to set the sandbox up
-        return RunOutcome(rc, output, timed_out=timed_out, timeout_s=timeout_s, oom=oom, notes=notes,
-                          isolation_failed=failed)
+            return RunOutcome(None, "", setup_error=f"could not start sandbox: {exc}")
+        except BaseException:
+            await asyncio.to_thread(cgroups.cleanup)
+            raise
+        assert proc.stdout is not None
+        return _WaitingRun(proc, cgroups, sink, asyncio.create_task(_drain(proc.stdout, sink)), niced=bool(nice))
 
     def scratch_dir(self, dist_dir: Path) -> Path:
         return Path(tempfile.mkdtemp(prefix="genui-serve-"))

@@ -34,9 +34,11 @@ from runner.sandbox.isolation import (
     BuildTools,
     Isolation,
     Mount,
+    PipelineRules,
     RunningServer,
     RunOutcome,
 )
+from runner.sandbox.spare_build import SpareBuilds, adopt
 from runner.sandbox.static import build_static
 from runner.sandbox.web_template import accept_build_output, prepare_workspace, rejection
 
@@ -191,6 +193,16 @@ class PipelineSandbox:
         self.isolation = isolation
         self._warming = asyncio.Lock()
         self._cold: set[Path] = set()  # compile caches whose warm-up failed in this run: builds go without
+        self._spares: SpareBuilds | None = None  # created with the first build that may use one
+
+    def _spare_builds(self, rules: PipelineRules) -> SpareBuilds | None:
+        """The spare builds (spare_build.py), when the rules ask for them for `vite build` and the isolation can
+        start a build ahead."""
+        if not rules.spare_build or rules.build_command is not None or not hasattr(self.isolation, "start_waiting"):
+            return None
+        if self._spares is None:
+            self._spares = SpareBuilds(self.isolation)  # type: ignore[arg-type]
+        return self._spares
 
     async def build(self, files: dict[str, str], workspace: Path, *, kind: str = "vite",
                     assets_dir: Path | None = None, template: str | None = None) -> BuildResult:
@@ -208,15 +220,30 @@ class PipelineSandbox:
             return rejected
         try:
             tools = await self.isolation.build_tools(template)
-            workspace = Path(workspace).resolve()
-            await asyncio.to_thread(prepare_workspace, files, workspace, tools.link, template)
         except SETUP_ERRORS as exc:
             return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
+        workspace = Path(workspace).resolve()
         command = rules.build_command or _vite_command(tools)
         cache = Mount(tools.compile_cache, IN_COMPILE_CACHE) if await self._warm_compile_cache(tools, template) \
             else None
+        spares = self._spare_builds(rules)
+        key = (template, tools.node, tools.link, tuple(tools.mounts), cache)
+        spare = await spares.take(key) if spares is not None else None
+        try:
+            await asyncio.to_thread(prepare_workspace, files, spare.staging if spare else workspace, tools.link,
+                                    template)
+        except SETUP_ERRORS as exc:
+            if spares is not None and spare is not None:
+                await spares.discard(spare)
+            return BuildResult("infra", log=f"sandbox setup failed: {exc}", duration_s=time.monotonic() - started)
         mounts, env = _build_mounts_and_env(tools, workspace, cache)
-        outcome = await self.isolation.run(command, mounts, cwd=IN_APP, env=env, timeout_s=rules.build_timeout_s)
+        outcome = await spare.run.finish(rules.build_timeout_s) if spare is not None else None
+        if spare is not None:
+            await asyncio.to_thread(adopt, spare.staging, workspace)
+        if outcome is None:  # no spare, or one that had ended before its go line: the build starts here
+            outcome = await self.isolation.run(command, mounts, cwd=IN_APP, env=env, timeout_s=rules.build_timeout_s)
+        if spares is not None:  # the next build's sandbox starts now, while this artifact is served and visited
+            spares.start_next(key, command, lambda folder: _build_mounts_and_env(tools, folder, cache)[0], env, IN_APP)
         result = classify(outcome)
         result.duration_s = time.monotonic() - started
         return accept_build_output(result, workspace, max_output_mb=rules.max_output_mb,
@@ -285,4 +312,6 @@ class PipelineSandbox:
         return await self.isolation.browser_killed_by_page(settings)
 
     async def aclose(self) -> None:
+        if self._spares is not None:
+            await self._spares.aclose()
         await self.isolation.aclose()

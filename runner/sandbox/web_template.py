@@ -386,9 +386,10 @@ def prepare_workspace(files: Mapping[str, str], workspace: Path, node_modules: P
     """
     spec = get_template(template)
     workspace = Path(workspace)
-    if workspace.exists():
+    if workspace.exists() and any(workspace.iterdir()):  # an empty one is kept: a spare build has it mounted
         shutil.rmtree(workspace)
-    shutil.copytree(spec.directory, workspace, ignore=shutil.ignore_patterns("node_modules", "dist"))
+    shutil.copytree(spec.directory, workspace, ignore=shutil.ignore_patterns("node_modules", "dist"),
+                    dirs_exist_ok=True)
     shutil.copy2(WORKSPACE_GUARD, workspace / WORKSPACE_GUARD.name)
     for path, content in files.items():
         problem = _path_problem(path, spec)

@@ -217,6 +217,9 @@ class SuiteBase:
     actor_instructions: str | None = None  # the actor keeps its own prompt
     uses_judge: bool = True
     actor_on_slot_page: bool = True
+    # Whether the suite's own scoring or summary may read a slot's load-time screenshots or DOM file; False lets
+    # the reward service leave them out where the judge reads none either (docs/reward.md, lean evidence).
+    reads_page_files: bool = True
     _context: SuiteContext | None = None
 
     @property

@@ -148,8 +148,10 @@ class Engine:
         ensure_generation: Callable[[], Any] | None = None,  # starts the generator's and actor's servers (lazy)
         ensure_judge: Callable[[], Any] | None = None,  # starts the judge's server (lazy)
         generation: GenerationStrategy | None = None,  # None: the suite's own (suite.generation)
+        page_files: bool = True,  # False: no load-time screenshots or DOM file unless an actor runs (lean evidence)
     ) -> None:
         self.config = config
+        self.page_files = page_files
         self.suite = suite
         self.services = services
         self.run_dir = run_dir
@@ -434,7 +436,8 @@ class Engine:
                 session = await stack.enter_async_context(pool.session(served.url))
                 timings["serve"] = time.perf_counter() - start
                 start = time.perf_counter()
-                evidence = await capture_evidence(session, evidence_dir)
+                acts = self.services.actor is not None and self.suite.actor_on_slot_page  # actors look at the shots
+                evidence = await capture_evidence(session, evidence_dir, page_files=self.page_files or acts)
                 timings["evidence"] = time.perf_counter() - start
                 trace: Trace | None = None
                 try:  # the visit's logs are evidence also when the actor fails
@@ -510,6 +513,7 @@ class Engine:
             task=task, turn=turn, build=build, evidence=evidence, trace=trace, files=parsed.files,
             assistant_text=parsed.assistant_text, out_dir=folder.path, session=session,
             tool_log=folder.read_tool_log(), runtime_state=runtime_state,
+            page_as_loaded=trace is None,  # no actor ran: only the evidence capture read the page since its load
         )
         try:
             async with limits.judge:

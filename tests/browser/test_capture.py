@@ -15,6 +15,7 @@ from PIL import Image
 
 from runner.browser.capture import capture_evidence, capture_final_state, write_visit_logs
 from runner.browser.launch import BrowserPool
+from runner.turns.evidence import Evidence
 
 pytestmark = pytest.mark.browser
 
@@ -313,3 +314,23 @@ def test_a_page_that_tries_to_leave_is_a_runtime_failure_and_the_attempt_is_logg
         evidence.load_error
     network = json.loads((tmp_path / "network.json").read_text())
     assert any(n["url"].startswith("http://127.0.0.1:9/") and n["blocked"] for n in network), network
+
+
+def test_without_page_files_the_text_and_blankness_are_read_and_nothing_is_written(site, browser_settings,
+                                                                                 tmp_path) -> None:
+    """page_files=False (lean evidence): no screenshot and no DOM file, the same visible text and blankness."""
+    shown = site.add("/", "<!doctype html><h1>Total: 3</h1>")
+    blank = site.add("/blank", "<!doctype html><body></body>")
+
+    async def capture(url: str, folder: Path, page_files: bool) -> Evidence:
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                return await capture_evidence(session, folder, page_files=page_files)
+
+    for name, url in (("shown", shown), ("blank", blank)):
+        full = asyncio.run(capture(url, tmp_path / name / "full", True))
+        lean = asyncio.run(capture(url, tmp_path / name / "lean", False))
+        assert (lean.visible_text, lean.blank, lean.load_error) == (full.visible_text, full.blank, full.load_error)
+        assert (lean.screenshot_viewport, lean.screenshot_full, lean.dom_path) == ("", "", "")
+        assert list((tmp_path / name / "lean").iterdir()) == []
+    assert full.blank and not lean.visible_text.strip()

@@ -392,3 +392,53 @@ def test_each_webrtc_server_is_logged_with_what_stops_it_in_this_browser(boundar
     assert (loopback.blocked, elsewhere.blocked) == (blocked, blocked)
     assert loopback_says in loopback.reason and elsewhere_says in elsewhere.reason
     assert loopback.failure == "" and elsewhere.failure == "icecandidateerror 701: Failed to establish connection"
+
+
+def test_a_reload_would_match_only_the_one_load_the_page_left_as_it_was(site, browser_settings) -> None:
+    """reload_would_match: True for the session's one load while the page is unchanged and left nothing a reload
+    would start from; False once its DOM changed, after a second load, after a tool-bridge call, and for a page
+    that wrote any kind of storage, a cookie (also one a path hides), its window name or its history state, or
+    moved to another URL; also when the page redefines the getters and then() the reads would use."""
+    state = {
+        "local": "localStorage.setItem('a', 'b')",
+        "session": "sessionStorage.setItem('a', 'b')",
+        "name": "window.name = 'n'",
+        "history": "history.replaceState({a: 1}, '')",
+        "indexeddb": "const r = indexedDB.open('d', 1); r.onupgradeneeded = () => r.result.createObjectStore('s')",
+        "caches": "caches.open('c')",
+        "cookie": "document.cookie = 'a=b; path=/elsewhere'",
+        "opfs": "navigator.storage.getDirectory().then((d) => d.getFileHandle('f', {create: true}))",
+        "bridge": "fetch('/__tools/x', {method: 'POST'})",
+        "pushed": "history.pushState(null, '', '/elsewhere')",
+        "faking": "localStorage.setItem('a', 'b'); window.name = 'n';"
+                  "Object.defineProperty(Storage.prototype, 'length', {get: () => 0});"
+                  "Object.defineProperty(window, 'name', {get: () => '', set() {}});"
+                  "Promise.prototype.then = function () { return this; };",
+    }
+    urls = {name: site.add(f"/{name}", f"<!doctype html><p>x</p><script>{script}</script>")
+            for name, script in state.items()}
+    plain = site.add("/", "<!doctype html><p>x</p>")
+
+    async def main() -> tuple[list[bool], dict[str, bool]]:
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(plain) as session:
+                await session.goto()
+                await session.page.evaluate("window.loadMark = 1")  # JavaScript state only: not a DOM change
+                plain_seen = [await session.reload_would_match(), await session.reload_would_match()]
+                await session.page.evaluate("document.body.append('y')")
+                plain_seen.append(await session.reload_would_match())
+            async with pool.session(plain) as session:
+                await session.goto()
+                await session.goto()
+                plain_seen.append(await session.reload_would_match())
+            seen = {}
+            for name, url in urls.items():
+                async with pool.session(url) as session:
+                    await session.goto()
+                    await asyncio.sleep(0.05)
+                    seen[name] = await session.reload_would_match()
+            return plain_seen, seen
+
+    plain_seen, seen = asyncio.run(main())
+    assert plain_seen == [True, True, False, False]
+    assert seen == {name: False for name in state}

@@ -288,3 +288,28 @@ def test_a_page_that_never_stops_calling_fails_at_the_assertion_cap(site, browse
     assert outcome.status is RequirementStatus.FAILED
     assert "'Done' is not visible" in outcome.reason
     assert 1.5 <= outcome.duration_s < 4.0  # kept open past 0.3 s by the polling, closed by the cap
+
+
+@pytest.mark.browser
+def test_a_check_starts_on_the_page_as_loaded_only_where_a_reload_would_give_that_page(site, browse, pages) -> None:
+    """page_as_loaded: the check runs on the loaded page (a mark in its JavaScript survives) and says so; a page
+    whose load left something a reload would start from (here localStorage) is reloaded, as is every page
+    without page_as_loaded; the outcome is the same either way."""
+    plain = site.page("todo.html", pages.todo())
+    storing = site.page("storing.html", pages.todo().replace("<script>", "<script>localStorage.setItem('seen', '1');"))
+
+    def run(url: str, **options):
+        async def body(session):
+            await session.page.evaluate("window.loadMark = 1")  # JavaScript only: a reload clears it
+            outcome = await run_check(session, check(ADD_TODO), **options)
+            return outcome, await session.page.evaluate("window.loadMark === 1")
+
+        return browse(url, body)
+
+    for url, as_loaded in ((plain, True), (storing, False)):
+        outcome, kept = run(url, page_as_loaded=True)
+        assert outcome.status is RequirementStatus.PASSED, outcome.reason
+        assert outcome.page_as_loaded is as_loaded and kept is as_loaded
+        assert outcome.to_json()["page_as_loaded"] is as_loaded
+    outcome, kept = run(plain)
+    assert outcome.status is RequirementStatus.PASSED and outcome.page_as_loaded is False and kept is False

@@ -237,3 +237,28 @@ def test_custom_readers_are_used(tmp_path) -> None:
 
     asyncio.run(RulesJudge(readers=readers).score(make_input(tmp_path, [])))
     assert seen == ["todo"]
+
+
+@pytest.mark.browser
+def test_live_checks_start_on_the_page_as_loaded_until_a_check_acts_on_it(site, browse, pages, tmp_path) -> None:
+    """Given a page only read since its load, the execution phase's checks start on it while no check's steps
+    acted on it (a heading check, then the add check); after the add check's steps the next one reloads.
+    `reuse_loaded_page: false`, or a page not given as loaded, reloads for every check."""
+    url = site.page("todo.html", pages.todo())
+    again = Requirement(id="heading-again", description="Still has a heading", check=HAS_HEADING)
+
+    def run(judge: RulesJudge, **extra: Any) -> dict[str, dict[str, Any]]:
+        async def body(session):
+            judge_input = make_input(tmp_path, [HEADING, ADD, again], session=session, **extra)
+            judge_input.evidence = Evidence(url=url)
+            return await judge.run_live_checks(judge_input)
+
+        return browse(url, body)
+
+    for judge, extra, as_loaded in ((RulesJudge(), {"page_as_loaded": True}, [True, True, False]),
+                                    (RulesJudge(RulesJudgeSettings(reuse_loaded_page=False)),
+                                     {"page_as_loaded": True}, [False] * 3),
+                                    (RulesJudge(), {}, [False] * 3)):
+        outcomes = run(judge, **extra)
+        assert [outcomes[r]["status"] for r in ("heading", "add", "heading-again")] == ["passed"] * 3
+        assert [outcomes[r]["page_as_loaded"] for r in ("heading", "add", "heading-again")] == as_loaded

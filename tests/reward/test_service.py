@@ -54,6 +54,10 @@ def smoke(smoke_run: tuple[Path, list[dict[str, Any]]]) -> dict[str, Any]:
                                                ScoreRequest("smoke-counter", "", keep_evidence=True)])
             kept = Path(batch[1].evidence_dir)  # read while the service's work dir exists
             evidence = {"raw": (kept / "raw_response.txt").read_text(), "packet": (kept / "packet.json").is_file()}
+            kept_good = await service.score("smoke-counter", 1, answer_of(run_dir, records[0]), keep_evidence=True)
+            shots = {"lean": service.lean_evidence, "reward": kept_good.model_dump(mode="json"),
+                     "files": sorted(p.name for p in Path(kept_good.evidence_dir).glob("*.png"))
+                     + sorted(p.name for p in Path(kept_good.evidence_dir).glob("dom.html"))}
             errors = []
             for call in (lambda: service.score("no-such-task", 1, ""), lambda: service.score("smoke-counter", 4, ""),
                          lambda: service.score("smoke-counter", 2, "", state=chained[1]["state"]),
@@ -61,7 +65,8 @@ def smoke(smoke_run: tuple[Path, list[dict[str, Any]]]) -> dict[str, Any]:
                 with pytest.raises((UnknownTask, UnknownTurn, EpisodeTurnError)) as caught:
                     await call()
                 errors.append(str(caught.value))
-            return {"chained": chained, "held": held, "batch": batch, "errors": errors, "evidence": evidence}
+            return {"chained": chained, "held": held, "batch": batch, "errors": errors, "evidence": evidence,
+                    "shots": shots}
 
     return {"records": records, **asyncio.run(score())}
 
@@ -88,6 +93,15 @@ def test_score_many_scores_each_answer_and_an_empty_answer_is_the_invalid_bucket
     assert smoke["evidence"] == {"raw": "", "packet": True}  # kept when asked for
 
 
+def test_lean_evidence_leaves_out_only_files_nothing_reads(smoke: dict[str, Any]) -> None:
+    """The rules judge and the smoke suite read no screenshot or DOM file: calls without keep_evidence capture none
+    (the rewards above equal the run's all the same); a call that keeps its evidence has them, and the same score."""
+    shots = smoke["shots"]
+    assert shots["lean"] is True
+    assert shots["files"] == ["screenshot.png", "screenshot_full.png", "dom.html"]
+    assert_same_score(shots["reward"], smoke["records"][0])
+
+
 def test_bad_task_turn_and_state_are_named(smoke: dict[str, Any]) -> None:
     unknown, turn, state, done = smoke["errors"]
     assert "task_id 'no-such-task'" in unknown and "smoke-counter" in unknown
@@ -103,11 +117,12 @@ def micro(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                  f"suite.cache_dir={root / 'cache'}", "browser.memory_mb=1024")
     records = full_run(root / "run", *overrides, "model=identity")
 
-    async def score() -> list[dict[str, Any]]:
+    async def score() -> tuple[list[dict[str, Any]], bool]:
         async with _open(*overrides) as service:
-            return await _score_chain(service, root / "run", records)
+            return await _score_chain(service, root / "run", records), service.lean_evidence
 
-    return {"records": records, "rewards": asyncio.run(score())}
+    rewards, lean = asyncio.run(score())
+    return {"records": records, "rewards": rewards, "lean": lean}
 
 
 def test_micro_pixel_rewards_equal_the_runs_scores(micro: dict[str, Any]) -> None:
@@ -118,6 +133,28 @@ def test_micro_pixel_rewards_equal_the_runs_scores(micro: dict[str, Any]) -> Non
         assert {"s_inbox", "s_outbox", "score"} <= set(reward["scores"])  # MT-Web2Code eqs. 9-12
         assert any(key.startswith("dim_") for key in reward["scores"])  # per dimension
         assert 0.0 < reward["reward"] < 0.9  # the identity preserves but does not repair
+
+
+def test_micro_calls_capture_no_page_files_its_scoring_renders_its_own(micro: dict[str, Any]) -> None:
+    assert micro["lean"] is True  # and the rewards above equal the run's, which captured them
+
+
+def test_a_suite_or_judge_that_may_read_the_page_files_keeps_them() -> None:
+    from types import SimpleNamespace
+
+    from runner.judges.rules import RulesJudge
+    from runner.reward.service import page_files_read
+    from runner.suites.base import SuiteBase
+
+    class Reads(SuiteBase):  # a suite that does not say: it may
+        pass
+
+    class ReadsNone(SuiteBase):
+        reads_page_files = False
+
+    assert page_files_read(ReadsNone(), SimpleNamespace(judge=RulesJudge())) is False
+    assert page_files_read(Reads(), SimpleNamespace(judge=RulesJudge())) is True
+    assert page_files_read(ReadsNone(), SimpleNamespace(judge=SimpleNamespace(name="llm"))) is True
 
 
 @pytest.fixture(scope="module")

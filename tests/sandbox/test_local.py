@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import socket
 import time
@@ -379,3 +380,27 @@ def test_builds_run_the_pinned_build_node_unless_another_is_named(configured):
         assert seen == f"v{build_node_version()}"
     else:
         assert seen == subprocess.run([shutil.which("node"), "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def test_a_run_started_ahead_waits_niced_and_builds_at_a_cold_builds_priority(tmp_path, created_cgroups):
+    """start_waiting: the command starts now in its own sandbox and cgroups, at SPARE_NICE while it waits (as root),
+    gets its go line on stdin from finish(), at niceness 0 from then on; discard() stops one never used."""
+    script = "nice; read line; echo \"got $line\"; nice"
+
+    async def scenario():
+        isolation = LocalSandbox(LocalSandboxSettings()).isolation
+        mounts = [local.Mount(tmp_path, "/app", writable=True)]
+        waiting = await isolation.start_waiting(["/bin/sh", "-c", script], mounts, cwd="/app", env={})
+        unused = await isolation.start_waiting(["/bin/sh", "-c", "read line; echo ran"], mounts, cwd="/app", env={})
+        await asyncio.sleep(0.3)
+        alive = waiting.alive() and unused.alive()
+        outcome = await waiting.finish(5.0)
+        await unused.discard()
+        return alive, outcome, unused
+
+    alive, outcome, unused = asyncio.run(scenario())
+    assert alive and outcome.exit_code == 0, outcome.output
+    niced = local.SPARE_NICE if os.geteuid() == 0 else 0
+    assert outcome.output.split() == [str(niced), "got", "go", "0"]
+    assert not unused.alive() and "ran" not in unused.sink.text()
+    assert _leftover(created_cgroups) == []

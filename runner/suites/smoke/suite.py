@@ -22,6 +22,7 @@ class SmokeSuiteSettings(SuiteSettings):
 class SmokeSuite(SuiteBase):
     name = "smoke"
     prompt_version = PROMPT_VERSION  # recorded in lineage.json
+    reads_page_files = False  # the judge's verdict is the score; the summary counts records
 
     def __init__(self, settings: SmokeSuiteSettings, *, project_root: Path) -> None:
         self.settings = settings

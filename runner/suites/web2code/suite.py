@@ -80,6 +80,7 @@ class Web2CodeSuite(SuiteBase):
 
     artifact_kind: ArtifactKind = "static"
     prompt_version = observation.PROMPT_VERSION  # recorded in lineage.json
+    reads_page_files = False  # scoring and observations render the page themselves (prepare_judging, _observe)
 
     def __init__(self, settings: Web2CodeSuiteSettings, *, project_root: Path, track: str) -> None:
         self.settings = settings

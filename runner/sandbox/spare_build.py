@@ -1,0 +1,120 @@
+"""Spare builds: the next build's sandbox started ahead, with Vite loaded, waiting for its sources.
+
+Of a warm smoke build (about 0.28 s) nearly half is the sandbox, Node's start and loading Vite, none of which
+depends on the sources (docs/performance.md). With `sandbox.local.spare_build`, after each build the pipeline
+starts the next one's sandbox: the same bubblewrap, cgroups, rlimits, environment and mounts as a build's, its
+workspace an empty folder mounted at /app, running spare-build.mjs, which loads Vite and waits for one line on
+stdin. The next build of the same template and tools fills that folder with the template and the model's files,
+sends the go line (the build's wall-clock limit starts then), and the folder becomes the build's workspace once
+it ends. Each spare serves one build and is never reused; one that died or was made for other tools is
+stopped, and the build runs as it would without spares.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import tempfile
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.sandbox.isolation import Mount, RunOutcome, StartsAhead, WaitingRun
+
+log = logging.getLogger(__name__)
+
+SCRIPT = Path(__file__).resolve().parent / "spare-build.mjs"
+MountsFor = Callable[[Path], list[Mount]]  # a build's mounts, given the folder mounted as its workspace
+
+
+def spare_command(command: list[str]) -> list[str]:
+    """`command` (node, its script, the script's arguments) as the launcher runs it once its go line comes."""
+    node, *rest = command
+    return [node, "--input-type=module", "-e", SCRIPT.read_text(), *rest]
+
+
+@dataclass
+class Spare:
+    """One started build sandbox: `staging` is its /app, empty until its build fills it."""
+
+    key: Hashable
+    staging: Path
+    run: WaitingRun
+
+
+def adopt(staging: Path, workspace: Path) -> None:
+    """The spare's folder, built, becomes the build's workspace (a rename where both share a file system)."""
+    if workspace.exists():
+        shutil.rmtree(workspace)
+    workspace.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(staging), str(workspace))
+
+
+class SpareBuilds:
+    """At most one spare per key (the template, the tools and the compile cache it was started with)."""
+
+    def __init__(self, isolation: StartsAhead) -> None:
+        self._isolation = isolation
+        self._spares: dict[Hashable, Spare] = {}
+        self._starting: dict[Hashable, asyncio.Task[None]] = {}
+        self._closed = False
+
+    async def take(self, key: Hashable) -> Spare | None:
+        """The started spare for `key`, if one is ready and alive (a dead one is stopped and cleared)."""
+        spare = self._spares.pop(key, None)
+        if spare is None or spare.run.alive():
+            return spare
+        await self._discard(spare)
+        return None
+
+    def start_next(self, key: Hashable, command: list[str], mounts_for: MountsFor, env: dict[str, str],
+                   cwd: str) -> None:
+        """Start a spare for `key` in the background, unless one is ready or starting."""
+        if self._closed or key in self._spares or key in self._starting:
+            return
+        task = asyncio.create_task(self._start(key, command, mounts_for, env, cwd))
+        self._starting[key] = task
+        task.add_done_callback(lambda _: self._starting.pop(key, None))
+
+    async def _start(self, key: Hashable, command: list[str], mounts_for: MountsFor, env: dict[str, str],
+                     cwd: str) -> None:
+        staging = Path(tempfile.mkdtemp(prefix="genui-spare-build-"))
+        try:
+            started = await self._isolation.start_waiting(spare_command(command), mounts_for(staging), cwd=cwd, env=env)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        if isinstance(started, RunOutcome):  # builds go on without spares; each says why it failed, if it does
+            log.warning("a spare build sandbox did not start: %s", started.setup_error or started.output[-500:])
+            shutil.rmtree(staging, ignore_errors=True)
+            return
+        spare = Spare(key, staging, started)
+        if self._closed:
+            await self._discard(spare)
+            return
+        self._spares[key] = spare
+
+    @staticmethod
+    async def _discard(spare: Spare) -> None:
+        try:
+            await spare.run.discard()
+        finally:
+            await asyncio.to_thread(shutil.rmtree, spare.staging, True)
+
+    async def discard(self, spare: Spare) -> None:
+        """Stop a taken spare that will not build (its sources could not be laid out)."""
+        await self._discard(spare)
+
+    async def aclose(self) -> None:
+        """Stop every spare, started or starting."""
+        self._closed = True
+        for task in list(self._starting.values()):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        spares, self._spares = list(self._spares.values()), {}
+        for spare in spares:
+            await self._discard(spare)
+
