@@ -1,0 +1,5 @@
+"""annotate_mode (being written)."""
+
+from fastapi import APIRouter
+
+router = APIRouter()

@@ -1,0 +1,5 @@
+"""arena_mode (being written)."""
+
+from fastapi import APIRouter
+
+router = APIRouter()

@@ -1,0 +1,5 @@
+"""episode_pages (being written)."""
+
+from fastapi import APIRouter
+
+router = APIRouter()

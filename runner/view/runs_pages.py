@@ -1,0 +1,5 @@
+"""runs_pages (being written)."""
+
+from fastapi import APIRouter
+
+router = APIRouter()

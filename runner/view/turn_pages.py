@@ -1,0 +1,5 @@
+"""turn_pages (being written)."""
+
+from fastapi import APIRouter
+
+router = APIRouter()
