@@ -1,7 +1,9 @@
 """The viewer's web app (FastAPI + Jinja2): shared pieces every page uses, and the assembly of the pages.
 
 Pages live in their own modules, each with an APIRouter: runs_pages (runs, comparison, model profiles),
-episode_pages (an episode's filmstrip), turn_pages (one turn's detail), arena_mode and annotate_mode.
+episode_pages (an episode's filmstrip), turn_pages (one turn's detail). A mode (annotation, FlowEval's arena)
+is an object its owner builds (ViewMode: a name, a title for the nav, a router) and hands to ViewState.modes;
+the app mounts its router, so a benchmark's mode stays in the benchmark's folder.
 Evidence files are served from the run dirs under /files/{run}/{path} (never outside a run dir) with a
 Content-Security-Policy of their own that runs nothing (a saved dom.html is a model's page); thumbnails of
 screenshots under /thumbs/{width}/{run}/{path} (width one of THUMB_WIDTHS) are made once and kept in memory.
@@ -17,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
@@ -38,12 +40,20 @@ THUMB_WIDTHS = (160, 320, 640)
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 
 
+class ViewMode(Protocol):
+    """A mode of the app: its pages under /<name>, a link in the nav."""
+
+    name: str
+    title: str
+    router: APIRouter
+
+
 @dataclass
 class ViewState:
-    """What every page reads: the runs, and the modes this app was started with (their settings objects)."""
+    """What every page reads: the runs, and the modes this app was started with."""
 
     catalog: Catalog
-    modes: dict[str, Any] = field(default_factory=dict)  # "arena" / "annotate" -> that mode's state
+    modes: dict[str, ViewMode] = field(default_factory=dict)  # name -> mode
     static_export: bool = False  # pages rendered to files: links end in .html, no server calls
 
 
@@ -115,7 +125,7 @@ def thumbnail(request: Request, width: int, run_id: str, relative: str) -> Respo
 
 
 def create_app(view: ViewState) -> FastAPI:
-    from runner.view import annotate_mode, arena_mode, episode_pages, runs_pages, turn_pages
+    from runner.view import episode_pages, runs_pages, turn_pages
 
     app = FastAPI(title="genui-runner viewer", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.view = view
@@ -129,8 +139,10 @@ def create_app(view: ViewState) -> FastAPI:
             return JSONResponse({"detail": str(error)}, status_code=404)
         return templates.TemplateResponse(request, "not_found.html", {"view": view, "message": str(error)}, status_code=404)
 
-    for module in (runs_pages, episode_pages, turn_pages, arena_mode, annotate_mode):
+    for module in (runs_pages, episode_pages, turn_pages):
         app.include_router(module.router)
+    for mode in view.modes.values():
+        app.include_router(mode.router)
     app.include_router(files_router)
     return app
 

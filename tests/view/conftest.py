@@ -20,7 +20,7 @@ import pytest
 from playwright.async_api import Browser, async_playwright
 
 from runner.browser.launch import BrowserSettings
-from runner.view.app import ViewState, create_app, serve
+from runner.view.app import ViewMode, ViewState, create_app, serve
 from runner.view.catalog import Catalog
 from tests.conftest import REPO_ROOT
 from tests.report.conftest import PROBE_TASK, XSS_TEXT, run_cli
@@ -57,9 +57,9 @@ def view_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @contextmanager
-def viewer(paths: list[Path], **modes: object) -> Iterator[str]:
-    """The viewer app over these runs, served on a free port; yields its base URL."""
-    with serve(create_app(ViewState(Catalog.from_paths(paths), modes=dict(modes)))) as url:
+def viewer(paths: list[Path], *modes: ViewMode) -> Iterator[str]:
+    """The viewer app over these runs (and modes), served on a free port; yields its base URL."""
+    with serve(create_app(ViewState(Catalog.from_paths(paths), modes={mode.name: mode for mode in modes}))) as url:
         yield url
 
 

@@ -1,5 +1,0 @@
-"""annotate_mode (being written)."""
-
-from fastapi import APIRouter
-
-router = APIRouter()

@@ -1,5 +1,0 @@
-"""arena_mode (being written)."""
-
-from fastapi import APIRouter
-
-router = APIRouter()
