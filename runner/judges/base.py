@@ -80,6 +80,11 @@ class Judge(Protocol):
     def accepts_images(self) -> bool:
         """The judge's model reads images (an LLM judge's `judge.options.model.vision`)."""
 
+    @property
+    def reads_page_files(self) -> bool:
+        """The judge may read a slot's load-time screenshots or DOM file; False lets the reward service leave
+        them out (docs/reward.md, lean evidence)."""
+
     async def ask(self, rubric: Rubric, messages: list[dict[str, Any]], *, ids: list[str],
                   max_attempts: int | None = None, task_id: str = "", turn: int = 0,
                   out_dir: Path | None = None, request_record: dict[str, Any] | None = None,
@@ -98,6 +103,7 @@ class JudgeBase:
     wants_live_checks: bool = False
     answers_rubrics: bool = False
     accepts_images: bool = False
+    reads_page_files: bool = True
     rubric: Rubric | None = None
 
     async def run_live_checks(self, judge_input: JudgeInput) -> dict[str, dict[str, Any]]:

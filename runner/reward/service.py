@@ -70,7 +70,7 @@ class ScoreRequest:
 
 def page_files_read(suite: Suite, services: Services) -> bool:
     """Whether the judge or the suite may read a slot's load-time screenshots or DOM file (unless they say not)."""
-    return getattr(services.judge, "reads_page_files", True) or getattr(suite, "reads_page_files", True)
+    return services.judge.reads_page_files or suite.reads_page_files
 
 
 def with_spare_builds(config: RunnerConfig) -> RunnerConfig:

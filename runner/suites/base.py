@@ -132,6 +132,10 @@ class Suite(Protocol):
         """"vite" (a React + Vite build in `web_template`) or "static" (HTML/CSS pages, no build)."""
 
     @property
+    def reads_page_files(self) -> bool:
+        """The suite's own scoring or summary may read a slot's load-time screenshots or DOM file."""
+
+    @property
     def web_template(self) -> str | None:
         """The web template artifacts build in (runner.sandbox.web_template.TEMPLATES); None: the default."""
 

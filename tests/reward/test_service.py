@@ -142,6 +142,7 @@ def test_micro_calls_capture_no_page_files_its_scoring_renders_its_own(micro: di
 def test_a_suite_or_judge_that_may_read_the_page_files_keeps_them() -> None:
     from types import SimpleNamespace
 
+    from runner.judges.base import JudgeBase
     from runner.judges.rules import RulesJudge
     from runner.reward.service import page_files_read
     from runner.suites.base import SuiteBase
@@ -154,7 +155,10 @@ def test_a_suite_or_judge_that_may_read_the_page_files_keeps_them() -> None:
 
     assert page_files_read(ReadsNone(), SimpleNamespace(judge=RulesJudge())) is False
     assert page_files_read(Reads(), SimpleNamespace(judge=RulesJudge())) is True
-    assert page_files_read(ReadsNone(), SimpleNamespace(judge=SimpleNamespace(name="llm"))) is True
+    class Judge(JudgeBase):  # a judge that does not say: it may
+        name = "llm"
+
+    assert page_files_read(ReadsNone(), SimpleNamespace(judge=Judge())) is True
 
 
 @pytest.fixture(scope="module")
