@@ -16,10 +16,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from runner.report.leaderboard import build_leaderboard, format_cell
-from runner.view.app import ViewState, render, state
 from runner.view.catalog import UnknownRun, ViewRun, url_id
 from runner.view.compare import compare_all
 from runner.view.headline import headline, run_facts
+from runner.view.pages import ViewState, render, state
 from runner.view.profiles import model_ids, model_profile
 from runner.view.rows import build_rows, read_human_labels, rows_script
 

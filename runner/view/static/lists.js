@@ -131,7 +131,7 @@
       var fragment = document.createDocumentFragment();
       shown.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE).forEach(function (row) {
         var tr = document.createElement("tr");
-        tr.className = "turn-row " + row.outcome;
+        tr.className = "turn-row outcome-" + row.outcome;  // not .pass/.fail: those colour a whole row
         tr.setAttribute("data-run", row.run);
         tr.setAttribute("data-task", row.task);
         tr.setAttribute("data-turn", String(row.turn));
