@@ -16,6 +16,10 @@ def _f(value: float) -> str:
     return f"{value:.1f}"
 
 
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 @dataclass
 class Series:
     label: str
@@ -38,7 +42,7 @@ def line_chart(series: list[Series], *, title: str, y_label: str, percent: bool 
     def y(value: float) -> float:
         return top + plot_h * (1 - value / top_value)
 
-    legend_rows = (len(series) + 2) // 3
+    legend_rows = (len(series) + 1) // 2
     total_h = height + 16 * legend_rows
     parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {total_h}" '
              f'width="{width}" height="{total_h}" role="img" aria-label="{escape(title)}">',
@@ -69,9 +73,9 @@ def line_chart(series: list[Series], *, title: str, y_label: str, percent: bool 
                          f'<title>{escape(tip)}</title></circle>')
     for index, one in enumerate(series):
         colour = PALETTE[index % len(PALETTE)] if one.highlight else MUTED
-        lx, ly = left + (index % 3) * (plot_w / 3), height + 4 + 16 * (index // 3)
+        lx, ly = left + (index % 2) * (plot_w / 2), height + 4 + 16 * (index // 2)
         parts.append(f'<rect x="{_f(lx)}" y="{ly}" width="10" height="10" fill="{colour}"/>')
-        parts.append(f'<text x="{_f(lx + 14)}" y="{ly + 9}" font-size="11">{escape(one.label[:48])}</text>')
+        parts.append(f'<text x="{_f(lx + 14)}" y="{ly + 9}" font-size="11">{escape(_short(one.label, 44))}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -85,7 +89,7 @@ class Bar:
 
 def stacked_bars(bars: list[Bar], categories: list[str], *, title: str, width: int = 640) -> Markup:
     """One 100% bar per row, split by category; n at the end of each bar's label."""
-    label_w, right, top, bar_h, gap = 230, 12, 28, 18, 8
+    label_w, right, top, bar_h, gap = 250, 12, 28, 18, 8
     plot_w = width - label_w - right
     legend_rows = (len(categories) + 3) // 4
     height = top + len(bars) * (bar_h + gap) + 24 + 16 * legend_rows
@@ -98,7 +102,7 @@ def stacked_bars(bars: list[Bar], categories: list[str], *, title: str, width: i
         y = top + row * (bar_h + gap)
         weight = ' font-weight="600"' if bar.highlight else ""
         parts.append(f'<text x="{label_w - 6}" y="{y + 13}" font-size="11" text-anchor="end"{weight}>'
-                     f'{escape(bar.label[:40])} (n={total})</text>')
+                     f'{escape(_short(bar.label, 34))} (n={total})</text>')
         offset = 0.0
         for category in categories:
             count = bar.counts.get(category, 0)

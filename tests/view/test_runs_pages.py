@@ -4,6 +4,7 @@ oracle and null on smoke-counter, the mixed probe run). Each test saves its page
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,11 @@ def test_runs_list_and_compare_two_runs(view_runs: dict[str, Path]) -> None:
             page = await browser.new_page(viewport={"width": 1400, "height": 700})
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
+            # A CSP refusal is a console error; a missing script or style a failed response (the favicon aside).
+            page.on("console", lambda message: errors.append(message.text)
+                    if message.type == "error" and "Failed to load resource" not in message.text else None)
+            page.on("response", lambda response: errors.append(f"{response.status} {response.url}")
+                    if response.status >= 400 and not response.url.endswith("/favicon.ico") else None)
             await page.goto(url + "/")
             rows = page.locator("#runs tbody tr")
             await expect(rows).to_have_count(3)
@@ -167,4 +173,35 @@ def test_turns_are_paged_at_100_rows_with_the_page_in_the_hash(tmp_path: Path) -
             assert set(turns) == {"2"} and len(turns) == 100
 
     with viewer(paths) as url:
+        asyncio.run(scenario(url))
+
+
+def test_the_judge_disagreeing_with_people_is_a_filter(view_runs: dict[str, Path], tmp_path: Path) -> None:
+    from runner.view.app import ViewState, create_app, serve
+    from runner.view.catalog import Catalog
+
+    ids = _ids(view_runs)
+    sample = tmp_path / "sample"
+    sample.mkdir()
+    key = [{"item": f"s-{turn}", "run_dir": str(view_runs["mixed"]), "task_id": "viewer-probe", "turn": turn,
+            "model": "oracle", "suite": "smoke", "judge": "rules", "judge_passed": None} for turn in (1, 2)]
+    labels = [{"item": "s-1", "task_id": "viewer-probe", "turn": 1, "annotator": name, "passed": False}
+              for name in ("ann1", "ann2")]  # the judge passed turn 1; both people fail it
+    labels.append({"item": "s-2", "task_id": "viewer-probe", "turn": 2, "annotator": "ann1", "passed": False})
+    (sample / "key.jsonl").write_text("".join(json.dumps(line) + "\n" for line in key))
+    (sample / "labels.jsonl").write_text("".join(json.dumps(line) + "\n" for line in labels))
+    catalog = Catalog.from_paths([view_runs[name] for name in ("oracle", "null", "mixed")])
+
+    async def scenario(url: str) -> None:
+        async with chromium() as browser:
+            page = await browser.new_page()
+            await page.goto(url + "/turns#disagree=yes")
+            await expect(page.locator("#count")).to_have_text("1 of 9 turns")
+            row = page.locator("#turns tbody tr")
+            assert (await row.get_attribute("data-run"), await row.get_attribute("data-turn")) == (ids["mixed"], "1")
+            assert "fail (disagrees)" in await row.inner_text()
+            await page.select_option("select[data-filter=disagree]", "labelled")
+            await expect(page.locator("#count")).to_have_text("2 of 9 turns")
+
+    with serve(create_app(ViewState(catalog, labels=sample))) as url:
         asyncio.run(scenario(url))
