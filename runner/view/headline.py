@@ -82,9 +82,9 @@ def headline(run: RunData) -> list[Metric]:
             metrics.append(Metric(f"{name} (median)", number(entry["median"]), "num"))
     seen: set[str] = set()
     unique = []
-    for metric in metrics:
-        if metric.label not in seen:
-            seen.add(metric.label)
+    for metric in metrics:  # the overview's "score" is MT-Web2Code Table 3's "Score": shown once
+        if metric.label.lower() not in seen:
+            seen.add(metric.label.lower())
             unique.append(metric)
     return unique
 

@@ -149,6 +149,17 @@ def test_headline_takes_the_summary_numbers_and_their_intervals() -> None:
     assert "IR %" not in shown
 
 
+def test_headline_of_a_suite_without_pass_fail_shows_its_table_once() -> None:
+    table3 = {"overall": {"overall": 0.6, "s_inbox": 0.7, "s_outbox": 0.3, "score": 0.62, "turns": 4},
+              "chain": {"overall": 0.1, "s_inbox": 0.1, "s_outbox": 0.1, "score": 0.1, "turns": 2}}
+    summary = {"turn_pass": None, "score": 0.62, "build_success_rate": 1.0,
+               "web2code": {"track": "macro", "table3": table3}}
+    run = RunData(label="w", config={}, summary=summary, records=[_record("t1", 1, None, score=0.62)])
+    shown = [(metric.label, metric.text) for metric in headline(run)]
+    assert shown == [("BSR %", "100.0"), ("score", "62.0"), ("Overall", "60.0"), ("S_inbox", "70.0"),
+                     ("S_outbox", "30.0")]  # the overall mode's row (MT-Web2Code Table 3), its Score shown once
+
+
 def test_a_model_profile_has_its_runs_the_peers_and_the_data_of_its_plots() -> None:
     mine = [_record("t1", 1, True), _record("t1", 2, False, mechanism="spec_omission"), _record("t2", 1, True),
             _record("t2", 2, True)]
