@@ -76,8 +76,14 @@ def models_page(request: Request) -> HTMLResponse:
 
 @router.get("/models/{model_id}", response_class=HTMLResponse)
 def model_page(request: Request, model_id: str) -> HTMLResponse:
-    profile = model_profile(state(request).catalog, model_id)
-    return render(request, "model.html", nav="models", profile=profile, format_cell=format_cell)
+    catalog = state(request).catalog
+    profile = model_profile(catalog, model_id)
+    # Every run of the suites this model ran, its own marked: the headline numbers next to the other models'.
+    peers = [run for run in catalog.runs.values() if run.data.suite in {r.data.suite for r in profile["runs"]}]
+    labels, entries = run_summaries(peers)
+    mine = {run.id for run in profile["runs"]}
+    return render(request, "model.html", nav="models", profile=profile, format_cell=format_cell, facts=FACTS,
+                  labels=labels, runs=[{**entry, "mine": entry["id"] in mine} for entry in entries])
 
 
 def _filter_context(view: ViewState, run: ViewRun | None) -> dict[str, Any]:

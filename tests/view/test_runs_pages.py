@@ -143,6 +143,9 @@ def test_a_model_page_draws_its_plots(view_runs: dict[str, Path]) -> None:
             buckets = page.locator('svg.chart[aria-label="Turns by failure bucket"] rect.segment')
             assert await buckets.locator('xpath=self::*[@data-category="build_failed"]').count() == 1
             await expect(page.locator("tr.mine").first).to_be_visible()  # its rows in the leaderboard tables
+            headline = page.locator("#headline tbody tr")
+            await expect(headline).to_have_count(3)  # its two runs and null's, which ran the same suite
+            await expect(page.locator("#headline tbody tr.mine")).to_have_count(2)
             await _shot(page, "model.png")
 
     with viewer([view_runs[name] for name in ("oracle", "null", "mixed")]) as url:
