@@ -154,14 +154,13 @@
       tbody.appendChild(fragment);
       pager.textContent = "";
       if (pages > 1) {
-        var state2 = state;
-        state2.page = page;
-        if (page > 1) pageButton("‹ prev", page - 1, false, state2);
+        state.page = page;  // a linked page past the end shows the last one
+        if (page > 1) pageButton("‹ prev", page - 1, false, state);
         for (var p = 1; p <= pages; p++) {
-          if (p === 1 || p === pages || Math.abs(p - page) <= 2) pageButton(String(p), p, p === page, state2);
+          if (p === 1 || p === pages || Math.abs(p - page) <= 2) pageButton(String(p), p, p === page, state);
           else if (Math.abs(p - page) === 3) { var gap = document.createElement("span"); gap.textContent = "…"; pager.appendChild(gap); }
         }
-        if (page < pages) pageButton("next ›", page + 1, false, state2);
+        if (page < pages) pageButton("next ›", page + 1, false, state);
       }
       document.body.setAttribute("data-rendered", String(shown.length));
     }
