@@ -1,4 +1,4 @@
-"""`python -m runner.view RUN_DIR_OR_SWEEP... [--host 127.0.0.1] [--port 8765] [--export OUT_DIR]`."""
+"""`python -m runner.view RUN_DIR_OR_SWEEP... [--host 127.0.0.1] [--port 8765] [--labels SAMPLE_DIR] [--export OUT_DIR]`."""
 
 from __future__ import annotations
 
@@ -16,13 +16,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", type=Path, help="run dirs, or folders holding run dirs (a sweep)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--labels", type=Path, metavar="SAMPLE_DIR",
+                        help="an annotation sample folder (key.jsonl, labels.jsonl): people's labels in the turn lists")
     args = parser.parse_args(argv)
     try:
         catalog = Catalog.from_paths(args.paths)
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    with serve(create_app(ViewState(catalog)), host=args.host, port=args.port) as url:
+    with serve(create_app(ViewState(catalog, labels=args.labels)), host=args.host, port=args.port) as url:
         print(f"viewer: {url}/  ({len(catalog.runs)} runs; Ctrl-C stops it)", flush=True)
         try:
             while True:
