@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse
 from runner.turns.records import TurnRecord
 from runner.view.app import render, state
 from runner.view.catalog import UnknownRun
-from runner.view.turn_evidence import card_screenshot, first_line, mark, mark_class, task_entry, task_records, turn_prompt
+from runner.view.turn_evidence import card_screenshot, error_line, first_line, mark, mark_class, task_entry, task_records, turn_prompt
 
 router = APIRouter()
 
@@ -47,6 +47,7 @@ class Card:
     prompt: str
     screenshot: str
     dimensions: list[tuple[str, float | None]]
+    error: str
 
 
 @router.get("/runs/{run_id}/tasks/{task_id}", response_class=HTMLResponse)
@@ -57,7 +58,8 @@ def episode_page(request: Request, run_id: str, task_id: str) -> HTMLResponse:
         raise UnknownRun(f"run {run_id!r} has no task {task_id!r}")
     cards = [Card(record, mark(record), mark_class(record), first_line(turn_prompt(run.data, task_id, record.turn)),
                   card_screenshot(run, record),
-                  [(name, d.score) for name, d in (record.verdict.dimensions.items() if record.verdict else [])])
+                  [(name, d.score) for name, d in (record.verdict.dimensions.items() if record.verdict else [])],
+                  error_line(record.error))
              for record in records]
     task = task_entry(run.data, task_id)
     return render(request, "episode.html", nav="runs", run=run, task_id=task_id, task=task, cards=cards,

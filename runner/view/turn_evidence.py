@@ -24,6 +24,7 @@ MAX_BUILD_LOG = 12_000  # a build log's tail (its errors are at the end)
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 PLAYWRIGHT_TRACE = "trace.zip"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # terminal colours in build logs
+_FRAME = set("│╰╭╮╯─┬┴├┤|")  # the frame of a bundler's source excerpt
 _IMAGE_NAME = re.compile(r"[\w.-]+\.(?:png|jpe?g|webp)", re.IGNORECASE)
 
 
@@ -105,6 +106,8 @@ class TurnEvidence:
     sources: list[FileDiff] = field(default_factory=list)
     diff_against: int | None = None  # the earlier turn the sources are compared with (None: none had sources)
     blocked_by: TurnRecord | None = None  # for a blocked turn: the earlier turn that left no artifact
+    blocked_error: str = ""  # that turn's error, its first telling line
+    error: str = ""  # the record's error without terminal colours
     other_files: list[str] = field(default_factory=list)
 
     def path(self, name: str) -> str:
@@ -145,6 +148,21 @@ def message_text(content: Any) -> str:
 def first_line(text: str, limit: int = 160) -> str:
     line = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text or "")
+
+
+def error_line(text: str, limit: int = 160) -> str:
+    """The first line of an error that says something: a build error's tail starts inside a framed excerpt of
+    the source (lines drawn with box characters), which says nothing on its own."""
+    for line in strip_ansi(text).splitlines():
+        if line.strip()[:1] in _FRAME or sum(c.isalnum() for c in line) < 3:
+            continue
+        line = line.strip()
+        return line if len(line) <= limit else line[: limit - 1] + "…"
+    return ""
 
 
 def task_entry(data: RunData, task_id: str) -> dict[str, Any]:
@@ -207,9 +225,11 @@ def load_turn(run: ViewRun, record: TurnRecord) -> TurnEvidence:
     turn = TurnEvidence(run, record, folder, record.evidence_dir.rstrip("/"))
     turn.prompt = turn_prompt(run.data, record.task_id, record.turn, folder)
     turn.verdict = record.verdict
+    turn.error = strip_ansi(record.error)
     if record.status is FailureBucket.BLOCKED:
         earlier = [r for r in task_records(run, record.task_id) if r.turn < record.turn]
         turn.blocked_by = next((r for r in reversed(earlier) if r.status is not FailureBucket.BLOCKED), None)
+        turn.blocked_error = error_line(turn.blocked_by.error) if turn.blocked_by else ""
     if folder is None:
         return turn
     ev = EvidenceFolder(folder)
