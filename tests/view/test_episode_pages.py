@@ -36,7 +36,9 @@ async def _cards(page: Page) -> list[dict[str, str]]:
 
 
 async def _decoded(page: Page, selector: str) -> list[int]:
-    """naturalWidth of every image the selector finds, once each has finished loading."""
+    """naturalWidth of every image the selector finds, each scrolled to (they load lazily) and loaded."""
+    for image in await page.locator(selector).all():
+        await image.scroll_into_view_if_needed()
     images = page.locator(selector)
     await page.wait_for_function("sel => [...document.querySelectorAll(sel)].every(i => i.complete)", arg=selector)
     return await images.evaluate_all("imgs => imgs.map(i => i.naturalWidth)")
