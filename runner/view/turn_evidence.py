@@ -102,6 +102,8 @@ class TurnEvidence:
     packet_parts: list[PacketPart] = field(default_factory=list)
     packet_images: list[str] = field(default_factory=list)
     judge_requests: Text | None = None
+    judge_bundle: dict[str, Any] = field(default_factory=dict)  # what a model judge's bundle included (counts, names)
+    judge_images: list[str] = field(default_factory=list)
     playwright_trace: str = ""
     sources: list[FileDiff] = field(default_factory=list)
     diff_against: int | None = None  # the earlier turn the sources are compared with (None: none had sources)
@@ -340,18 +342,30 @@ def _read_packet(turn: TurnEvidence, ev: EvidenceFolder) -> dict[str, Any]:
         if name == "files":
             value = {path: f"{len(text)} characters" for path, text in value.items()}  # the sources are shown below
         turn.packet_parts.append(PacketPart(name, _summary(value), Text.of(json_text(value), href, limit=8_000)))
-    images: list[str] = []
-    for part in ("evidence", "trace", "suite_context"):
-        for name in _IMAGE_NAME.findall(json.dumps(packet.get(part), default=str)):
-            path = turn.path(name)
-            if path not in images and (ev.path / name).is_file():
-                images.append(path)
-    turn.packet_images = images
+    turn.packet_images = _images_named(turn, ev, [packet.get(part) for part in ("evidence", "trace", "suite_context")])
     records = ev.read_request_records(judging=True)
     if records:
         turn.judge_requests = Text.of("\n".join(json.dumps(r, sort_keys=True) for r in records),
                                       turn.path(EvidenceFolder.JUDGE_REQUESTS), limit=8_000)
+    raw = turn.verdict.raw if turn.verdict is not None and isinstance(turn.verdict.raw, dict) else {}
+    if isinstance(raw.get("evidence"), dict):
+        turn.judge_bundle = raw["evidence"]
+    # the images a model judge's requests carried (their fitting records name them)
+    turn.judge_images = _images_named(turn, ev, [records, raw.get("request")])
     return packet
+
+
+_FIRST_IMAGES = (EvidenceFolder.SCREENSHOT_VIEWPORT, EvidenceFolder.SCREENSHOT_FULL,
+                 EvidenceFolder.FINAL_SCREENSHOT_VIEWPORT, EvidenceFolder.FINAL_SCREENSHOT_FULL)
+
+
+def _images_named(turn: TurnEvidence, ev: EvidenceFolder, values: list[Any]) -> list[str]:
+    """The evidence images these values name that the folder holds: the page's screenshots first, then the
+    rest (actor steps, a suite's renders) by name."""
+    names = {name for value in values for name in _IMAGE_NAME.findall(json.dumps(value, default=str))
+             if (ev.path / name).is_file()}
+    order = sorted(names, key=lambda n: (_FIRST_IMAGES.index(n) if n in _FIRST_IMAGES else len(_FIRST_IMAGES), n))
+    return [turn.path(name) for name in order]
 
 
 def _read_requirements(turn: TurnEvidence, folder: Path, packet: dict[str, Any]) -> None:

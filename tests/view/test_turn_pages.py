@@ -65,6 +65,7 @@ def test_the_oracle_turn_shows_both_screenshots_and_the_actor_steps(served: tupl
             assert await page.locator("#dimensions").count() == 1
             assert await _decoded(page, "#packet-images img")  # what the judge was handed, as thumbnails
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            await page.evaluate("() => window.scrollTo(0, 0)")  # sticky headers where they belong
             await page.screenshot(path=str(SCREENSHOTS / "turn.png"), full_page=True)
             # the arrow keys move between turns; the links say the same
             await page.keyboard.press("ArrowRight")
@@ -206,3 +207,19 @@ def test_marks_and_error_lines() -> None:
     assert mark(record.model_copy(update={"status": FailureBucket.BUILD_FAILED})) == "build failed"
     assert error_line("   ╰── \n \x1b[38;5;240m  │\x1b[0m \n\x1b[31m[vite] \x1b[0mUnexpected token\n") == "[vite] Unexpected token"
     assert error_line("") == ""
+
+
+def test_a_model_judges_bundle_and_the_images_its_requests_sent_are_shown(view_runs: dict[str, Path], tmp_path: Path) -> None:
+    run_dir = shutil.copytree(view_runs["mixed"], tmp_path / "mixed", ignore=shutil.ignore_patterns("workspace"))
+    records = [TurnRecord.model_validate_json(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
+    for record in records:
+        if record.turn == 2 and record.verdict is not None:
+            record.verdict.raw = {"evidence": {"screenshots": 2, "source_files": ["src/App.jsx"]},
+                                  "request": {"images_fitted": [{"images": ["step_00_after.png", "screenshot.png"]}]}}
+    (run_dir / "turns.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
+    catalog = Catalog.from_paths([run_dir])
+    [run] = catalog.runs.values()
+    turn = load_turn(run, catalog.record(run.id, "viewer-probe", 2))
+    assert turn.judge_bundle == {"screenshots": 2, "source_files": ["src/App.jsx"]}
+    assert turn.judge_images == ["evidence/viewer-probe/2/screenshot.png", "evidence/viewer-probe/2/step_00_after.png"]
+    assert turn.packet_images[:2] == ["evidence/viewer-probe/2/screenshot.png", "evidence/viewer-probe/2/screenshot_full.png"]
