@@ -98,6 +98,8 @@ class TurnEvidence:
     page_errors: Text | None = None
     console: Text | None = None
     tool_log: Text | None = None
+    network: list[dict[str, Any]] = field(default_factory=list)  # the visit's requests (network.json)
+    network_blocked: int = 0
     states: list[tuple[str, Text]] = field(default_factory=list)  # (title, state)
     packet_parts: list[PacketPart] = field(default_factory=list)
     packet_images: list[str] = field(default_factory=list)
@@ -392,6 +394,10 @@ def _read_logs(turn: TurnEvidence, ev: EvidenceFolder) -> None:
         value = ev.read_json(name)
         if value:
             setattr(turn, attr, Text.of(json_text(value), turn.path(name)))
+    network = ev.read_json(EvidenceFolder.NETWORK)
+    if isinstance(network, list):
+        turn.network = [r for r in network if isinstance(r, dict)]
+        turn.network_blocked = sum(1 for r in turn.network if r.get("blocked"))
     tool_log = ev.read_tool_log()
     if tool_log is not None:
         text = "\n".join(json.dumps(entry, sort_keys=True, ensure_ascii=False) for entry in tool_log)

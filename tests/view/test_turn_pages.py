@@ -172,9 +172,14 @@ def test_blocked_turns_say_why(served: tuple[str, dict[str, str]]) -> None:
 # -- reading one turn's evidence (no browser) -------------------------------------------------------
 
 
-def test_a_playwright_trace_in_the_evidence_is_linked_with_its_command(view_runs: dict[str, Path], tmp_path: Path) -> None:
+def test_a_playwright_trace_the_tool_log_and_runtime_state_are_shown(view_runs: dict[str, Path], tmp_path: Path) -> None:
     run_dir = shutil.copytree(view_runs["mixed"], tmp_path / "mixed", ignore=shutil.ignore_patterns("workspace"))
-    (run_dir / "evidence" / "viewer-probe" / "2" / "trace.zip").write_bytes(b"PK\x05\x06" + bytes(18))
+    folder = run_dir / "evidence" / "viewer-probe" / "2"
+    (folder / "trace.zip").write_bytes(b"PK\x05\x06" + bytes(18))
+    # an EvoGenUI-style tool runtime: its calls and states
+    (folder / "tool_log.jsonl").write_text('{"tool": "add_todo", "args": {"title": "<b>milk</b>"}}\n')
+    (folder / "state_in.json").write_text('{"todos": []}')
+    (folder / "state.json").write_text('{"todos": ["milk-state"]}')
     catalog = Catalog.from_paths([run_dir])
     [run] = catalog.runs.values()
     turn = load_turn(run, catalog.record(run.id, "viewer-probe", 2))
@@ -187,6 +192,9 @@ def test_a_playwright_trace_in_the_evidence_is_linked_with_its_command(view_runs
     page = TestClient(create_app(ViewState(catalog))).get(f"/runs/{run.id}/tasks/viewer-probe/turns/2").text
     assert f"playwright show-trace {run_dir}/evidence/viewer-probe/2/trace.zip" in page
     assert f'href="/files/{run.id}/evidence/viewer-probe/2/trace.zip"' in page
+    assert "add_todo" in page and "&lt;b&gt;milk&lt;/b&gt;" in page and "<b>milk" not in page
+    assert "runtime state at the turn&#39;s start" in page and "milk-state" in page
+    assert "network: 2 request(s), 0 blocked" in page
 
 
 def test_long_texts_are_capped_with_a_link_to_the_whole_file(view_runs: dict[str, Path], tmp_path: Path) -> None:
