@@ -17,52 +17,27 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
 from starlette.middleware.base import BaseHTTPMiddleware
 
-from runner.view.catalog import Catalog, UnknownRun
+from runner.view.catalog import UnknownRun
+# What pages share lives in a leaf module, so no page module imports this one (which includes their routers).
+from runner.view.pages import HERE, ViewMode, ViewState, render, state, templates
 
-HERE = Path(__file__).parent
+__all__ = ["FILE_CSP", "PAGE_CSP", "THUMB_WIDTHS", "ViewMode", "ViewState", "create_app", "render", "serve", "state",
+           "templates"]
+
 # The pages' own scripts and styles only; images from the app (evidence, thumbnails) and data: URIs.
 PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
             "connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'")
 # Evidence files are model output: shown, never run (sandbox: no script, no same-origin access).
 FILE_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
 THUMB_WIDTHS = (160, 320, 640)
-
-templates = Jinja2Templates(directory=str(HERE / "templates"))
-
-
-class ViewMode(Protocol):
-    """A mode of the app: its pages under /<name>, a link in the nav."""
-
-    name: str
-    title: str
-    router: APIRouter
-
-
-@dataclass
-class ViewState:
-    """What every page reads: the runs, and the modes this app was started with."""
-
-    catalog: Catalog
-    modes: dict[str, ViewMode] = field(default_factory=dict)  # name -> mode
-    static_export: bool = False  # pages rendered to files: links end in .html, no server calls
-
-
-def state(request: Request) -> ViewState:
-    return request.app.state.view
-
-
-def render(request: Request, template: str, **context: Any) -> HTMLResponse:
-    return templates.TemplateResponse(request, template, {"view": state(request), **context})
 
 
 class _SecurityHeaders(BaseHTTPMiddleware):

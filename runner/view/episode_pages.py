@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from runner.turns.records import TurnRecord
-from runner.view.app import render, state
+from runner.view.pages import render, state
 from runner.view.catalog import UnknownRun
 from runner.view.turn_evidence import card_screenshot, error_line, first_line, mark, mark_class, task_entry, task_records, turn_prompt
 

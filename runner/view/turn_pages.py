@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from runner.view.app import render, state
+from runner.view.pages import render, state
 from runner.view.episode_pages import Links
 from runner.view.turn_evidence import load_turn, mark, mark_class, task_entry, task_records
 
