@@ -130,6 +130,12 @@ def test_a_models_html_is_shown_as_text_and_never_runs(served: tuple[str, dict[s
             page = await browser.new_page()
             dialogs: list[str] = []
             page.on("dialog", lambda dialog: dialogs.append(dialog.message))
+            # a refused inline style or script, or a file that failed to load, is a console error
+            errors: list[str] = []
+            page.on("console", lambda message: errors.append(f"{message.text} {message.location.get('url', '')}")
+                    if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico") else None)
+            failed: list[str] = []
+            page.on("response", lambda response: failed.append(response.url) if response.status >= 400 else None)
             for path in ("turns/1", "turns/2", ""):
                 await page.goto(f"{url}/runs/{ids['mixed']}/tasks/viewer-probe/{path}".rstrip("/"))
                 await page.wait_for_load_state("networkidle")
@@ -142,6 +148,8 @@ def test_a_models_html_is_shown_as_text_and_never_runs(served: tuple[str, dict[s
             assert await page.locator("#assistant script, #assistant img, #assistant b").count() == 0
             assert await page.locator("#verdict").count() == 1  # the answer's </details> closed nothing
             assert dialogs == []
+            assert errors == [] and failed == []
+            assert await page.evaluate("() => getComputedStyle(document.querySelector('table.dims') || document.body).display") != ""
 
     asyncio.run(scenario())
 
