@@ -62,5 +62,8 @@ def episode_page(request: Request, run_id: str, task_id: str) -> HTMLResponse:
                   error_line(record.error))
              for record in records]
     task = task_entry(run.data, task_id)
+    tasks = sorted({r.task_id for r in run.data.records})
+    position = tasks.index(task_id)
     return render(request, "episode.html", nav="runs", run=run, task_id=task_id, task=task, cards=cards,
-                  links=Links(run.id), first=records[0])
+                  links=Links(run.id), first=records[0], previous=tasks[position - 1] if position else None,
+                  following=tasks[position + 1] if position + 1 < len(tasks) else None)

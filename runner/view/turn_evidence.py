@@ -14,15 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from runner.report.collect import RunData
-from runner.turns.evidence_folder import EvidenceFolder, read_json_objects
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.turns.records import FailureBucket, TurnRecord, Verdict
 from runner.view.catalog import ViewRun
 from runner.view.source_diff import FileDiff, diff_trees, read_tree
 
 MAX_TEXT = 20_000  # characters of one text block inlined; the rest is behind the link to its file
 MAX_BUILD_LOG = 12_000  # a build log's tail (its errors are at the end)
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
-PLAYWRIGHT_TRACE = "trace.zip"
+PLAYWRIGHT_TRACE = "trace.zip"  # Playwright's trace of the visit, when the run recorded one (`playwright show-trace`)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # terminal colours in build logs
 _FRAME = set("│╰╭╮╯─┬┴├┤|")  # the frame of a bundler's source excerpt
 _IMAGE_NAME = re.compile(r"[\w.-]+\.(?:png|jpe?g|webp)", re.IGNORECASE)
