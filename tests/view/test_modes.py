@@ -106,7 +106,7 @@ def test_annotation_by_keyboard_only_is_written_and_resumed(tmp_path: Path) -> N
                 await expect(page.locator("#help")).to_be_visible()
                 await page.keyboard.press("Escape")
                 await expect(page.locator("#help")).to_be_hidden()
-                # leave item 0 for later: j moves on without labelling
+                # leave item 0 for now: j moves on without labelling
                 await page.keyboard.press("j")
                 await expect_item(page, 1, "0 of 3 labelled by ann-1")
                 # item 1: fail, presentation 3, a mechanism from the list (m, arrows, Esc) and a note (n, Enter saves)
@@ -116,7 +116,15 @@ def test_annotation_by_keyboard_only_is_written_and_resumed(tmp_path: Path) -> N
                 await page.keyboard.type("keys only")
                 await page.keyboard.press("Enter")
                 await expect_item(page, 2, "1 of 3 labelled by ann-1")  # the next unlabelled item after the saved one
-                # item 2: pass, presentation 4, execution 5 (1-5 score the highlighted dimension, then the next)
+                await page.keyboard.press("k")  # item 1 shows the label just saved
+                await expect_item(page, 1, "1 of 3 labelled by ann-1")
+                await expect(page.locator("#fail")).to_be_checked()
+                await expect(page.locator("#mechanism")).to_have_value("affordance_binding")
+                await expect(page.locator("#labelled")).to_be_visible()
+                await page.keyboard.press("ArrowLeft")
+                await expect_item(page, 0, "1 of 3 labelled by ann-1")
+                await expect(page.locator("#labelled")).to_be_hidden()
+                # item 0: pass, presentation 4, execution 5 (1-5 score the highlighted dimension, then the next)
                 for key in "p45":
                     await page.keyboard.press(key)
                 await expect(page.locator("#pass")).to_be_checked()
@@ -132,24 +140,22 @@ def test_annotation_by_keyboard_only_is_written_and_resumed(tmp_path: Path) -> N
                 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
                 await page.screenshot(path=str(SCREENSHOTS / "annotate.png"))
                 await page.keyboard.press("Enter")
-                # saved; the next unlabelled item after it, round the end: item 0
-                await expect_item(page, 0, "2 of 3 labelled by ann-1")
-            assert [label.item for label in read_labels(labels)] == [items[1], items[2]]
+                await expect_item(page, 2, "2 of 3 labelled by ann-1")
+            assert [label.item for label in read_labels(labels)] == [items[1], items[0]]
 
-            # A restart on the same port: this browser remembers the annotator, and the page resumes at item 0.
+            # A restart on the same port: this browser remembers the annotator, and the page resumes at the first
+            # unlabelled item, the last one.
             page = await context.new_page()
             with serve(_app(AnnotationMode(Annotation(sample, labels))), port=port) as url:
                 await page.goto(f"{url}/annotate")
-                await expect_item(page, 0, "2 of 3 labelled by ann-1")
-                await expect(page.locator("#who")).to_have_text("ann-1")
-                await page.keyboard.press("k")  # back round to item 2: the annotator's own label is shown
                 await expect_item(page, 2, "2 of 3 labelled by ann-1")
+                await expect(page.locator("#who")).to_have_text("ann-1")
+                await page.keyboard.press("j")  # round to item 0: the annotator's own label is shown
+                await expect_item(page, 0, "2 of 3 labelled by ann-1")
                 await expect(page.locator("#pass")).to_be_checked()
                 await expect(page.locator("#dim-presentation-4")).to_be_checked()
-                await expect(page.locator("#labelled")).to_be_visible()
-                await page.keyboard.press("ArrowRight")
-                await expect_item(page, 0, "2 of 3 labelled by ann-1")
-                await expect(page.locator("#labelled")).to_be_hidden()
+                await page.keyboard.press("k")
+                await expect_item(page, 2, "2 of 3 labelled by ann-1")
                 await page.keyboard.press("Enter")  # nothing chosen: refused, nothing written
                 await expect(page.locator("#message")).to_contain_text("choose pass (p) or fail (f)")
                 await page.keyboard.press("p")
@@ -161,8 +167,8 @@ def test_annotation_by_keyboard_only_is_written_and_resumed(tmp_path: Path) -> N
     saved = read_labels(labels)
     assert [(label.item, label.passed, label.dimensions, label.mechanism, label.note) for label in saved] == [
         (items[1], False, {"presentation": 3.0}, "affordance_binding", "keys only"),
-        (items[2], True, {"presentation": 4.0, "execution": 5.0}, None, ""),
-        (items[0], True, {}, None, "")]
+        (items[0], True, {"presentation": 4.0, "execution": 5.0}, None, ""),
+        (items[2], True, {}, None, "")]
     assert {label.annotator for label in saved} == {"ann-1"}
 
 
