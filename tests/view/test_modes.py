@@ -236,3 +236,37 @@ def test_arena_votes_by_keyboard_only_are_written_and_resumed(tmp_path: Path) ->
         (winner, pairs[index].left.site_id, pairs[index].right.site_id)
         for winner, index in (("a", 0), ("tie", 2), ("b", 1))]
     assert {vote.rater for vote in votes} == {"r1"}
+
+
+def test_apr_attribution_by_keyboard_only(tmp_path: Path) -> None:
+    """EvoGenUI-Bench Appendix C.2.1's audit sample opens the same page in its attribution mode: 1-3 choose."""
+    from runner.validity.apr_audit import read_audit_labels, write_audit_sample
+    from tests.validity.test_apr_audit import _write_run
+
+    run = _write_run(tmp_path / "run", {"t1": "PF", "t2": "PPF"})
+    audit = tmp_path / "audit"
+    items = write_audit_sample([run], audit, seed=1)["items"]
+    labels = audit / "labels.jsonl"
+
+    async def scenario() -> None:
+        async with chromium() as browser:
+            page = await browser.new_page(viewport=WINDOW)
+            with serve(_app(AnnotationMode(Annotation(audit, labels)))) as url:
+                await page.goto(f"{url}/annotate")
+                await page.keyboard.type("ann-2")
+                await page.keyboard.press("Enter")
+                await expect(page.locator("#progress")).to_have_text("0 of 2 labelled by ann-2")
+                await expect(page.locator("#previous-turn")).to_be_visible()
+                for selector in ("#prev-shot", "#shot", "#attr-insufficient_evidence", "#save"):
+                    box = await page.locator(selector).bounding_box()
+                    assert box is not None and box["y"] + box["height"] <= WINDOW["height"], selector
+                await _blinded(page, SECRETS)
+                for key, progress in (("1", "1 of 2"), ("3", "2 of 2")):
+                    await page.keyboard.press(key)
+                    await page.keyboard.press("Enter")
+                    await expect(page.locator("#progress")).to_have_text(f"{progress} labelled by ann-2")
+                await expect(page.locator("#done")).to_be_visible()
+
+    asyncio.run(scenario())
+    assert [(label.item, label.attribution) for label in read_audit_labels(labels)] == [
+        (items[0], "prior_regression"), (items[1], "insufficient_evidence")]
