@@ -155,6 +155,7 @@ def test_the_annotation_page_labels_transitions_in_its_audit_mode(tmp_path: Path
                     assert await page.locator("#prev-prompt").inner_text() == f"Turn {turn - 1} of {key[item].task_id}."
                     assert await page.locator("#prompt").inner_text() == f"Turn {turn} of {key[item].task_id}."
                     shot = page.locator("#prev-screenshots img").first
+                    await page.wait_for_function("() => document.querySelector('#prev-screenshots img')?.complete")
                     assert await shot.evaluate("img => img.complete && img.naturalWidth") == 1
                     assert "model-secret" not in await page.locator("body").inner_text()
                     await page.locator(f"#attr-{attribution}").check()
