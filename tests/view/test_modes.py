@@ -6,6 +6,7 @@
   decision panel fit the window; the page never names the model or the judge.
 - arena (runner/suites/floweval/arena/view_mode.py): a / b / t votes are written, s skips to the back of the
   queue without writing, a restarted app resumes at the first undecided pair; no model name anywhere.
+- both show a sample's or a prompt's markup as text.
 
 Each writes its page's screenshot to SCREENSHOTS (docs/img/viewer/annotate.png, arena.png).
 """
@@ -270,3 +271,47 @@ def test_apr_attribution_by_keyboard_only(tmp_path: Path) -> None:
     asyncio.run(scenario())
     assert [(label.item, label.attribution) for label in read_audit_labels(labels)] == [
         (items[0], "prior_regression"), (items[1], "insufficient_evidence")]
+
+
+def test_untrusted_text_is_shown_as_text_in_both_modes(tmp_path: Path) -> None:
+    """A sample's texts and an arena prompt carrying markup are shown as text: no script runs, no element appears."""
+    from tests.report.conftest import XSS_TEXT
+
+    run = write_run(tmp_path / "run", [record("task-0", True)], packets=True)
+    sample = tmp_path / "sample"
+    write_sample([run], sample, per_pair=1, seed=0)
+    item_file = next((sample / "items").rglob("item.json"))
+    item = json.loads(item_file.read_text())
+    item.update(prompt=XSS_TEXT, assistant_text=XSS_TEXT, title=XSS_TEXT,
+                criteria=[{"id": "<b>x</b>", "description": XSS_TEXT}])
+    item_file.write_text(json.dumps(item))
+    run_dirs = [_run_dir(tmp_path, "m-one"), _run_dir(tmp_path, "m-two")]
+    for run_dir in run_dirs:
+        library = json.loads((run_dir / "tasks.json").read_text())
+        for task in library:
+            task["turns"][0]["prompt"] = XSS_TEXT
+        (run_dir / "tasks.json").write_text(json.dumps(library))
+    arena = ArenaMode(Arena(build_pairs(collect_sites(run_dirs)), tmp_path / "votes.jsonl", "r1"), SiteServers())
+
+    async def scenario() -> None:
+        async with chromium() as browser:
+            page = await browser.new_page(viewport=WINDOW)
+            with serve(_app(AnnotationMode(Annotation(sample, sample / "labels.jsonl")))) as url:
+                await page.goto(f"{url}/annotate")
+                await page.keyboard.type("ann-1")
+                await page.keyboard.press("Enter")
+                await expect(page.locator("#prompt")).to_have_text(XSS_TEXT)
+                await expect(page.locator("#assistant")).to_have_text(XSS_TEXT)
+                await expect(page.locator("#criteria li")).to_have_text(f"<b>x</b> {XSS_TEXT}")
+                assert await page.evaluate("window.__pwned") is None
+                assert await page.locator("#content script, #content b, #content img[src=x]").count() == 0
+            try:
+                with serve(_app(arena)) as url:
+                    await page.goto(f"{url}/arena")
+                    await expect(page.locator("#description")).to_have_text(XSS_TEXT)
+                    assert await page.evaluate("window.__pwned") is None
+                    assert await page.locator("#content script, #content b, #content img[src=x]").count() == 0
+            finally:
+                arena.close()
+
+    asyncio.run(scenario())
