@@ -1,12 +1,14 @@
-"""`python -m runner.annotate SAMPLE_DIR [--labels FILE] [--port N]`: the local annotation page.
+"""`python -m runner.annotate SAMPLE_DIR [--labels FILE] [--host H] [--port N]`: the annotation mode of the viewer.
 
-It serves one sample item at a time (runner/validity/sampling.py): the request, the task text and
-validation criteria, the assistant text, the screenshots, the actor trace and the tool log, never the model's
-name or the judge's decision (key.jsonl is never read). The annotator records pass/fail, optional dimension
-scores (EvoGenUI-Bench §4.2: presentation, execution, alignment on 1-5) and, for a failure, the mechanism of
-the §6.1 codebook; each label is appended to the labels file (default SAMPLE_DIR/labels.jsonl) at once, so
-the page resumes at the annotator's first unlabelled item after a restart. The dimensions, their scale and
-the mechanisms are the codebook a suite declares for this mode (runner.validity.labels.Codebook).
+It starts the viewer app (runner/view/) with its annotation mode at /annotate (runner/view/annotate_mode.py) and
+with no runs, so nothing on the page leads to a verdict. The page shows one sample item at a time
+(runner/validity/sampling.py): the request, the task text and validation criteria, the assistant text, the
+screenshots, the actor trace and the tool log, never the model's name or the judge's decision (key.jsonl is
+never read). The annotator records pass/fail, optional dimension scores (EvoGenUI-Bench §4.2: presentation,
+execution, alignment on 1-5) and, for a failure, the mechanism of the §6.1 codebook; each label is appended to
+the labels file (default SAMPLE_DIR/labels.jsonl) at once, so the page resumes at the annotator's first
+unlabelled item after a restart. The dimensions, their scale and the mechanisms are the codebook a suite
+declares for this mode (runner.validity.labels.Codebook).
 
 An audit sample of failed APR transitions (runner/validity/apr_audit.py, EvoGenUI-Bench Appendix C.2.1; its
 sample.json says `"mode": "apr_audit"`) opens the page in its labelling mode: each item shows the previous
@@ -21,21 +23,20 @@ import argparse
 import json
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from runner.errors import UserError, format_validation_error
-from runner.report.local_page import LocalPage, Request, Response, json_response
 from runner.run import plugins
 from runner.validity.apr_audit import ATTRIBUTIONS, AUDIT_MODE, PREVIOUS, AuditLabel, append_audit_label, read_audit_labels
 from runner.validity.labels import Codebook, Label, LabelsError, append_label, read_labels
 from runner.validity.sampling import ITEM_FILE, ITEMS_DIR, SAMPLE_FILE
 
-__all__ = ["Annotation", "build_page", "main"]
+__all__ = ["Annotation", "main"]
 
-PAGE_DIR = Path(__file__).parent / "annotate_page"
 LABELS_FILE = "labels.jsonl"
 SLOT_MODE = "slot"  # pass/fail per slot, with the codebook's dimension scores and mechanism
 _ITEM_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -50,7 +51,7 @@ def slot_codebook() -> Codebook:
 
 
 class Annotation:
-    """The sample, its labels file and what the page needs of them."""
+    """The sample, its labels file and what the page needs of them (runner.view.annotate_mode.AnnotationSource)."""
 
     def __init__(self, sample_dir: Path, labels: Path, *, dimensions: tuple[str, ...] | None = None,
                  mechanisms: tuple[str, ...] | None = None) -> None:
@@ -81,29 +82,60 @@ class Annotation:
     def _read_labels(self) -> list[Label] | list[AuditLabel]:
         return read_audit_labels(self.labels) if self.audit else read_labels(self.labels)
 
+    def codebook(self) -> dict[str, Any]:
+        """What the page offers: the labelling mode and its choices."""
+        return {"mode": self.mode, "total": len(self.items), "dimensions": list(self.dimensions),
+                "score_range": [int(self.score_range[0]), int(self.score_range[1])],
+                "mechanisms": list(self.mechanisms), "attributions": list(ATTRIBUTIONS)}
+
     def screenshots(self, item: str) -> list[str]:
         """The image names the page may serve for this item (the previous turn's too, in audit mode)."""
         shown = self.item(item)
         previous = shown.get(PREVIOUS) or {}
         return list(shown.get("screenshots", [])) + list(previous.get("screenshots", []))
 
+    def image_path(self, item: str, name: str) -> Path | None:
+        """An item's own screenshot by name; None for anything else (no path ever leaves the item's folder)."""
+        if item not in self.items or name not in self.screenshots(item):
+            return None
+        path = self.sample_dir / ITEMS_DIR / item / name
+        return path if path.is_file() else None
+
     def item(self, item: str) -> dict[str, Any]:
         return json.loads((self.sample_dir / ITEMS_DIR / item / ITEM_FILE).read_text())
 
-    def done(self, annotator: str) -> set[str]:
+    def latest(self, annotator: str) -> dict[str, dict[str, Any]]:
+        """item -> this annotator's latest label (their own judgement only: never the judge's)."""
         if not self.labels.exists():
-            return set()
-        return {label.item for label in self._read_labels() if label.annotator == annotator}
+            return {}
+        return {label.item: label.model_dump(exclude={"item", "task_id", "turn", "annotator"})
+                for label in self._read_labels() if label.annotator == annotator}
 
-    def next_item(self, annotator: str) -> dict[str, Any]:
+    def done(self, annotator: str) -> set[str]:
+        return set(self.latest(annotator))
+
+    def next_open(self, annotator: str, after: int = -1) -> int | None:
+        """The index of the first item this annotator has not labelled after `after` (wrapping round); None when
+        every item is labelled. after=-1: the first unlabelled item of the sample (where a restart resumes)."""
         done = self.done(annotator)
-        remaining = [item for item in self.items if item not in done]
-        payload: dict[str, Any] = {"total": len(self.items), "done": len(self.items) - len(remaining),
-                                   "dimensions": list(self.dimensions), "score_range": list(self.score_range),
-                                   "mechanisms": list(self.mechanisms), "mode": self.mode,
-                                   "attributions": list(ATTRIBUTIONS), "item": None}
-        if remaining:
-            payload["item"] = self.item(remaining[0])
+        count = len(self.items)
+        for step in range(1, count + 1):
+            index = (after + step) % count
+            if self.items[index] not in done:
+                return index
+        return None
+
+    def view(self, annotator: str, index: int | None) -> dict[str, Any]:
+        """One item as the page shows it, with the progress and the annotator's own label of it, if any."""
+        latest = self.latest(annotator)
+        payload: dict[str, Any] = {"total": len(self.items), "done": sum(item in latest for item in self.items),
+                                   "index": index, "item": None, "label": None}
+        if index is not None:
+            if not 0 <= index < len(self.items):
+                raise LabelsError(f"index: {index} is not an item of this sample (0-{len(self.items) - 1})")
+            name = self.items[index]
+            payload["item"] = self.item(name)
+            payload["label"] = latest.get(name)
         return payload
 
     def record(self, data: dict[str, Any]) -> Label | AuditLabel:
@@ -143,42 +175,15 @@ class Annotation:
         return label
 
 
-def build_page(annotation: Annotation, *, port: int = 0) -> LocalPage:
-    def static(name: str, content_type: str) -> Any:
-        return lambda request: Response(200, content_type, (PAGE_DIR / name).read_bytes())
-
-    def next_item(request: Request) -> Response:
-        annotator = request.query.get("annotator", "").strip()
-        if not annotator:
-            return json_response({"error": "annotator: give your annotator id"}, 400)
-        return json_response(annotation.next_item(annotator))
-
-    def save(request: Request) -> Response:
-        try:
-            data = request.json()
-            if not isinstance(data, dict):
-                raise LabelsError("the label must be a JSON object")
-            label = annotation.record(data)
-        except (LabelsError, ValueError) as error:
-            return json_response({"error": str(error)}, 400)
-        return json_response(annotation.next_item(label.annotator))
-
-    def image(request: Request) -> Response:
-        item, _, name = request.rest.partition("/")
-        if item not in annotation.items or name not in annotation.screenshots(item):
-            return Response(404, "text/plain", b"not found")  # only the item's own screenshots, by name
-        return Response(200, "image/png", (annotation.sample_dir / ITEMS_DIR / item / name).read_bytes())
-
-    return LocalPage({("GET", "/"): static("index.html", "text/html; charset=utf-8"),
-                      ("GET", "/annotate.js"): static("annotate.js", "text/javascript; charset=utf-8"),
-                      ("GET", "/api/next"): next_item, ("POST", "/api/label"): save,
-                      ("GET", "/images/*"): image}, port=port)
-
-
 def main(argv: list[str] | None = None) -> int:
+    from runner.view.annotate_mode import AnnotationMode
+    from runner.view.app import ViewState, create_app, serve
+    from runner.view.catalog import Catalog
+
     parser = argparse.ArgumentParser(prog="python -m runner.annotate", description=__doc__.split("\n\n")[0])
     parser.add_argument("sample_dir", type=Path)
     parser.add_argument("--labels", type=Path, help=f"the labels file (default SAMPLE_DIR/{LABELS_FILE})")
+    parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765, help="0: any free port")
     args = parser.parse_args(argv)
     try:
@@ -186,16 +191,17 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    page = build_page(annotation, port=args.port)
+    # No runs in this app: the runs pages would show the verdicts the annotator must not see.
+    mode = AnnotationMode(annotation)
     what = "failed APR transition(s)" if annotation.audit else "item(s)"
-    print(f"annotating {len(annotation.items)} {what} into {annotation.labels}", file=sys.stderr)
-    print(page.url, flush=True)
-    try:
-        page.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        page.close()
+    with serve(create_app(ViewState(Catalog([]), modes={mode.name: mode})), host=args.host, port=args.port) as url:
+        print(f"annotating {len(annotation.items)} {what} into {annotation.labels} (Ctrl-C stops)", file=sys.stderr)
+        print(f"{url}/{mode.name}", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
     return 0
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import async_playwright, expect
 
-from runner.validity.annotate import Annotation, build_page
+from runner.validity.annotate import Annotation
 from runner.browser.launch import BrowserSettings
 from runner.turns.evidence import Evidence
 from runner.turns.packets import EvidencePacket, write_packet
@@ -29,6 +29,7 @@ from runner.validity.apr_audit import (
 from runner.validity.labels import LabelsError
 from runner.validity.sampling import read_key
 from tests.validity.handmade import PNG
+from tests.validity.test_annotate import serve_annotation
 
 ANSWERED = {"model_responded": True, "model_call": ModelCall.ANSWERED}
 # P passed, F failed (answered), I infra, N no response, B blocked
@@ -141,10 +142,8 @@ def test_the_annotation_page_labels_transitions_in_its_audit_mode(tmp_path: Path
             browser = await playwright.chromium.launch(executable_path=settings.executable_path,
                                                        args=settings.launch_args)
             page = await browser.new_page()
-            server = build_page(annotation)
-            url = server.start()
-            try:
-                await page.goto(url)
+            with serve_annotation(annotation) as url:
+                await page.goto(url + "/annotate")
                 await page.locator("#annotator").fill("ann-1")
                 await page.locator("#start").click()
                 await expect(page.locator("#progress")).to_have_text("0 of 2 labelled by ann-1")
@@ -156,6 +155,7 @@ def test_the_annotation_page_labels_transitions_in_its_audit_mode(tmp_path: Path
                     assert await page.locator("#prev-prompt").inner_text() == f"Turn {turn - 1} of {key[item].task_id}."
                     assert await page.locator("#prompt").inner_text() == f"Turn {turn} of {key[item].task_id}."
                     shot = page.locator("#prev-screenshots img").first
+                    await page.wait_for_function("() => document.querySelector('#prev-screenshots img')?.complete")
                     assert await shot.evaluate("img => img.complete && img.naturalWidth") == 1
                     assert "model-secret" not in await page.locator("body").inner_text()
                     await page.locator(f"#attr-{attribution}").check()
@@ -163,8 +163,6 @@ def test_the_annotation_page_labels_transitions_in_its_audit_mode(tmp_path: Path
                     await page.locator("#save").click()
                     await expect(page.locator("#progress")).not_to_have_text(progress)
                 await expect(page.locator("#done")).to_be_visible()
-            finally:
-                server.close()
             await browser.close()
 
     asyncio.run(scenario())

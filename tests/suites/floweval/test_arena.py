@@ -1,9 +1,12 @@
-"""The arena page (FlowEval §4): pairs of sites for one prompt from two models, blind, recorded, resumable."""
+"""The arena page (FlowEval §4, the viewer app's arena mode): pairs of sites for one prompt from two models, blind,
+recorded, resumable. (Keyboard-only voting and skips: tests/view/test_modes.py.)"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,8 +17,11 @@ from runner.errors import ConfigError
 from runner.suites.floweval.pair_labels import read_labels
 from runner.turns.records import FailureBucket, RunDirectory, TurnRecord
 from runner.suites.floweval.arena.queue import Arena, build_pairs
-from runner.suites.floweval.arena.server import ArenaServer
+from runner.suites.floweval.arena.server import SiteServers
 from runner.suites.floweval.arena.sites import collect_sites
+from runner.suites.floweval.arena.view_mode import ArenaMode
+from runner.view.app import ViewState, create_app, serve
+from runner.view.catalog import Catalog
 
 PROMPTS = {"shop": "Corner Shop: an online grocery store", "mail": "Quick Mail: a web mail client",
            "booking": "StayNow: a hotel booking site"}
@@ -78,6 +84,17 @@ def test_pairs_are_seeded_cross_model_and_resume(run_dirs: list[Path], tmp_path:
     assert Arena(pairs, labels, "r2").next_pair() is pairs[0], "another rater starts from the beginning"
 
 
+@contextmanager
+def serve_arena(arena: Arena) -> Iterator[tuple[str, ArenaMode]]:
+    """The viewer app with only the arena mode (as `python -m runner.arena` starts it); yields the page's URL."""
+    mode = ArenaMode(arena, SiteServers())
+    try:
+        with serve(create_app(ViewState(Catalog([]), modes={mode.name: mode}))) as url:
+            yield f"{url}/{mode.name}", mode
+    finally:
+        mode.close()
+
+
 @pytest.mark.browser
 def test_three_decisions_in_a_real_browser_then_resume(run_dirs: list[Path], tmp_path: Path) -> None:
     labels = tmp_path / "labels.jsonl"
@@ -85,16 +102,18 @@ def test_three_decisions_in_a_real_browser_then_resume(run_dirs: list[Path], tmp
     picks = ["a", "tie", "b"]
     texts = {"a": "A is better", "b": "B is better", "tie": "Tie"}
 
-    async def rate(pool: BrowserPool, server: ArenaServer, decisions: list[str]) -> list[str]:
-        origins = [server.sites.url(site).rstrip("/") for pair in pairs for site in (pair.left, pair.right)]
+    async def rate(pool: BrowserPool, url: str, mode: ArenaMode, decisions: list[str]) -> list[str]:
+        origins = [mode.sites.url(site).rstrip("/") for pair in pairs for site in (pair.left, pair.right)]
         seen = []
-        async with pool.session(server.url, extra_origins=origins) as session:
+        async with pool.session(url, extra_origins=origins) as session:
             await session.goto()
             page = session.page
             for decision in decisions:
-                header = await page.locator("header").inner_text()
+                header = await page.locator("header.task").inner_text()
                 body = await page.locator("body").inner_text()
                 assert "m-one" not in body and "m-two" not in body, "models blinded"
+                assert "m-one" not in await page.content() and str(tmp_path) not in await page.content(), \
+                    "no model name or run dir even in the page's source (the form's pair token is opaque)"
                 frame_a = page.frame_locator("iframe[name=site-A]")
                 frame_b = page.frame_locator("iframe[name=site-B]")
                 title_a = await frame_a.locator("#title").inner_text()
@@ -113,11 +132,11 @@ def test_three_decisions_in_a_real_browser_then_resume(run_dirs: list[Path], tmp
 
     async def main() -> tuple[list[str], int, list[str]]:
         async with BrowserPool(BrowserSettings(settle_ms=50)) as pool:
-            with ArenaServer(Arena(pairs, labels, "r1")) as server:
-                first = await rate(pool, server, picks[:2])
+            with serve_arena(Arena(pairs, labels, "r1")) as (url, mode):
+                first = await rate(pool, url, mode, picks[:2])
             stored = len(read_labels(labels))
-            with ArenaServer(Arena(pairs, labels, "r1")) as server:  # a restart resumes with the third pair
-                second = await rate(pool, server, picks[2:])
+            with serve_arena(Arena(pairs, labels, "r1")) as (url, mode):  # a restart resumes with the third pair
+                second = await rate(pool, url, mode, picks[2:])
         return first, stored, second
 
     first, stored, second = asyncio.run(main())
@@ -132,6 +151,29 @@ def test_three_decisions_in_a_real_browser_then_resume(run_dirs: list[Path], tmp
     assert [(x.prompt_id, x.model_a, x.model_b) for x in recorded] == [
         (p.left.task_id, p.left.model, p.right.model) for p in pairs]
     assert {x.rater for x in recorded} == {"r1"} and all(x.decided_at for x in recorded)
+
+
+def test_the_mode_refuses_bad_votes_and_skips_without_writing(run_dirs: list[Path], tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    labels = tmp_path / "labels.jsonl"
+    pairs = build_pairs(collect_sites(run_dirs), seed=0)
+    arena = Arena(pairs, labels, "r1")
+    with serve_arena(arena) as (_, mode):
+        client = TestClient(create_app(ViewState(Catalog([]), modes={mode.name: mode})))
+        page = client.get("/arena")
+        assert "frame-src http://127.0.0.1:*" in page.headers["content-security-policy"]
+        assert pairs[0].token in page.text and "m-one" not in page.text
+        assert client.post("/arena/decide", data={"pair": pairs[0].token, "winner": "left"}).status_code == 400
+        assert client.post("/arena/decide", data={"pair": "nope", "winner": "a"}).status_code == 400
+        skipped = client.post("/arena/skip", data={"pair": pairs[0].token}, follow_redirects=False)
+        assert skipped.status_code == 303 and not labels.exists(), "a skip writes nothing"
+        assert arena.next_pair() is pairs[1], "the skipped pair goes to the back"
+        for pair in pairs[1:]:
+            assert client.post("/arena/decide", data={"pair": pair.token, "winner": "tie"},
+                               follow_redirects=False).status_code == 303
+        assert arena.next_pair() is pairs[0], "only the skipped pair is left"
+    assert Arena(pairs, labels, "r1").next_pair() is pairs[0]
 
 
 def test_cli_refuses_run_dirs_without_pairs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,21 +1,28 @@
-"""`python -m runner.arena RUN_DIR... [--labels FILE] [--rater ID]`: the arena page for people (FlowEval §4).
+"""`python -m runner.arena RUN_DIR... [--labels FILE] [--rater ID] [--seed N] [--port 8765]`: the arena for
+people (FlowEval §4).
 
-Serves a local page that shows two generated sites for the same prompt side by side (the description
-shown, the task list hidden, the models blinded, the order randomised) and appends each decision to the
-labels file (runner/suites/floweval/pair_labels.py). Started again with the same run dirs, seed and rater it resumes
-with the first pair that rater has not decided. docs/floweval-metrics.md describes the page and the format.
+Starts the viewer app (runner/view/) with FlowEval's arena mode at /arena (view_mode.py) and with no runs, so
+nothing on the page names the models. The page shows two generated sites for the same prompt side by side (the
+description shown, the task list hidden, the models blinded, the order randomised) and appends each decision
+to the labels file (runner/suites/floweval/pair_labels.py). Started again with the same run dirs, seed and
+rater it resumes with the first pair that rater has not decided. docs/floweval-metrics.md describes the page
+and the format.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from runner.errors import UserError
 from runner.suites.floweval.arena.queue import Arena, build_pairs
-from runner.suites.floweval.arena.server import ArenaServer
+from runner.suites.floweval.arena.server import SiteServers
 from runner.suites.floweval.arena.sites import collect_sites
+from runner.suites.floweval.arena.view_mode import ArenaMode
+from runner.view.app import ViewState, create_app, serve
+from runner.view.catalog import Catalog
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rater", default="rater", help="the rater id written with each decision")
     parser.add_argument("--seed", type=int, default=0, help="the seed of the pair order and the A/B sides")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=int, default=8765, help="0: any free port")
     args = parser.parse_args(argv)
     try:
         sites = collect_sites(args.run_dirs)
@@ -41,15 +48,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     labels = args.labels or args.run_dirs[0] / "arena_labels.jsonl"
     arena = Arena(pairs, labels, args.rater)
-    server = ArenaServer(arena, host=args.host, port=args.port)
-    print(f"arena: {len(pairs)} comparisons, {arena.decided} decided by {args.rater!r}; labels -> {labels}")
-    print(f"open {server.url}  (Ctrl-C stops; starting again resumes)")
+    mode = ArenaMode(arena, SiteServers(args.host))
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        # No runs in this app: the runs pages would say which model built which site.
+        with serve(create_app(ViewState(Catalog([]), modes={mode.name: mode})), host=args.host, port=args.port) as url:
+            print(f"arena: {len(pairs)} comparisons, {arena.decided} decided by {args.rater!r}; labels -> {labels}")
+            print(f"open {url}/{mode.name}  (Ctrl-C stops; starting again resumes)", flush=True)
+            try:
+                while True:
+                    time.sleep(3600)
+            except KeyboardInterrupt:
+                pass
     finally:
-        server.close()
+        mode.close()
     return 0
 
 

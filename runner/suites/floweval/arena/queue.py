@@ -3,11 +3,13 @@
 Every pair of sites for the same prompt from two different models is a comparison. The queue is shuffled and
 each pair's left/right order drawn with one seeded generator, so the same run dirs and seed give the same
 queue: a rater who comes back continues with the first pair they have not labelled yet (labels name the
-sites compared, `site_a` / `site_b`).
+sites compared, `site_a` / `site_b`). A skipped pair goes to the back of this session's queue; a skip is not a
+decision and is not written, so a restart shows the pair in its place again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import random
 import threading
@@ -30,8 +32,10 @@ class ArenaPair:
 
     @property
     def token(self) -> str:
-        """What the page sends back with a decision: the two site ids, so a stale page cannot decide another pair."""
-        return f"{self.left.site_id}||{self.right.site_id}"
+        """What the page sends back with a decision: names this pair and side order only, so a stale page cannot
+        decide another pair; opaque, because a site id holds its run dir's path, which may name the model."""
+        both = f"{self.left.site_id}||{self.right.site_id}".encode()
+        return hashlib.sha256(both).hexdigest()[:20]
 
 
 def build_pairs(sites: list[ArenaSite], *, seed: int = 0) -> list[ArenaPair]:
@@ -60,6 +64,7 @@ class Arena:
         self.rater = rater
         self._lock = threading.Lock()
         self._done: set[frozenset[str]] = set()
+        self._skipped: list[frozenset[str]] = []  # this session's skips, oldest first
         if self.labels_path.is_file():
             self._done = {frozenset((label.site_a, label.site_b)) for label in read_labels(self.labels_path)
                           if label.rater == rater}
@@ -69,14 +74,32 @@ class Arena:
         return sum(1 for pair in self.pairs if pair.key in self._done)
 
     def next_pair(self) -> ArenaPair | None:
-        return next((pair for pair in self.pairs if pair.key not in self._done), None)
+        """The first undecided pair not skipped; when only skipped ones are left, the one skipped longest ago."""
+        with self._lock:
+            open_pairs = [pair for pair in self.pairs if pair.key not in self._done]
+            fresh = next((pair for pair in open_pairs if pair.key not in self._skipped), None)
+            if fresh is not None or not open_pairs:
+                return fresh
+            return min(open_pairs, key=lambda pair: self._skipped.index(pair.key))
+
+    def skip(self, token: str) -> None:
+        """Put the pair `token` names at the back of this session's queue (nothing is written)."""
+        with self._lock:
+            pair = self._pair(token)
+            if pair.key in self._skipped:
+                self._skipped.remove(pair.key)
+            self._skipped.append(pair.key)
+
+    def _pair(self, token: str) -> ArenaPair:
+        pair = next((p for p in self.pairs if p.token == token), None)
+        if pair is None:
+            raise KeyError(f"no pair {token!r} in this arena")
+        return pair
 
     def decide(self, token: str, winner: Winner) -> PairwiseLabel:
         """Record the rater's decision on the pair `token` names (A: left, B: right, as shown)."""
         with self._lock:
-            pair = next((p for p in self.pairs if p.token == token), None)
-            if pair is None:
-                raise KeyError(f"no pair {token!r} in this arena")
+            pair = self._pair(token)
             if pair.key in self._done:
                 raise ValueError("this pair is already decided")
             label = PairwiseLabel(
