@@ -32,12 +32,11 @@ from pydantic import ValidationError
 from runner.errors import UserError, format_validation_error
 from runner.run import plugins
 from runner.validity.apr_audit import ATTRIBUTIONS, AUDIT_MODE, PREVIOUS, AuditLabel, append_audit_label, read_audit_labels
-from runner.validity.labels import Codebook, Label, LabelsError, append_label, read_labels
+from runner.validity.labels import LABELS_FILE, Codebook, Label, LabelsError, append_label, read_labels
 from runner.validity.sampling import ITEM_FILE, ITEMS_DIR, SAMPLE_FILE
 
 __all__ = ["Annotation", "main"]
 
-LABELS_FILE = "labels.jsonl"
 SLOT_MODE = "slot"  # pass/fail per slot, with the codebook's dimension scores and mechanism
 _ITEM_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 

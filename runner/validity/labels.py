@@ -27,7 +27,9 @@ from runner.validity.jsonl_models import read_model_lines
 
 AnyLabel = TypeVar("AnyLabel", bound=BaseModel)
 
-__all__ = ["Codebook", "Label", "LabelsError", "append_label", "by_slot", "majority", "read_labels"]
+__all__ = ["LABELS_FILE", "Codebook", "Label", "LabelsError", "append_label", "by_slot", "majority", "read_labels"]
+
+LABELS_FILE = "labels.jsonl"  # a sample folder's labels, one JSON line per decision (its default place)
 
 
 @dataclass(frozen=True)

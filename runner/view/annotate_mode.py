@@ -20,7 +20,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from runner.errors import UserError
-from runner.view.app import render
+from runner.view.pages import render
 
 __all__ = ["AnnotationMode", "AnnotationSource"]
 

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.turns.records import TurnRecord
-from runner.validity.annotate import LABELS_FILE
-from runner.validity.labels import Label, majority, read_labels
+from runner.validity.labels import LABELS_FILE, Label, majority, read_labels
 from runner.validity.sampling import read_key
 from runner.view.catalog import Catalog, ViewRun, turn_row
 
