@@ -102,6 +102,10 @@ class BrowserSettings(BaseModel):
     # starts through (runner/browser/launcher.py: the omnibox popup WebUI and the spare renderer, which start
     # two renderer processes per context that no page uses). [] keeps them all.
     disable_features: list[str] = Field(default_factory=lambda: list(DEFAULT_DISABLED_FEATURES))
+    # Record Playwright's own trace of each slot's visit (load, actor, live checks: screenshots and DOM snapshots
+    # of every action) into the slot's evidence folder as trace.zip, replayed with `playwright show-trace`.
+    # Off by default: it costs COST_NOTE of a turn (bench/browser_trace.py, docs/performance.md).
+    record_trace: bool = False
 
     @field_validator("executable_path")
     @classmethod
@@ -361,23 +365,29 @@ class BrowserPool:
 
     @asynccontextmanager
     async def session(
-        self, url: str, *, extra_origins: Sequence[str] = (), viewport: Viewport | None = None
+        self, url: str, *, extra_origins: Sequence[str] = (), viewport: Viewport | None = None,
+        trace_path: Path | None = None, trace_title: str | None = None,
     ) -> AsyncIterator[PageSession]:
         """A PageSession on `url` in a fresh context; requests to other origins are blocked.
 
         `extra_origins` (e.g. "http://127.0.0.1:9000") are also allowed, for a tool server on another port.
         `viewport`: this context's coordinate system instead of the pool's (a suite's fixed render size).
+        `trace_path`: where the session's Playwright trace goes when the pool records traces (`record_trace`).
         The page is not loaded yet: call `await session.goto()`.
         """
         session = await self._take_spare() if viewport is None else None
         if session is None:
             session = await self._prepared_session(viewport)
+        tracing = trace_path is not None and self.settings.record_trace and await _start_trace(session, trace_title)
         try:
             session.aim(url, extra_origins)
             if viewport is None:
                 session.on_first_load = self._prepare_spare
             yield session
         finally:
+            if tracing:
+                assert trace_path is not None
+                await _stop_trace(session, trace_path, timeout_s=self.settings.nav_timeout_ms / 1000 + 10)
             # Closing a context takes the browser about 15 ms; the turn need not wait for it (nothing reaches
             # the page's logs once its session has ended, and the pool waits for every close before it ends).
             closing = asyncio.get_running_loop().create_task(_close(session.context))
@@ -434,6 +444,25 @@ class BrowserPool:
         (result,) = await asyncio.gather(task, return_exceptions=True)
         if isinstance(result, PageSession):
             await _close(result.context)
+
+
+async def _start_trace(session: PageSession, title: str | None) -> bool:
+    """Start Playwright's tracing on the session's context; False (and a warning) when it cannot."""
+    try:
+        await session.context.tracing.start(screenshots=True, snapshots=True, title=title)
+    except Exception as error:  # a trace is for a person replaying the visit: never the slot's failure
+        log.warning("could not start the browser trace: %s: %s", type(error).__name__, error)
+        return False
+    return True
+
+
+async def _stop_trace(session: PageSession, path: Path, *, timeout_s: float) -> None:
+    """Stop the session's trace into `path` (bounded: a wedged browser may never answer); warn on failure."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.wait_for(session.context.tracing.stop(path=str(path)), timeout=timeout_s)
+    except Exception as error:
+        log.warning("could not write the browser trace %s: %s: %s", path, type(error).__name__, error)
 
 
 async def _close(context: BrowserContext) -> None:
