@@ -104,8 +104,8 @@ class BrowserSettings(BaseModel):
     disable_features: list[str] = Field(default_factory=lambda: list(DEFAULT_DISABLED_FEATURES))
     # Record Playwright's own trace of each slot's visit (load, actor, live checks: screenshots and DOM snapshots
     # of every action) into the slot's evidence folder as trace.zip, replayed with `playwright show-trace`.
-    # Off by default: it cost +16% of a turn (median 1.89 s -> 2.19 s, 57 KiB a trace; smoke suite, oracle
-    # model, probe actor, on the shared 2-core machine: bench/browser_trace.py).
+    # Off by default: it cost +16% and +25% of a turn in two runs of bench/browser_trace.py (medians 1.89 -> 2.19 s
+    # and 1.83 -> 2.29 s a smoke turn, oracle model, probe actor, on the shared, loaded 2-core machine; 57 KiB a trace).
     record_trace: bool = False
 
     @field_validator("executable_path")
