@@ -386,16 +386,29 @@ class BrowserPool:
                 session.on_first_load = self._prepare_spare
             yield session
         finally:
-            if tracing:
-                assert trace_path is not None
-                await _stop_trace(session, trace_path, timeout_s=self.settings.nav_timeout_ms / 1000 + 10)
-            # Closing a context takes the browser about 15 ms; the turn need not wait for it (nothing reaches
-            # the page's logs once its session has ended, and the pool waits for every close before it ends).
-            closing = asyncio.get_running_loop().create_task(_close(session.context))
-            self._closing.add(closing)
-            closing.add_done_callback(self._closing.discard)
-            if viewport is None:
-                self._prepare_spare()  # the page never loaded (or the spare was taken meanwhile)
+            try:
+                if tracing and trace_path is not None:
+                    await self._stop_trace(session, trace_path)
+            finally:  # the context is closed even when the turn is cancelled while the trace is written
+                # Closing a context takes the browser about 15 ms; the turn need not wait for it (nothing reaches
+                # the page's logs once its session has ended, and the pool waits for every close before it ends).
+                closing = asyncio.get_running_loop().create_task(_close(session.context))
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
+                if viewport is None:
+                    self._prepare_spare()  # the page never loaded (or the spare was taken meanwhile)
+
+    async def _stop_trace(self, session: PageSession, path: Path) -> None:
+        """Stop the session's trace into `path` (bounded: a wedged browser may never answer); warn on failure."""
+        if self._browser_gone():  # nothing to save, and waiting on a dead browser would only delay the turn
+            log.warning("the browser is gone: no trace written to %s", path)
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            await asyncio.wait_for(session.context.tracing.stop(path=str(path)),
+                                   timeout=self.settings.nav_timeout_ms / 1000 + 10)
+        except Exception as error:  # a trace is for a person replaying the visit: never the slot's failure
+            log.warning("could not write the browser trace %s: %s: %s", path, type(error).__name__, error)
 
     async def closed_sessions(self) -> None:
         """Wait until the contexts of the sessions that have ended are closed."""
@@ -455,15 +468,6 @@ async def _start_trace(session: PageSession, title: str | None) -> bool:
         log.warning("could not start the browser trace: %s: %s", type(error).__name__, error)
         return False
     return True
-
-
-async def _stop_trace(session: PageSession, path: Path, *, timeout_s: float) -> None:
-    """Stop the session's trace into `path` (bounded: a wedged browser may never answer); warn on failure."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        await asyncio.wait_for(session.context.tracing.stop(path=str(path)), timeout=timeout_s)
-    except Exception as error:
-        log.warning("could not write the browser trace %s: %s: %s", path, type(error).__name__, error)
 
 
 async def _close(context: BrowserContext) -> None:

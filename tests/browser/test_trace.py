@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 import zipfile
 from pathlib import Path
 
@@ -83,3 +84,22 @@ def test_record_trace_off_records_nothing_even_with_a_path(site, browser_setting
 
     asyncio.run(main())
     assert not (tmp_path / "trace.zip").exists()
+
+
+def test_a_browser_gone_mid_visit_leaves_no_trace_and_no_wait(site, browser_settings, tmp_path, caplog) -> None:
+    url = site.add("/", "<p>hi</p>")
+
+    async def main() -> float:
+        settings = browser_settings.model_copy(update={"record_trace": True})
+        async with BrowserPool(settings) as pool:
+            async with pool.session(url, trace_path=tmp_path / "trace.zip") as session:
+                await session.goto()
+                assert pool.browser is not None
+                await pool.browser.close()  # the browser dies under the visit
+                started = time.perf_counter()
+            return time.perf_counter() - started
+
+    with caplog.at_level(logging.WARNING, logger="runner.browser.launch"):
+        assert asyncio.run(main()) < 5
+    assert not (tmp_path / "trace.zip").exists()
+    assert any("no trace written" in record.getMessage() for record in caplog.records)
