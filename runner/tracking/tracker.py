@@ -547,15 +547,21 @@ def _set_experiment_kind(client: MlflowClient, experiment_id: str, kind: str | N
 
 
 def _describe_experiment(client: MlflowClient, experiment_id: str) -> None:
-    """Give the experiment the runner's description (a link to its runs table), unless a user wrote one."""
-    current = client.get_experiment(experiment_id).tags.get(viewer_link.NOTE_TAG)
-    wanted = viewer_link.experiment_note(experiment_id)
-    if current == wanted or (current and not current.startswith(viewer_link.EXPERIMENT_NOTE_MARK)):
-        return
-    try:
-        client.set_experiment_tag(experiment_id, viewer_link.NOTE_TAG, wanted)
-    except MlflowException:  # a grid's job wrote the same tag first: the SQL store refuses the second insert
-        log.debug("the experiment's description was set meanwhile", exc_info=True)
+    """Give the experiment the runner's description (a link to its runs table, with the shared view it names),
+    unless a user wrote a description of their own."""
+    tags = client.get_experiment(experiment_id).tags
+    current = tags.get(viewer_link.NOTE_TAG)
+    wanted = {viewer_link.VIEW_TAG: viewer_link.runs_view(),
+              viewer_link.NOTE_TAG: viewer_link.experiment_note(experiment_id)}
+    if current and not current.startswith(viewer_link.EXPERIMENT_NOTE_MARK):
+        wanted.pop(viewer_link.NOTE_TAG)
+    for key, value in wanted.items():
+        if tags.get(key) == value:
+            continue
+        try:
+            client.set_experiment_tag(experiment_id, key, value)
+        except MlflowException:  # a grid's job wrote the same tag first: the SQL store refuses the second insert
+            log.debug("the experiment's tag %s was set meanwhile", key, exc_info=True)
 
 
 def _find_task_runs(client: MlflowClient, experiment_id: str, parent_run_id: str) -> dict[str, str]:

@@ -5,6 +5,7 @@ Chromium."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -51,6 +52,7 @@ def test_the_job_runs_description_names_the_viewer_command_and_page(tracked: dic
     assert f"/runs/{viewer_id}" in note
     description = tracked["experiment"].tags[viewer_link.NOTE_TAG]
     assert viewer_link.experiment_runs_path(tracked["experiment"].experiment_id).lstrip("/") in description
+    assert json.loads(tracked["experiment"].tags[viewer_link.VIEW_TAG])["selectedColumns"]
 
 
 def test_a_users_own_experiment_description_is_kept(tracked: dict) -> None:
@@ -61,6 +63,7 @@ def test_a_users_own_experiment_description_is_kept(tracked: dict) -> None:
     client.set_experiment_tag(experiment_id, viewer_link.NOTE_TAG, "my notes")
     _describe_experiment(client, experiment_id)
     assert client.get_experiment(experiment_id).tags[viewer_link.NOTE_TAG] == "my notes"
+    assert viewer_link.VIEW_TAG in client.get_experiment(experiment_id).tags  # its own key: always the runner's
     other = client.create_experiment("undescribed")
     _describe_experiment(client, other)
     assert client.get_experiment(other).tags[viewer_link.NOTE_TAG] == viewer_link.experiment_note(other)
@@ -99,16 +102,21 @@ def test_the_experiment_opens_on_its_runs_and_the_run_page_shows_the_viewer_note
             try:
                 page = await browser.new_page(viewport={"width": 1800, "height": 1000})
                 page.set_default_timeout(60_000)
-                # Opened plainly, MLflow 3.17 lands on the GenAI overview; the description's link leads to the runs
-                # (in a new tab: MLflow opens a description's links so).
+                # Opened plainly, MLflow 3.17 lands on the GenAI overview, which shows the description; its link leads
+                # to the runs table (followed by its href: the overview's charts keep the header from settling).
                 start = await browser.new_page(viewport={"width": 1800, "height": 1000})
                 start.set_default_timeout(60_000)
                 await start.goto(f"{mlflow_ui}/#/experiments/{experiment_id}")
+                # (A guidance popover may cover the page as a modal dialog: the link is found by its markup.)
                 link = start.locator("a[href*='workflowType=machine_learning']").filter(
                     has_text="open this experiment's runs table").first
-                async with start.context.expect_page() as opened:
-                    await link.click()
-                await _expect_runs_table(await opened.value, job)
+                await link.wait_for(state="attached")
+                href = await link.get_attribute("href")
+                assert href is not None and href.startswith("#/") and await link.get_attribute("target") == "_blank"
+                opened = await browser.new_page(viewport={"width": 1800, "height": 1000})  # a new tab, as it opens
+                opened.set_default_timeout(60_000)
+                await opened.goto(f"{mlflow_ui}/{href}")
+                await _expect_runs_table(opened, job)
                 # The path the runner documents opens there directly, in a fresh browser (no stored preference).
                 context = await browser.new_context(viewport={"width": 1800, "height": 1000})
                 page = await context.new_page()
@@ -132,6 +140,10 @@ async def _expect_runs_table(page: Page, job: Run) -> Locator:
     """The runs table is shown, with the job run's row (returned)."""
     await page.wait_for_url("**/experiments/*/runs?*")
     await page.get_by_text("matching runs").first.wait_for()
-    row = page.locator(f"[role=row][row-id='{job.info.run_id}']").first
-    await expect(row.locator("[col-id='attributes.`Run Name`']")).to_contain_text(job.info.run_name, timeout=30_000)
-    return row
+    rows = page.locator(f"[role=row][row-id='{job.info.run_id}']")  # the grid's pinned and scrolling parts
+    await expect(rows.locator("[col-id='attributes.`Run Name`']")).to_contain_text(job.info.run_name, timeout=30_000)
+    # Its metrics are columns (the shared view the link names), with the run's values.
+    for name in ("turn_pass", "build_success_rate"):
+        await expect(rows.locator(f"[col-id='metrics.`{name}`']")).to_have_text(f"{job.data.metrics[name]:g}",
+                                                                                 timeout=30_000)
+    return rows.first
