@@ -86,6 +86,9 @@ def export_site(app: FastAPI, out_dir: Path, *, max_pages: int = DEFAULT_MAX_PAG
                 report.left_out.append(path)
                 continue
             item = _fetch(client, path)
+            if item.is_page and report.pages >= max_pages:  # a page whose path looked like a file's
+                report.left_out.append(path)
+                continue
             fetched[path] = item
             if item.data is not None:  # written now: a run's evidence can be far larger than memory should hold
                 _write_item(item, item.data, out_dir, report)
