@@ -102,6 +102,11 @@ class BrowserSettings(BaseModel):
     # starts through (runner/browser/launcher.py: the omnibox popup WebUI and the spare renderer, which start
     # two renderer processes per context that no page uses). [] keeps them all.
     disable_features: list[str] = Field(default_factory=lambda: list(DEFAULT_DISABLED_FEATURES))
+    # Record Playwright's own trace of each slot's visit (load, actor, live checks: screenshots and DOM snapshots
+    # of every action) into the slot's evidence folder as trace.zip, replayed with `playwright show-trace`.
+    # Off by default: it cost +16% and +25% of a turn in two runs of bench/browser_trace.py (medians 1.89 -> 2.19 s
+    # and 1.83 -> 2.29 s a smoke turn, oracle model, probe actor, on the shared, loaded 2-core machine; 57 KiB a trace).
+    record_trace: bool = False
 
     @field_validator("executable_path")
     @classmethod
@@ -361,30 +366,49 @@ class BrowserPool:
 
     @asynccontextmanager
     async def session(
-        self, url: str, *, extra_origins: Sequence[str] = (), viewport: Viewport | None = None
+        self, url: str, *, extra_origins: Sequence[str] = (), viewport: Viewport | None = None,
+        trace_path: Path | None = None, trace_title: str | None = None,
     ) -> AsyncIterator[PageSession]:
         """A PageSession on `url` in a fresh context; requests to other origins are blocked.
 
         `extra_origins` (e.g. "http://127.0.0.1:9000") are also allowed, for a tool server on another port.
         `viewport`: this context's coordinate system instead of the pool's (a suite's fixed render size).
+        `trace_path`: where the session's Playwright trace goes when the pool records traces (`record_trace`).
         The page is not loaded yet: call `await session.goto()`.
         """
         session = await self._take_spare() if viewport is None else None
         if session is None:
             session = await self._prepared_session(viewport)
+        tracing = trace_path is not None and self.settings.record_trace and await _start_trace(session, trace_title)
         try:
             session.aim(url, extra_origins)
             if viewport is None:
                 session.on_first_load = self._prepare_spare
             yield session
         finally:
-            # Closing a context takes the browser about 15 ms; the turn need not wait for it (nothing reaches
-            # the page's logs once its session has ended, and the pool waits for every close before it ends).
-            closing = asyncio.get_running_loop().create_task(_close(session.context))
-            self._closing.add(closing)
-            closing.add_done_callback(self._closing.discard)
-            if viewport is None:
-                self._prepare_spare()  # the page never loaded (or the spare was taken meanwhile)
+            try:
+                if tracing and trace_path is not None:
+                    await self._stop_trace(session, trace_path)
+            finally:  # the context is closed even when the turn is cancelled while the trace is written
+                # Closing a context takes the browser about 15 ms; the turn need not wait for it (nothing reaches
+                # the page's logs once its session has ended, and the pool waits for every close before it ends).
+                closing = asyncio.get_running_loop().create_task(_close(session.context))
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
+                if viewport is None:
+                    self._prepare_spare()  # the page never loaded (or the spare was taken meanwhile)
+
+    async def _stop_trace(self, session: PageSession, path: Path) -> None:
+        """Stop the session's trace into `path` (bounded: a wedged browser may never answer); warn on failure."""
+        if self._browser_gone():  # nothing to save, and waiting on a dead browser would only delay the turn
+            log.warning("the browser is gone: no trace written to %s", path)
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            await asyncio.wait_for(session.context.tracing.stop(path=str(path)),
+                                   timeout=self.settings.nav_timeout_ms / 1000 + 10)
+        except Exception as error:  # a trace is for a person replaying the visit: never the slot's failure
+            log.warning("could not write the browser trace %s: %s: %s", path, type(error).__name__, error)
 
     async def closed_sessions(self) -> None:
         """Wait until the contexts of the sessions that have ended are closed."""
@@ -434,6 +458,16 @@ class BrowserPool:
         (result,) = await asyncio.gather(task, return_exceptions=True)
         if isinstance(result, PageSession):
             await _close(result.context)
+
+
+async def _start_trace(session: PageSession, title: str | None) -> bool:
+    """Start Playwright's tracing on the session's context; False (and a warning) when it cannot."""
+    try:
+        await session.context.tracing.start(screenshots=True, snapshots=True, title=title)
+    except Exception as error:  # a trace is for a person replaying the visit: never the slot's failure
+        log.warning("could not start the browser trace: %s: %s", type(error).__name__, error)
+        return False
+    return True
 
 
 async def _close(context: BrowserContext) -> None:

@@ -32,6 +32,7 @@ from runner.tracking.call_traces import ModelCall  # noqa: E402
 from runner.tracking.protocol import FinishStatus, RunTracker  # noqa: E402
 from runner.turns.records import RunDirectory, TurnRecord, write_json_atomic  # noqa: E402
 from runner.tracking.settings import TrackingSettings  # noqa: E402
+from runner.tracking import viewer_link  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -302,6 +303,7 @@ class Tracker:
             client, settings.experiment, resolve_artifact_root(settings.artifact_root, project_root)
         )
         _set_experiment_kind(client, experiment_id, None)  # runs only, until a model call is traced
+        _describe_experiment(client, experiment_id)
         commit, dirty = git_state(project_root)
         run_tags = {
             "mlflow.source.git.commit": commit,
@@ -312,6 +314,8 @@ class Tracker:
         }
         if settings.parent_run_id:
             run_tags[PARENT_TAG] = settings.parent_run_id
+        if run_tags.get("run_dir"):  # the job run's description: how to open it in the local viewer
+            run_tags[viewer_link.NOTE_TAG] = viewer_link.run_note(str(run_tags["run_dir"]), run_params or {})
         params = flatten_params(run_params or {})
 
         if resume_run_id:
@@ -540,6 +544,24 @@ def _set_experiment_kind(client: MlflowClient, experiment_id: str, kind: str | N
             if tags.get(kinds.EXPERIMENT_KIND_TAG) == wanted and tags.get(kinds.KIND_SOURCE_TAG) == "runner":
                 return
     raise RuntimeError(f"could not tag MLflow experiment {experiment_id} with its kind {wanted!r}")
+
+
+def _describe_experiment(client: MlflowClient, experiment_id: str) -> None:
+    """Give the experiment the runner's description (a link to its runs table, with the shared view it names),
+    unless a user wrote a description of their own."""
+    tags = client.get_experiment(experiment_id).tags
+    current = tags.get(viewer_link.NOTE_TAG)
+    wanted = {viewer_link.VIEW_TAG: viewer_link.runs_view(),
+              viewer_link.NOTE_TAG: viewer_link.experiment_note(experiment_id)}
+    if current and not current.startswith(viewer_link.EXPERIMENT_NOTE_MARK):
+        wanted.pop(viewer_link.NOTE_TAG)
+    for key, value in wanted.items():
+        if tags.get(key) == value:
+            continue
+        try:
+            client.set_experiment_tag(experiment_id, key, value)
+        except MlflowException:  # a grid's job wrote the same tag first: the SQL store refuses the second insert
+            log.debug("the experiment's tag %s was set meanwhile", key, exc_info=True)
 
 
 def _find_task_runs(client: MlflowClient, experiment_id: str, parent_run_id: str) -> dict[str, str]:

@@ -433,7 +433,9 @@ class Engine:
                 start = time.perf_counter()
                 served = await stack.enter_async_context(self.services.sandbox.serve(
                     build.dist_dir, tool_bridge=bridge, network=pool.network_namespace))
-                session = await stack.enter_async_context(pool.session(served.url))
+                # The trace (browser.record_trace) spans load, actor and live checks: all happen in this session.
+                session = await stack.enter_async_context(pool.session(
+                    served.url, trace_path=folder.browser_trace, trace_title=f"{task.id} turn {turn.index}"))
                 timings["serve"] = time.perf_counter() - start
                 start = time.perf_counter()
                 acts = self.services.actor is not None and self.suite.actor_on_slot_page  # actors look at the shots

@@ -14,6 +14,7 @@ Who writes what, and when (each file once; docs/ARCHITECTURE.md, "Evidence folde
     state.json, runtime_logs.json       the artifact server: the runtime state after every call
     screenshot*.png, dom.html           capture_evidence (runner.browser.capture): the page after load
     trace.json (+ step screenshots)     the actor
+    trace.zip                           the browser pool, when the session closes (browser.record_trace only)
     final_*.png, final_dom.html,        capture_final_state: the page the actor left
       evidence.json
     console.json, network.json,         write_visit_logs: the whole visit's logs, dialogs and popups,
@@ -90,6 +91,7 @@ class EvidenceFolder:
     FINAL_DOM = "final_dom.html"
     EVIDENCE = "evidence.json"
     TRACE = "trace.json"
+    BROWSER_TRACE = "trace.zip"  # Playwright's trace of the visit (browser.record_trace): `playwright show-trace`
     STATE_CARRIED = "state_carried.json"
     EPISODE_STATE = "episode_state.json"
     PACKET = "packet.json"
@@ -164,6 +166,10 @@ class EvidenceFolder:
     @property
     def trace(self) -> Path:
         return self.path / self.TRACE
+
+    @property
+    def browser_trace(self) -> Path:
+        return self.path / self.BROWSER_TRACE
 
     @property
     def state_carried(self) -> Path:

@@ -1,0 +1,176 @@
+"""The static export (`python -m runner.view RUN... --export OUT`) over the real runs of view_runs, opened from
+file:// in real Chromium.
+
+The crawl starts at "/" and follows whatever pages the app has. A probe mode mounted here stands for pages that
+link the way the viewer's do (absolute and relative links, a script URL with data, a style sheet, thumbnails,
+evidence files, fragments); its "/" only answers while the app has no index of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from runner.view.app import ViewState, create_app, state
+from runner.view.catalog import Catalog
+from runner.view.export import export_site
+from tests.conftest import REPO_ROOT, cli_env
+from tests.view.conftest import chromium
+
+pytestmark = pytest.mark.browser
+
+_LINK = re.compile(r"""\s(?:href|src)\s*=\s*(["'])(.*?)\1""", re.IGNORECASE | re.DOTALL)
+
+
+def _page(title: str, body: str, request: Request) -> HTMLResponse:
+    exported = state(request).static_export
+    return HTMLResponse(f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<link rel="stylesheet" href="/static/view.css"></head>
+<body data-static-export="{exported}"><header class="topbar"><a href="/">home</a> <a href="/exportprobe">probe</a></header>
+<main id="content">{body}</main></body></html>""")
+
+
+@dataclass
+class ProbeMode:
+    name: str = "exportprobe"
+    title: str = "Export probe"
+    router: APIRouter = field(default_factory=APIRouter)
+
+    def __post_init__(self) -> None:
+        @self.router.get("/", response_class=HTMLResponse)
+        def index(request: Request) -> HTMLResponse:  # shadowed by the viewer's own index once it has one
+            return _page("Runs", '<a href="/exportprobe">the probe</a>', request)
+
+        @self.router.get("/exportprobe", response_class=HTMLResponse)
+        def runs(request: Request) -> HTMLResponse:
+            catalog = state(request).catalog
+            items = "".join(f'<li><a class="run" href="/exportprobe/runs/{run}">{run}</a></li>' for run in catalog.runs)
+            return _page("Probe", f'<ul id="runs">{items}</ul><p id="count"></p>'
+                                  '<script src="/exportprobe/data/rows.js"></script>'
+                                  '<script src="/static/../exportprobe/show.js"></script>', request)
+
+        @self.router.get("/exportprobe/data/rows.js")
+        def rows(request: Request) -> Response:
+            return Response(f"window.rows = {json.dumps(state(request).catalog.rows())};",
+                            media_type="text/javascript")
+
+        @self.router.get("/exportprobe/show.js")
+        def show() -> Response:
+            return Response("document.getElementById('count').textContent = window.rows.length + ' turns';",
+                            media_type="text/javascript")
+
+        @self.router.get("/exportprobe/runs/{run_id}", response_class=HTMLResponse)
+        def run(request: Request, run_id: str) -> HTMLResponse:
+            view = state(request).catalog.run(run_id)
+            items = []
+            for record in view.data.records:
+                folder = Path(view.path or ".") / record.evidence_dir
+                for name in ("screenshot.png", "dom.html", "build.log"):
+                    if (folder / name).is_file():
+                        relative = f"{record.evidence_dir}/{name}"
+                        thumb = (f'<img alt="{relative}" src="/thumbs/160/{run_id}/{relative}">'
+                                 if name.endswith(".png") else "")
+                        items.append(f'<li><a class="file" href="/files/{run_id}/{relative}">{relative}</a>{thumb}</li>')
+            return _page(run_id, f'<a id="back" href="../../exportprobe#runs">back</a><ul>{"".join(items)}</ul>', request)
+
+
+@pytest.fixture(scope="module")
+def exported(view_runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    out = tmp_path_factory.mktemp("export") / "site"
+    app = create_app(ViewState(Catalog.from_paths(list(view_runs.values())), modes={"exportprobe": ProbeMode()}))
+    report = export_site(app, out)
+    assert app.state.view.static_export is False  # set only while the crawl renders
+    return out, report
+
+
+def _local_links(page: Path) -> list[str]:
+    links = []
+    for _, raw in _LINK.findall(page.read_text()):
+        url = html.unescape(raw)
+        parts = urlsplit(url)
+        if parts.scheme or parts.netloc or url.startswith("#") or not parts.path:
+            continue
+        links.append(parts.path)
+    return links
+
+
+def test_every_local_link_of_every_written_page_is_a_written_file(exported) -> None:
+    out, report = exported
+    pages = list(out.rglob("*.html"))
+    assert (out / "index.html").is_file() and (out / "exportprobe" / "index.html").is_file()
+    assert report.pages == len(pages) >= 1 + 1 + 3  # the index, the probe's list and a page per run
+    checked = 0
+    for page in pages:
+        for link in _local_links(page):
+            assert not link.startswith("/"), f"{page}: absolute link {link}"
+            target = (page.parent / unquote(link)).resolve()
+            assert target.is_file(), f"{page.relative_to(out)}: {link} -> no file {target}"
+            checked += 1
+    assert checked > 20
+    assert (out / "static" / "view.css").is_file()
+    written = {path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file()}
+    assert any(name.startswith("thumbs/160/") for name in written)
+    # A model's page is evidence shown as text: from disk too it must not run.
+    assert any(name.endswith("/dom.html.txt") for name in written)
+    assert not any(name.startswith("files/") and name.endswith(".html") for name in written)
+    assert '"True"' in (out / "exportprobe" / "index.html").read_text()  # rendered with static_export on
+    assert report.files == len(written) - len(pages)
+    # Whatever the app itself cannot answer (placeholder pages still to come) is said, not hidden.
+    assert "exported" in report.summary() and all(path.startswith("/") for path in report.missing)
+
+
+def test_the_export_opens_from_file_and_its_links_lead_on(exported) -> None:
+    out, _ = exported
+
+    async def main() -> dict:
+        async with chromium() as browser:
+            page = await browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await page.goto((out / "index.html").as_uri())
+            await page.locator("a[href*='exportprobe']").first.click()
+            await page.wait_for_url("**/exportprobe/index.html")
+            count = await page.locator("#count").inner_text()  # the data script and the page's script both ran
+            styled = await page.evaluate("getComputedStyle(document.querySelector('.topbar')).display")
+            await page.locator("a.run").first.click()
+            await page.wait_for_url("**/exportprobe/runs/*/index.html")
+            images = await page.evaluate("[...document.images].map(i => i.complete && i.naturalWidth)")
+            file_link = page.locator("a.file").first
+            file_href = await file_link.get_attribute("href")
+            await page.locator("#back").click()
+            await page.wait_for_url("**/exportprobe/index.html#runs")
+            return {"count": count, "styled": styled, "images": images, "file": file_href, "errors": errors}
+
+    seen = asyncio.run(main())
+    assert re.fullmatch(r"[1-9]\d* turns", seen["count"]), seen
+    assert seen["styled"] == "flex"  # view.css loaded (its .topbar is a flex box)
+    assert seen["images"] and all(width and width > 0 for width in seen["images"]), seen
+    assert seen["file"] and not seen["file"].startswith("/"), seen
+    assert not seen["errors"], seen
+
+
+def test_max_pages_bounds_the_crawl_and_the_report_says_so(view_runs: dict[str, Path], tmp_path: Path) -> None:
+    app = create_app(ViewState(Catalog.from_paths([view_runs["oracle"]]), modes={"exportprobe": ProbeMode()}))
+    report = export_site(app, tmp_path / "site", max_pages=2)
+    assert report.pages == 2 and report.left_out
+    assert "past --max-pages" in report.summary()
+    assert len(list((tmp_path / "site").rglob("index.html"))) == 2
+
+
+def test_the_command_line_exports(view_runs: dict[str, Path], tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "runner.view", str(view_runs["oracle"]), "--export",
+                           str(tmp_path / "site"), "--max-pages", "50"], cwd=REPO_ROOT, env=cli_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"to {tmp_path / 'site'}" in done.stdout
