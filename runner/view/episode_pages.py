@@ -4,39 +4,17 @@ that sums it up, its pass mark, failure bucket, dimension scores and prompt; a c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from runner.turns.records import TurnRecord
+from runner.view.links import Links
 from runner.view.pages import render, state
 from runner.view.catalog import UnknownRun
 from runner.view.turn_evidence import card_screenshot, error_line, first_line, mark, mark_class, task_entry, task_records, turn_prompt
 
 router = APIRouter()
-
-
-class Links:
-    """The URLs of one run's pages and files (plain absolute paths; each segment quoted)."""
-
-    def __init__(self, run_id: str) -> None:
-        self.run_id = run_id
-
-    def run(self) -> str:
-        return f"/runs/{quote(self.run_id, safe='')}"
-
-    def episode(self, task_id: str) -> str:
-        return f"{self.run()}/tasks/{quote(task_id, safe='')}"
-
-    def turn(self, task_id: str, turn: int) -> str:
-        return f"{self.episode(task_id)}/turns/{turn}"
-
-    def file(self, path: str) -> str:
-        return f"/files/{quote(self.run_id, safe='')}/{quote(path)}"
-
-    def thumb(self, path: str, width: int = 320) -> str:
-        return f"/thumbs/{width}/{quote(self.run_id, safe='')}/{quote(path)}"
 
 
 @dataclass

@@ -39,6 +39,16 @@ class ViewState:
     labels: Path | None = None  # an annotation sample folder (--labels): people's labels beside the judge's
 
 
+def site_root(request: Request) -> str:
+    """The relative way from this page to the site's root in a static export, where a page at /a/b is written as
+    a/b/index.html: "../../" (the page's own folder counts)."""
+    depth = len([part for part in request.url.path.split("/") if part])
+    return "../" * depth or "./"
+
+
+templates.env.globals["site_root"] = site_root
+
+
 def state(request: Request) -> ViewState:
     return request.app.state.view
 

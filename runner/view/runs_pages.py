@@ -19,9 +19,10 @@ from runner.report.leaderboard import build_leaderboard, format_cell
 from runner.view.catalog import UnknownRun, ViewRun, url_id
 from runner.view.compare import compare_all
 from runner.view.headline import headline, run_facts
+from runner.view.links import Links
 from runner.view.pages import ViewState, render, state
 from runner.view.profiles import model_ids, model_profile
-from runner.view.rows import build_rows, read_human_labels, rows_script
+from runner.view.rows import build_rows, outcome, read_human_labels, rows_script
 
 router = APIRouter()
 FACTS = ("model", "suite", "judge", "actor", "sandbox", "commit")
@@ -97,13 +98,23 @@ def turns_page(request: Request) -> HTMLResponse:
     return render(request, "turns.html", nav="turns", run=None, **_filter_context(view, None))
 
 
+def episodes_of(run: ViewRun) -> list[dict[str, Any]]:
+    """The run's tasks in order, each with its turns' outcomes: links to every episode and turn rendered on the
+    page itself (the filtered list is built by script; a static export follows these)."""
+    episodes: dict[str, dict[str, Any]] = {}
+    for record in run.data.records:
+        episode = episodes.setdefault(record.task_id, {"task": record.task_id, "sub_suite": record.sub_suite, "turns": []})
+        episode["turns"].append({"turn": record.turn, "outcome": outcome(record), "bucket": record.status.value})
+    return list(episodes.values())
+
+
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, run_id: str) -> HTMLResponse:
     view = state(request)
     run = view.catalog.run(run_id)
     labels, entries = run_summaries([run])
     return render(request, "turns.html", nav="turns", run=entries[0], labels=labels, facts=FACTS,
-                  **_filter_context(view, run))
+                  episodes=episodes_of(run), links=Links(run.id), **_filter_context(view, run))
 
 
 @lru_cache(maxsize=4)

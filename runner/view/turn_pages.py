@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from runner.view.pages import render, state
-from runner.view.episode_pages import Links
+from runner.view.links import Links
 from runner.view.turn_evidence import load_turn, mark, mark_class, task_entry, task_records
 
 router = APIRouter()

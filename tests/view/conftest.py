@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -41,7 +42,9 @@ def _shared_lock(path: Path) -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def view_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.getbasetemp().parent / "view-runs"  # shared by the xdist workers of one session
+    base = tmp_path_factory.getbasetemp()
+    # An xdist worker's temp dir sits in the session's (shared by its workers); without xdist it is the session's.
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "view-runs"
     root.mkdir(exist_ok=True)
     with _shared_lock(root / ".lock"):
         runs = {"oracle": root / "oracle", "null": root / "null", "mixed": root / "mixed"}

@@ -160,6 +160,43 @@ def test_the_export_opens_from_file_and_its_links_lead_on(exported) -> None:
     assert not seen["errors"], seen
 
 
+def test_the_viewers_own_pages_are_exported_and_their_script_built_links_open_from_file(exported, view_runs) -> None:
+    out, _ = exported
+    catalog = Catalog.from_paths(list(view_runs.values()))  # the exported app's ids
+    run_id = next(run.id for run in catalog.runs.values() if run.path == view_runs["mixed"])
+    episode = out / "runs" / run_id / "tasks" / "viewer-probe"
+    assert (episode / "index.html").is_file()  # reached through the run page's episode list
+    assert all((episode / "turns" / str(turn) / "index.html").is_file() for turn in (1, 2, 3))
+
+    async def main() -> dict:
+        async with chromium() as browser:
+            page = await browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await page.goto((out / "turns" / "index.html").as_uri())
+            await page.wait_for_selector("#turns tbody tr")
+            count = await page.locator("#count").inner_text()
+            compare_disabled = await page.evaluate("document.getElementById('compare') === null")
+            # the rows and their links are built by lists.js from the rows script: each points at a written file
+            hrefs = await page.evaluate("[...document.querySelectorAll('#turns tbody a')].map(a => a.href)")
+            link = page.locator(f"#turns tbody tr[data-run='{run_id}'][data-turn='2'] a", has_text="turn 2")
+            await link.click()
+            await page.wait_for_url(f"**/runs/{run_id}/tasks/viewer-probe/turns/2/index.html")
+            heading = await page.locator("h1").inner_text()
+            await page.goto((out / "index.html").as_uri())
+            compare = await page.locator("#compare").is_disabled()
+            return {"count": count, "hrefs": hrefs, "heading": heading, "compare": compare,
+                    "no_compare_on_turns": compare_disabled, "errors": errors}
+
+    seen = asyncio.run(main())
+    assert seen["count"].startswith("9 of 9 turns"), seen
+    assert seen["hrefs"] and all(href.startswith("file://") and href.endswith("/index.html") for href in seen["hrefs"])
+    assert all(Path(unquote(urlsplit(href).path)).is_file() for href in seen["hrefs"]), seen["hrefs"]
+    assert "turn 2" in seen["heading"], seen
+    assert seen["compare"] is True  # an exported site holds no comparison pages
+    assert not seen["errors"], seen
+
+
 def test_max_pages_bounds_the_crawl_and_the_report_says_so(view_runs: dict[str, Path], tmp_path: Path) -> None:
     app = create_app(ViewState(Catalog.from_paths([view_runs["oracle"]]), modes={"exportprobe": ProbeMode()}))
     report = export_site(app, tmp_path / "site", max_pages=2)

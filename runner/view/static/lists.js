@@ -8,6 +8,12 @@
   function setUpCompare() {
     var button = document.getElementById("compare");
     if (!button) return;
+    if (window.GENUI_STATIC) {  // an exported site holds no comparison pages: only the served viewer makes them
+      button.disabled = true;
+      button.title = "comparing runs needs the served viewer (python -m runner.view)";
+      Array.prototype.forEach.call(document.querySelectorAll("input.pick"), function (box) { box.disabled = true; });
+      return;
+    }
     var picks = Array.prototype.slice.call(document.querySelectorAll("input.pick"));
     function chosen() { return picks.filter(function (box) { return box.checked; }).map(function (box) { return box.value; }); }
     function update() { button.disabled = chosen().length < 2; }
@@ -63,7 +69,7 @@
   function link(td, href, text) {
     td.textContent = "";
     var a = document.createElement("a");
-    a.href = href;
+    a.href = window.GENUI_LINK(href);
     a.textContent = text;
     td.appendChild(a);
   }
