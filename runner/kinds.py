@@ -119,9 +119,6 @@ class Kind:
         with a `from_options(raw, prefix=...)` classmethod checks more than its fields (an endpoint, a rubric)."""
         schema = self.settings
         if schema is None:
-            if raw:  # a kind without settings: a key given to it would be silently ignored
-                keys = ", ".join(f"{prefix}.{key}" for key in raw)
-                raise ConfigError(f"{self.family} {self.name!r} takes no settings; remove {keys}")
             return None
         from_options = getattr(schema, "from_options", None)
         if callable(from_options):

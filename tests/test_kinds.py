@@ -25,13 +25,6 @@ from runner.run.validation import validate_config
 from runner.sandbox.registry import build_sandbox
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 
-@pytest.mark.parametrize("actor", ["none", "scripted"])
-def test_an_option_given_to_a_kind_without_settings_is_refused_naming_it(actor: str) -> None:
-    with pytest.raises(ConfigError, match=rf"actor {actor!r} takes no settings; remove actor[.]options[.]max_steps"):
-        validate_config(_composed(f"actor={actor}", "+actor.options.max_steps=3"))
-    validate_config(_composed(f"actor={actor}"))  # and none given is fine
-
-
 PLUGIN = REPO_ROOT / "tests" / "support" / "plugin_kinds"
 PLUGIN_MODULES = [f"tests.support.plugin_kinds.{name}" for name in ("judge", "actor", "sandbox", "provider")]
 PLUGIN_KINDS = ["judge=constant", "actor=idle", "sandbox=folder", "model=echo"]
