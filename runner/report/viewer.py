@@ -38,6 +38,7 @@ from typing import Any
 
 from runner.turns.evidence_folder import EvidenceFolder
 from runner.turns.records import TurnRecord
+from runner.view.turn_evidence import message_text
 
 from runner.report.collect import RunData, load_run_dir
 
@@ -284,22 +285,6 @@ def _verdict_html(verdict: Any) -> str:
     return "".join(parts)
 
 
-def _message_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        pieces = []
-        for part in content:
-            if isinstance(part, dict) and part.get("type") == "text":
-                pieces.append(str(part.get("text", "")))
-            elif isinstance(part, dict):
-                pieces.append(f"[{part.get('type', 'part')} not shown]")
-            else:
-                pieces.append(str(part))
-        return "\n".join(pieces)
-    return _json_text(content)
-
-
 def _request_html(folder: Path) -> str:
     request = _read_json(folder / EvidenceFolder.REQUEST)
     if not isinstance(request, dict):
@@ -309,7 +294,7 @@ def _request_html(folder: Path) -> str:
         role = str(message.get("role", "")) if isinstance(message, dict) else ""
         content = message.get("content") if isinstance(message, dict) else message
         parts.append(f"<div class='msg'><div class='role'>{esc(role)}</div>"
-                     f"{_pre(_message_text(content), source=folder / EvidenceFolder.REQUEST)}</div>")
+                     f"{_pre(message_text(content), source=folder / EvidenceFolder.REQUEST)}</div>")
     return "".join(parts)
 
 

@@ -23,7 +23,6 @@ import argparse
 import json
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -176,7 +175,7 @@ class Annotation:
 
 def main(argv: list[str] | None = None) -> int:
     from runner.view.annotate_mode import AnnotationMode
-    from runner.view.app import ViewState, create_app, serve
+    from runner.view.app import ViewState, create_app, serve_until_interrupted
     from runner.view.catalog import Catalog
 
     parser = argparse.ArgumentParser(prog="python -m runner.annotate", description=__doc__.split("\n\n")[0])
@@ -193,14 +192,13 @@ def main(argv: list[str] | None = None) -> int:
     # No runs in this app: the runs pages would show the verdicts the annotator must not see.
     mode = AnnotationMode(annotation)
     what = "failed APR transition(s)" if annotation.audit else "item(s)"
-    with serve(create_app(ViewState(Catalog([]), modes={mode.name: mode})), host=args.host, port=args.port) as url:
+
+    def announce(url: str) -> None:
         print(f"annotating {len(annotation.items)} {what} into {annotation.labels} (Ctrl-C stops)", file=sys.stderr)
         print(f"{url}/{mode.name}", flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+
+    serve_until_interrupted(create_app(ViewState(Catalog([]), modes={mode.name: mode})), host=args.host,
+                            port=args.port, announce=announce)
     return 0
 
 

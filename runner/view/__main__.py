@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-from runner.view.app import ViewState, create_app, serve
+from runner.view.app import ViewState, create_app, serve_until_interrupted
 from runner.view.catalog import Catalog
 from runner.view.export import DEFAULT_MAX_PAGES, export_site
 
@@ -37,13 +36,9 @@ def main(argv: list[str] | None = None) -> int:
         report = export_site(create_app(view), args.export, max_pages=args.max_pages)
         print(report.summary(), flush=True)
         return 0
-    with serve(create_app(view), host=args.host, port=args.port) as url:
-        print(f"viewer: {url}/  ({len(catalog.runs)} runs; Ctrl-C stops it)", flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            return 0
+    serve_until_interrupted(create_app(view), host=args.host, port=args.port, announce=lambda url: print(
+        f"viewer: {url}/  ({len(catalog.runs)} runs; Ctrl-C stops it)", flush=True))
+    return 0
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -142,3 +142,14 @@ def serve(app: FastAPI, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[s
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def serve_until_interrupted(app: FastAPI, *, host: str, port: int, announce: Callable[[str], None]) -> None:
+    """A command's foreground server: serve the app, hand its base URL to `announce`, stop on Ctrl-C."""
+    with serve(app, host=host, port=port) as url:
+        announce(url)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass

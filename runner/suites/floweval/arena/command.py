@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 from runner.errors import UserError
@@ -21,7 +20,7 @@ from runner.suites.floweval.arena.queue import Arena, build_pairs
 from runner.suites.floweval.arena.server import SiteServers
 from runner.suites.floweval.arena.sites import collect_sites
 from runner.suites.floweval.arena.view_mode import ArenaMode
-from runner.view.app import ViewState, create_app, serve
+from runner.view.app import ViewState, create_app, serve_until_interrupted
 from runner.view.catalog import Catalog
 
 
@@ -51,14 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     mode = ArenaMode(arena, SiteServers(args.host))
     try:
         # No runs in this app: the runs pages would say which model built which site.
-        with serve(create_app(ViewState(Catalog([]), modes={mode.name: mode})), host=args.host, port=args.port) as url:
+        def announce(url: str) -> None:
             print(f"arena: {len(pairs)} comparisons, {arena.decided} decided by {args.rater!r}; labels -> {labels}")
             print(f"open {url}/{mode.name}  (Ctrl-C stops; starting again resumes)", flush=True)
-            try:
-                while True:
-                    time.sleep(3600)
-            except KeyboardInterrupt:
-                pass
+
+        serve_until_interrupted(create_app(ViewState(Catalog([]), modes={mode.name: mode})), host=args.host,
+                                port=args.port, announce=announce)
     finally:
         mode.close()
     return 0
