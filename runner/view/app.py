@@ -27,6 +27,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.base import BaseHTTPMiddleware
 
 from runner.view.catalog import UnknownRun
+from runner.view.figures import PaperFigures
 # What pages use lives in a leaf module, so a page module never imports this one (which includes its router).
 from runner.view.pages import HERE, ViewMode, ViewState, render, state, templates
 
@@ -106,6 +107,7 @@ def create_app(view: ViewState) -> FastAPI:
     app = FastAPI(title="genui-runner viewer", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.view = view
     app.state.thumbnails = Thumbnails()
+    app.state.figures = PaperFigures()
     app.add_middleware(_SecurityHeaders)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from runner.report.leaderboard import build_leaderboard, format_cell
 from runner.view.catalog import UnknownRun, ViewRun, url_id
 from runner.view.compare import compare_all
+from runner.view.figures import caption
 from runner.view.headline import headline, run_facts
 from runner.view.links import Links
 from runner.view.pages import ViewState, render, state
@@ -83,8 +84,18 @@ def model_page(request: Request, model_id: str) -> HTMLResponse:
     peers = [run for run in catalog.runs.values() if run.data.suite in {r.data.suite for r in profile["runs"]}]
     labels, entries = run_summaries(peers)
     mine = {run.id for run in profile["runs"]}
+    figures = request.app.state.figures.names(model_id, [run.data for run in profile["runs"]])
     return render(request, "model.html", nav="models", profile=profile, format_cell=format_cell, facts=FACTS,
-                  labels=labels, runs=[{**entry, "mine": entry["id"] in mine} for entry in entries])
+                  labels=labels, runs=[{**entry, "mine": entry["id"] in mine} for entry in entries],
+                  figures=[{"name": name, "caption": caption(name)} for name in figures])
+
+
+@router.get("/figures/{model_id}/{name}.png")
+def figure(request: Request, model_id: str, name: str) -> FileResponse:
+    path = request.app.state.figures.path(model_id, name)
+    if path is None:
+        raise UnknownRun(f"no figure {name!r} drawn for model {model_id!r} (open its page first)")
+    return FileResponse(path, media_type="image/png")
 
 
 def _filter_context(view: ViewState, run: ViewRun | None) -> dict[str, Any]:

@@ -29,6 +29,7 @@ def _ids(view_runs: dict[str, Path]) -> dict[str, str]:
 
 async def _shot(page: Page, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    await page.evaluate("window.scrollTo(0, 0)")  # the sticky top bar stays at the top of a full-page shot
     await page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
 
 
@@ -146,6 +147,11 @@ def test_a_model_page_draws_its_plots(view_runs: dict[str, Path]) -> None:
             headline = page.locator("#headline tbody tr")
             await expect(headline).to_have_count(3)  # its two runs and null's, which ran the same suite
             await expect(page.locator("#headline tbody tr.mine")).to_have_count(2)
+            # the report's own figures (EvoGenUI-Bench Fig. 3b over this model's runs), drawn by the suite's code
+            figure = page.locator('#paper-figures img[src="/figures/oracle/pass_by_turn.png"]')
+            await figure.scroll_into_view_if_needed()
+            await expect(figure).to_be_visible()
+            await page.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=await figure.element_handle())
             await _shot(page, "model.png")
 
     with viewer([view_runs[name] for name in ("oracle", "null", "mixed")]) as url:
