@@ -20,9 +20,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.base import BaseHTTPMiddleware
 
@@ -48,8 +49,28 @@ class _SecurityHeaders(BaseHTTPMiddleware):
         is_file = request.url.path.startswith("/files/")
         response.headers.setdefault("Content-Security-Policy", FILE_CSP if is_file else PAGE_CSP)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        # same-origin, not no-referrer: under no-referrer a form post's Origin is "null" (_SameSiteOnly refuses it)
+        response.headers.setdefault("Referrer-Policy", "same-origin")
         return response
+
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+class _SameSiteOnly(BaseHTTPMiddleware):
+    """Other web pages open in the same browser must not use the viewer: a request naming another host (DNS
+    rebinding) is refused while the app listens on loopback (serve sets app.state.allowed_hosts), and a write
+    (a label, a vote) from another origin is refused always (a cross-site form post)."""
+
+    async def dispatch(self, request: Request, call_next: Any) -> Response:
+        host_header = request.headers.get("host", "")
+        allowed = request.app.state.allowed_hosts
+        if allowed is not None and urlsplit(f"//{host_header}").hostname not in allowed:
+            return PlainTextResponse(f"the viewer answers on {', '.join(sorted(allowed))} only", status_code=421)
+        origin = request.headers.get("origin")
+        if request.method not in {"GET", "HEAD", "OPTIONS"} and origin is not None and urlsplit(origin).netloc != host_header:
+            return PlainTextResponse(f"cross-origin write refused (origin {origin})", status_code=403)
+        return await call_next(request)
 
 
 class Thumbnails:
@@ -109,6 +130,8 @@ def create_app(view: ViewState) -> FastAPI:
     app.state.thumbnails = Thumbnails()
     app.state.figures = PaperFigures()
     app.add_middleware(_SecurityHeaders)
+    app.add_middleware(_SameSiteOnly)
+    app.state.allowed_hosts = None  # in-process clients (the export's crawl, tests); serve() narrows it
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
     @app.exception_handler(UnknownRun)
@@ -130,6 +153,8 @@ def serve(app: FastAPI, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[s
     """Serve the app on a thread; yields its base URL (port 0: a free port)."""
     import uvicorn
 
+    # On loopback only loopback names are answered; bound elsewhere on purpose, any name the user reaches it by.
+    app.state.allowed_hosts = LOOPBACK_NAMES if host in LOOPBACK_NAMES else None
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True, name="viewer")
     thread.start()
