@@ -48,6 +48,7 @@ def test_default_experiment_passes_every_smoke_turn(oracle_run) -> None:
     tmp, run_dir, result = oracle_run
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().splitlines()[-1] == str(run_dir), "the last printed line is the run dir"
+    assert f"python -m runner.view {run_dir}" in result.stderr  # where to look at the evidence next
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["turn_pass"] == 1.0
     assert summary["requested_slots"] == summary["recorded_slots"] == len(_records(run_dir))

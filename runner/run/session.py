@@ -116,3 +116,5 @@ class RunSession:
             log.exception("logging the summary to MLflow failed")
         await asyncio.to_thread(write_run_viewer, self.run_dir.path, tasks, self.tracker)
         print_summary(self.console, summary, records)
+        self.console.print(f"evidence of every turn: python -m runner.view {self.run_dir.path}", markup=False,
+                           highlight=False, soft_wrap=True)  # unwrapped: a command to copy
