@@ -20,7 +20,7 @@ import traceback
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from runner.actors.base import Actor, ActorContext
 from runner.browser.capture import capture_evidence, capture_final_state, write_visit_logs
@@ -34,7 +34,7 @@ from runner.judges.base import Judge, JudgeInput
 from runner.turns.judging_phase import JudgingPhase
 from runner.models.fitting import fit_for_model
 from runner.models.base import GenerationRequest, Model, ModelResponse, ProviderError
-from runner.models.parse import InvalidOutput, parse_model_output
+from runner.models.parse import InvalidOutput, ParsedOutput, parse_model_output
 from runner.turns.packets import EvidencePacket, has_packet, read_packet, write_packet
 from runner.turns.records import (FailureBucket, ModelCall, RunDirectory, StorageFullError, TurnRecord, is_storage_full,
                             storage_full)
@@ -93,6 +93,17 @@ class _TurnOutcome:
     has_artifact: bool = False
     runtime_state: Any = None
     packet: EvidencePacket | None = None  # None: nothing to judge (blocked, provider_error, invalid_output, ...)
+
+
+@dataclass
+class _Visit:
+    """What one slot's browser visit left for scoring."""
+
+    evidence: Evidence
+    trace: Trace | None
+    carried_state: Any
+    checks: dict[str, dict[str, Any]] | None
+    page_errors: list[Any]
 
 
 @dataclass
@@ -342,27 +353,7 @@ class Engine:
         messages = await self.suite.messages(task, turn, episode)
         folder.write_request(messages)
 
-        rounds = iter(range(1_000_000))
-
-        async def call(round_messages: list[dict[str, Any]]) -> ModelResponse:
-            # The payload is checked against the generator's server, never cut (the model must see all of its
-            # source): images beyond its limit are fitted, an estimate over its context is recorded and logged.
-            fitted = await asyncio.to_thread(fit_for_model, self.services.model, round_messages, overflow="record")
-            folder.append_request_record({"role": "generator", "round": next(rounds), **fitted.record}, judging=False)
-            if fitted.record.get("fits") is False:
-                log.warning("%s turn %s: the payload needs about %s prompt tokens (estimated), over the generator's "
-                            "budget of %s", task.id, turn.index, fitted.record["estimated_prompt_tokens"],
-                            fitted.record["prompt_budget_tokens"])
-            round_messages = fitted.messages
-            async with limits.model:
-                answer = await asyncio.wait_for(
-                    self.services.model.generate(GenerationRequest(task_id=task.id, turn=turn.index,
-                                                                   messages=round_messages)),
-                    timeout=self.config.model_timeout_s,
-                )
-            progress.call = ModelCall.ANSWERED  # a turn cut later (a repair round, its build) still had an answer
-            return answer
-
+        call = self._model_call(task, turn, folder, limits, progress)
         tools = _SlotTools(self, task, turn, folder, limits)
         start = time.perf_counter()
         try:
@@ -427,6 +418,58 @@ class Engine:
             return outcome
 
         # 4. Serve, observe, act, judge: all inside one browser context on the served artifact.
+        visit = await self._visit(task, turn, episode, build, parsed, folder, limits, timings)
+        evidence, trace, carried_state = visit.evidence, visit.trace, visit.carried_state
+
+        outcome.has_artifact = True
+        outcome.ui_text = evidence.visible_text
+        outcome.runtime_state = carried_state
+        scores: dict[str, float] = {}
+        if trace is not None and trace.summary.get("interaction_rate") is not None:
+            scores["interaction_rate"] = float(trace.summary["interaction_rate"])
+            if "probe_mode" in trace.summary:  # which probe produced the IR (I-WebGenBench App. B.1 or benchmark)
+                common["extra"]["probe_mode"] = trace.summary["probe_mode"]
+        runtime_failed = bool(evidence.load_error) or evidence.blank
+        status = FailureBucket.RUNTIME_ERROR if runtime_failed else FailureBucket.OK
+        error = evidence.load_error or ("blank page" if evidence.blank else "")
+        outcome.record = record(status, scores=scores, error=error, **common)
+        # The suite's scoring material, frozen now: judging never browses.
+        suite_context = await self.suite.prepare_judging(task, turn, parsed.files, evidence_dir)
+        outcome.packet = self._packet(task, turn, outcome, parsed, build, episode, evidence=evidence, trace=trace,
+                                      page_errors=visit.page_errors, checks=visit.checks,
+                                      runtime_state=carried_state, suite_context=suite_context)
+        return outcome
+
+    def _model_call(self, task: Task, turn: TurnSpec, folder: EvidenceFolder, limits: SlotLimits,
+                    progress: _ModelProgress) -> Callable[[list[dict[str, Any]]], Awaitable[ModelResponse]]:
+        """One generation round's call to the generator, as the generation strategy makes it."""
+        rounds = iter(range(1_000_000))
+
+        async def call(round_messages: list[dict[str, Any]]) -> ModelResponse:
+            # The payload is checked against the generator's server, never cut (the model must see all of its
+            # source): images beyond its limit are fitted, an estimate over its context is recorded and logged.
+            fitted = await asyncio.to_thread(fit_for_model, self.services.model, round_messages, overflow="record")
+            folder.append_request_record({"role": "generator", "round": next(rounds), **fitted.record}, judging=False)
+            if fitted.record.get("fits") is False:
+                log.warning("%s turn %s: the payload needs about %s prompt tokens (estimated), over the generator's "
+                            "budget of %s", task.id, turn.index, fitted.record["estimated_prompt_tokens"],
+                            fitted.record["prompt_budget_tokens"])
+            async with limits.model:
+                answer = await asyncio.wait_for(
+                    self.services.model.generate(GenerationRequest(task_id=task.id, turn=turn.index,
+                                                                   messages=fitted.messages)),
+                    timeout=self.config.model_timeout_s,
+                )
+            progress.call = ModelCall.ANSWERED  # a turn cut later (a repair round, its build) still had an answer
+            return answer
+
+        return call
+
+    async def _visit(self, task: Task, turn: TurnSpec, episode: EpisodeState, build: BuildResult,
+                     parsed: ParsedOutput, folder: EvidenceFolder, limits: SlotLimits,
+                     timings: dict[str, float]) -> _Visit:
+        """The built artifact served, loaded, captured, acted on and checked live, in one browser session."""
+        evidence_dir = folder.path
         bridge = self.suite.tool_bridge(task, turn, episode, evidence_dir)
         async with self.services.browsers.checkout() as pool:
             async with _browser_loss_is_infra(pool), AsyncExitStack() as stack:
@@ -462,25 +505,8 @@ class Engine:
                 checks = await self._live_checks(task, turn, build, evidence, trace, parsed, folder, session,
                                                  limits, timings, runtime_state=carried_state)
                 page_errors = list(session.page_errors)
-
-        outcome.has_artifact = True
-        outcome.ui_text = evidence.visible_text
-        outcome.runtime_state = carried_state
-        scores: dict[str, float] = {}
-        if trace is not None and trace.summary.get("interaction_rate") is not None:
-            scores["interaction_rate"] = float(trace.summary["interaction_rate"])
-            if "probe_mode" in trace.summary:  # which probe produced the IR (I-WebGenBench App. B.1 or benchmark)
-                common["extra"]["probe_mode"] = trace.summary["probe_mode"]
-        runtime_failed = bool(evidence.load_error) or evidence.blank
-        status = FailureBucket.RUNTIME_ERROR if runtime_failed else FailureBucket.OK
-        error = evidence.load_error or ("blank page" if evidence.blank else "")
-        outcome.record = record(status, scores=scores, error=error, **common)
-        # The suite's scoring material, frozen now: judging never browses.
-        suite_context = await self.suite.prepare_judging(task, turn, parsed.files, evidence_dir)
-        outcome.packet = self._packet(task, turn, outcome, parsed, build, episode, evidence=evidence, trace=trace,
-                                      page_errors=page_errors, checks=checks, runtime_state=carried_state,
-                                      suite_context=suite_context)
-        return outcome
+        return _Visit(evidence=evidence, trace=trace, carried_state=carried_state, checks=checks,
+                      page_errors=page_errors)
 
     async def _build(self, task: Task, turn: TurnSpec, files: dict[str, str], folder: EvidenceFolder,
                      limits: SlotLimits) -> BuildResult:

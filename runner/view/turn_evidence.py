@@ -21,7 +21,6 @@ from runner.view.source_diff import FileDiff, diff_trees, read_tree
 
 MAX_TEXT = 20_000  # characters of one text block inlined; the rest is behind the link to its file
 MAX_BUILD_LOG = 12_000  # a build log's tail (its errors are at the end)
-PLAYWRIGHT_TRACE = "trace.zip"  # Playwright's trace of the visit, when the run recorded one (`playwright show-trace`)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # terminal colours in build logs
 _FRAME = set("│╰╭╮╯─┬┴├┤|")  # the frame of a bundler's source excerpt
 _IMAGE_NAME = re.compile(r"[\w.-]+\.(?:png|jpe?g|webp)", re.IGNORECASE)
@@ -251,8 +250,8 @@ def load_turn(run: ViewRun, record: TurnRecord) -> TurnEvidence:
     _read_requirements(turn, folder, packet)
     _read_logs(turn, ev)
     _read_sources(turn, run, record, ev)
-    if (folder / PLAYWRIGHT_TRACE).is_file():
-        turn.playwright_trace = turn.path(PLAYWRIGHT_TRACE)
+    if (folder / EvidenceFolder.BROWSER_TRACE).is_file():
+        turn.playwright_trace = turn.path(EvidenceFolder.BROWSER_TRACE)
     shown = {EvidenceFolder.SOURCES, EvidenceFolder.WORKSPACE}
     turn.other_files = sorted(turn.path(p.name) for p in folder.iterdir() if p.is_file() and p.name not in shown)
     return turn
@@ -336,7 +335,7 @@ def _read_packet(turn: TurnEvidence, ev: EvidenceFolder) -> dict[str, Any]:
     try:
         packet = ev.read_packet_json()
     except ValueError as error:
-        turn.packet_parts.append(PacketPart("packet.json", "unreadable", Text.of(str(error))))
+        turn.packet_parts.append(PacketPart(EvidenceFolder.PACKET, "unreadable", Text.of(str(error))))
         return {}
     href = turn.path(EvidenceFolder.PACKET)
     for name, value in packet.items():
