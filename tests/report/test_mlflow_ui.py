@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.parse
-import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,11 +18,11 @@ from mlflow import MlflowClient
 from playwright.async_api import async_playwright, expect
 
 from tests.conftest import REPO_ROOT, cli_env
+from tests.report.mlflow_ui import mlflow_ui_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox]
 
 EXPERIMENT = "report-grid"
-MLFLOW = Path(sys.executable).parent / "mlflow"
 
 
 @pytest.fixture(scope="module")
@@ -93,44 +89,10 @@ def test_report_over_the_grid_and_over_the_experiment(grid: dict) -> None:
         (grid["root"] / "sweep-moved").rename(grid["sweep"])
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_http(url: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(1)
-    raise TimeoutError(f"{url} did not answer within {timeout} s")
-
-
 @pytest.fixture
-def mlflow_ui(grid: dict) -> str:
-    port = _free_port()
-    log = (grid["root"] / "mlflow-ui.log").open("w")
-    server = subprocess.Popen([str(MLFLOW), "ui", "--backend-store-uri", grid["uri"], "--host", "127.0.0.1", "--port",
-                               str(port), "--workers", "1"], stdout=log, stderr=subprocess.STDOUT,
-                              env={**cli_env(), "MLFLOW_DISABLE_TELEMETRY": "true"},
-                              start_new_session=True)  # its own process group: uvicorn and the job runner stop with it
-    try:
-        _wait_http(f"http://127.0.0.1:{port}/", 180)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=10)
-        log.close()
+def mlflow_ui(grid: dict) -> Iterator[str]:
+    with mlflow_ui_server(grid["uri"], grid["root"] / "mlflow-ui.log") as url:
+        yield url
 
 
 def test_mlflow_ui_shows_the_four_runs_with_turn_pass(grid: dict, mlflow_ui: str, tmp_path: Path) -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,7 +19,7 @@ from playwright.async_api import Locator, Page, async_playwright, expect
 from runner.tracking import viewer_link
 from runner.view.catalog import Catalog
 from tests.conftest import REPO_ROOT, cli_env
-from tests.report.test_mlflow_ui import MLFLOW, _free_port, _wait_http
+from tests.report.mlflow_ui import mlflow_ui_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build]
 
@@ -71,22 +69,8 @@ def test_a_users_own_experiment_description_is_kept(tracked: dict) -> None:
 
 @pytest.fixture
 def mlflow_ui(tracked: dict) -> Iterator[str]:
-    port = _free_port()
-    log = (tracked["root"] / "mlflow-ui.log").open("w")
-    server = subprocess.Popen([str(MLFLOW), "ui", "--backend-store-uri", tracked["uri"], "--host", "127.0.0.1", "--port",
-                               str(port), "--workers", "1"], stdout=log, stderr=subprocess.STDOUT,
-                              env={**cli_env(), "MLFLOW_DISABLE_TELEMETRY": "true"}, start_new_session=True)
-    try:
-        _wait_http(f"http://127.0.0.1:{port}/", 180)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=10)
-        log.close()
+    with mlflow_ui_server(tracked["uri"], tracked["root"] / "mlflow-ui.log") as url:
+        yield url
 
 
 def test_the_experiment_opens_on_its_runs_and_the_run_page_shows_the_viewer_note(tracked: dict, mlflow_ui: str,

@@ -59,6 +59,16 @@ def view_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return runs
 
 
+@pytest.fixture(scope="module")
+def served(view_runs: dict[str, Path]) -> Iterator[tuple[str, dict[str, str]]]:
+    """The viewer over the three runs; its base URL and each run's id by name."""
+    names = ("oracle", "null", "mixed")
+    paths = [view_runs[name] for name in names]
+    ids = dict(zip(names, Catalog.from_paths(paths).runs))
+    with viewer(paths) as url:
+        yield url, ids
+
+
 @contextmanager
 def viewer(paths: list[Path], *modes: ViewMode) -> Iterator[str]:
     """The viewer app over these runs (and modes), served on a free port; yields its base URL."""

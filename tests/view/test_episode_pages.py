@@ -6,28 +6,14 @@ from __future__ import annotations
 import asyncio
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Page
 
-from runner.view.catalog import Catalog
-from tests.view.conftest import SCREENSHOTS, chromium, viewer
+from tests.view.conftest import SCREENSHOTS, chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox, pytest.mark.slow]
-
-NAMES = ("oracle", "null", "mixed")
-
-
-@pytest.fixture(scope="module")
-def served(view_runs: dict[str, Path]) -> Iterator[tuple[str, dict[str, str]]]:
-    """The viewer over the three runs; its base URL and each run's id by name."""
-    paths = [view_runs[name] for name in NAMES]
-    ids = dict(zip(NAMES, Catalog.from_paths(paths).runs))
-    with viewer(paths) as url:
-        yield url, ids
-
 
 async def _cards(page: Page) -> list[dict[str, str]]:
     return await page.locator("#filmstrip > li").evaluate_all(

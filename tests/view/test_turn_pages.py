@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,20 +15,9 @@ from runner.turns.records import FailureBucket, TurnRecord
 from runner.view.catalog import Catalog
 from runner.view.turn_evidence import error_line, load_turn, mark
 from tests.report.conftest import XSS_TEXT
-from tests.view.conftest import SCREENSHOTS, chromium, viewer
+from tests.view.conftest import SCREENSHOTS, chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox, pytest.mark.slow]
-
-NAMES = ("oracle", "null", "mixed")
-
-
-@pytest.fixture(scope="module")
-def served(view_runs: dict[str, Path]) -> Iterator[tuple[str, dict[str, str]]]:
-    paths = [view_runs[name] for name in NAMES]
-    ids = dict(zip(NAMES, Catalog.from_paths(paths).runs))
-    with viewer(paths) as url:
-        yield url, ids
-
 
 async def _decoded(page: Page, selector: str) -> list[int]:
     """naturalWidth of every image the selector finds, each scrolled to (they load lazily) and loaded."""
