@@ -35,7 +35,7 @@ class ViewState:
 
     catalog: Catalog
     modes: dict[str, ViewMode] = field(default_factory=dict)  # name -> mode
-    static_export: bool = False  # pages rendered to files: links end in .html, no server calls
+    static_export: bool = False  # pages rendered to files (export.py): script-built links relative, no Compare
     labels: Path | None = None  # an annotation sample folder (--labels): people's labels beside the judge's
 
 
