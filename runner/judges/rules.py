@@ -241,7 +241,7 @@ class RulesJudge(JudgeBase):
         limit = self.settings.check_timeout_s
         try:
             await asyncio.wait_for(session.goto(), timeout=limit)
-            blank = bool(await asyncio.wait_for(session.page.evaluate(_BLANK_JS), timeout=limit))
+            blank = bool(await asyncio.wait_for(session.observe(_BLANK_JS), timeout=limit))
         except Exception as error:  # includes a page too busy to answer within the check timeout
             return _fail(f"page did not load: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
         if blank and require_not_blank:
