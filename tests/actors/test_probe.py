@@ -399,3 +399,34 @@ def test_benchmark_mode_reproduces_the_published_probe(site, tmp_path) -> None:
     assert bench.summary["interaction_rate"] == pytest.approx(1 / 3)
     assert bench.summary["probe_mode"] == "benchmark"
     assert state["level-out"] == "10" and state["name-out"] == ""
+
+
+# A live and a dead button, and a page that tries every way it has to raise its IR: it hides the dead button from
+# the getters an enumeration in its world would use, replaces the mutation readers a harness could have put on
+# window, and fakes MutationObserver's records. The probe reads in the harness world: both buttons, IR 1/2.
+FORGING_PROBE_PAGE = """<!doctype html><html><body>
+<button id=live>Live</button> <span id=out>0</span> <button id=dead>Dead</button>
+<script>
+  const dead = document.getElementById('dead');
+  document.getElementById('live').addEventListener('click', () => { document.getElementById('out').textContent += '1'; });
+  const rect = Element.prototype.getBoundingClientRect, rects = Element.prototype.getClientRects;
+  Element.prototype.getBoundingClientRect = function () { return this === dead ? new DOMRect(0, 0, 0, 0) : rect.call(this); };
+  Element.prototype.getClientRects = function () { return this === dead ? [] : rects.call(this); };
+  Element.prototype.checkVisibility = function () { return this !== dead; };
+  const style = window.getComputedStyle;
+  window.getComputedStyle = (el, ...rest) => el === dead ? { visibility: 'hidden', display: 'none' } : style(el, ...rest);
+  const forged = () => 5;
+  for (const name of ['__genuiReadMutations', '__genuiMutationTotal', '__genui'])
+    Object.defineProperty(window, name, { value: forged, writable: false, configurable: false });
+  MutationObserver.prototype.takeRecords = () => [{ type: 'childList' }, { type: 'attributes' }];
+  window.MutationObserver = class { constructor(callback) { setInterval(() => callback([{ type: 'childList' }]), 5); }
+                                    observe() {} disconnect() {} takeRecords() { return [{ type: 'childList' }]; } };
+</script></body></html>"""
+
+
+def test_a_page_cannot_hide_a_control_from_the_probe_or_forge_its_mutations(site, tmp_path) -> None:
+    trace, _, state = _run_probe(site.add("/", FORGING_PROBE_PAGE), tmp_path)
+    responsive = {s.action["element"]["label"]: s.dom_changed for s in trace.steps}
+    assert responsive == {"Live": True, "Dead": False}, [(s.action, s.error) for s in trace.steps]
+    assert [s.mutations for s in trace.steps] == [1, 0] and state["out"] == "01"
+    assert trace.summary["interaction_rate"] == pytest.approx(0.5) and trace.summary["background_mutations"] == 0

@@ -442,3 +442,37 @@ def test_a_reload_would_match_only_the_one_load_the_page_left_as_it_was(site, br
     plain_seen, seen = asyncio.run(main())
     assert plain_seen == [True, True, False, False]
     assert seen == {name: False for name in state}
+
+
+def test_the_mutation_counter_lives_where_the_page_cannot_reach_it(site, browser_settings) -> None:
+    """A page that replaces, freezes or proxies the readers a harness could have put on window, patches
+    MutationObserver and the timers, still shows 0 mutations when nothing changes and the real count when
+    something does; the harness world's names are not the page's to see."""
+    url = site.add("/", """<!doctype html><p id=p>Count: 2</p><script>
+      const fake = () => 7;
+      window.__genuiReadMutations = fake; window.__genuiResetMutations = () => [1e9, 1e9];
+      Object.defineProperty(window, '__genuiMutationTotal', { value: fake, writable: false, configurable: false });
+      window.__genui = new Proxy({}, { get: () => fake });
+      Object.freeze(window);
+      MutationObserver.prototype.takeRecords = () => [{ type: 'childList' }, { type: 'attributes' }];
+      MutationObserver.prototype.observe = function () {};
+      performance.now = () => 1e12; window.requestAnimationFrame = () => 0; window.setTimeout = () => 0;
+    </script>""")
+
+    async def main() -> tuple[int, int, int, str, float | None]:
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                still = await session.mutation_count(character_data=True)
+                await session.settle_until_mutation(100)  # the harness's timers are its own: this returns
+                await session.page.evaluate("document.getElementById('p').setAttribute('class', 'x')")
+                changed = await session.mutation_count(character_data=True)
+                await session.reset_mutations()
+                after_reset = await session.mutation_count()
+                seen_by_page = await session.page.evaluate("typeof globalThis.__genuiProbeTargets + ' ' + "
+                                                           "Object.getOwnPropertyNames(window).includes('__genuiRead')")
+                return still, changed, after_reset, seen_by_page, session.idle_window_s()
+
+    still, changed, after_reset, seen_by_page, window = asyncio.run(main())
+    assert (still, changed, after_reset) == (0, 1, 0)
+    assert seen_by_page == "undefined false" and window is None

@@ -6,11 +6,16 @@ listener on the host's 0.0.0.0 stand in for the host's other services (reached a
 address or the sandbox network's gateway; pages target only those, never another machine). Every case must land in its bucket with its
 evidence, the listeners must receive nothing, and the key must appear in no file of the run dir or the MLflow
 store. Docker side: marker `docker`; the images are the ones the runner's own lookup finds (their content tags).
+
+GENUI_HOSTILE_ONLY=PATTERN[,PATTERN...] (shell-style patterns of case ids) runs only those cases, for working on a
+few of them; CI runs them all.
 """
 
 from __future__ import annotations
 
 import json
+import fnmatch
+import os
 import re
 import socket
 import subprocess
@@ -25,7 +30,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO_ROOT, cli_env, runner_command
-from tests.sandbox.hostile.corpus import CASES, PRIVATE_PATHS, HostileCase
+from tests.sandbox.hostile.corpus import CASES, PRIVATE_PATHS, READY, HostileCase
 from tests.support.components import skip_missing
 from tests.support.fault_server import FaultServer, completion
 
@@ -37,6 +42,8 @@ PIDS_LIMIT = 256  # the build's pids cap in both sandboxes (their defaults)
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox, pytest.mark.timeout(2400)]
 
 SECRET = f"sk-genui-hostile-{uuid.uuid4().hex}"
+_ONLY = [pattern for pattern in os.environ.get("GENUI_HOSTILE_ONLY", "").split(",") if pattern]
+SELECTED = tuple(case for case in CASES if not _ONLY or any(fnmatch.fnmatch(case.id, p) for p in _ONLY))
 PROMPT_PREFIX = "hostile case "
 
 
@@ -81,13 +88,12 @@ class HostListeners:
         self.udp.close()
 
 
-def _task_set(folder: Path) -> Path:
+def _task_set(folder: Path, cases: tuple[HostileCase, ...] = SELECTED) -> Path:
     tasks = [{
         "id": f"hostile-{case.id}", "title": case.id, "context": "A page.",
-        "turns": [{"index": 1, "prompt": f"{PROMPT_PREFIX}{case.id}", "requirements": [
-            {"id": "ready", "description": 'The page shows "ready".',
-             "check": {"assert": [{"type": "text_visible", "text": "ready"}]}}]}],
-    } for case in CASES]
+        "turns": [{"index": 1, "prompt": f"{PROMPT_PREFIX}{case.id}",
+                   "requirements": list(case.requirements or (READY,))}],
+    } for case in cases]
     folder.mkdir(parents=True)
     (folder / "hostile.yaml").write_text(yaml.safe_dump({"tasks": tasks}))
     return folder
@@ -123,7 +129,7 @@ def _answers(listeners: HostListeners, label: str | None):
 
     def behaviour(messages: list[dict]) -> tuple[int, str]:
         text = json.dumps(messages)
-        for case in CASES:
+        for case in SELECTED:
             if f"{PROMPT_PREFIX}{case.id}\\" in text or f"{PROMPT_PREFIX}{case.id}\"" in text:
                 return 200, completion(answer(case))
         return 500, json.dumps({"error": "unknown case"})
@@ -344,6 +350,17 @@ def _check_evidence_unforged(run: CorpusRun, case: HostileCase, folder: Path) ->
         assert dom.startswith("<!DOCTYPE html>") and "<main>ready</main>" in dom, dom[:300]
 
 
+def _check_forgery_fails(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    """The dead counter earns what it does: "Count: 0" shows, two clicks on Increment change nothing, and the probe
+    finds both buttons, one of which responds (IR 1/2), however the page forged the harness's readers."""
+    record = run.records[case.id]
+    results = {r["id"]: r for r in record["verdict"]["requirements"]}
+    assert results["initial-count"]["status"] == "passed", results
+    assert results["increment"]["status"] == "failed", results
+    assert "did not change the DOM (0 mutations)" in results["increment"]["reason"], results
+    assert record["scores"]["interaction_rate"] == 0.5, record["scores"]
+
+
 EVIDENCE_CHECKS = {
     "fork_bomb_capped": _check_fork_bomb, "build_oom": _check_build_oom, "build_timed_out": _check_build_timed_out,
     "build_log_capped": _check_build_log_capped, "network_capped": _check_network_capped,
@@ -352,11 +369,11 @@ EVIDENCE_CHECKS = {
     "webrtc_recorded": _check_webrtc, "tool_call_refused": _check_tool_call, "popups": _check_popups,
     "dialogs": _check_dialogs, "console_capped": _check_console, "webrtc_host_recorded": _check_webrtc_host,
     "navigation_recorded": _check_navigation, "screenshot_clipped": _check_screenshot_clipped,
-    "download_and_trap_recorded": _check_download_and_trap,
+    "download_and_trap_recorded": _check_download_and_trap, "forgery_fails": _check_forgery_fails,
 }
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@pytest.mark.parametrize("case", SELECTED, ids=[case.id for case in SELECTED])
 def test_case_lands_in_its_bucket_with_its_evidence(corpus_run: CorpusRun, case: HostileCase):
     record = corpus_run.records[case.id]
     assert record["status"] in (case.bucket, *case.also), (record["status"], record["error"][:500])
@@ -368,7 +385,7 @@ def test_case_lands_in_its_bucket_with_its_evidence(corpus_run: CorpusRun, case:
 
 
 def test_every_slot_is_recorded_once(corpus_run: CorpusRun):
-    assert sorted(corpus_run.records) == sorted(case.id for case in CASES)
+    assert sorted(corpus_run.records) == sorted(case.id for case in SELECTED)
     assert all(record["status"] != "infra" for record in corpus_run.records.values())
 
 
