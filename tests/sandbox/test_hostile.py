@@ -361,6 +361,11 @@ def _check_forgery_fails(run: CorpusRun, case: HostileCase, folder: Path) -> Non
     assert record["scores"]["interaction_rate"] == 0.5, record["scores"]
 
 
+def _check_all_requirements_pass(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    record = run.records[case.id]
+    assert all(r["status"] == "passed" for r in record["verdict"]["requirements"]), record["verdict"]["requirements"]
+
+
 EVIDENCE_CHECKS = {
     "fork_bomb_capped": _check_fork_bomb, "build_oom": _check_build_oom, "build_timed_out": _check_build_timed_out,
     "build_log_capped": _check_build_log_capped, "network_capped": _check_network_capped,
@@ -370,6 +375,7 @@ EVIDENCE_CHECKS = {
     "dialogs": _check_dialogs, "console_capped": _check_console, "webrtc_host_recorded": _check_webrtc_host,
     "navigation_recorded": _check_navigation, "screenshot_clipped": _check_screenshot_clipped,
     "download_and_trap_recorded": _check_download_and_trap, "forgery_fails": _check_forgery_fails,
+    "all_requirements_pass": _check_all_requirements_pass,
 }
 
 

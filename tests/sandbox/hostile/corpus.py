@@ -109,6 +109,37 @@ def _dead_counter(forgery: str) -> dict[str, str]:
         "}\n")}
 
 
+# An ordinary app that compiles at run time, as template engines and expression-compiling chart libraries do
+# (new Function, eval), instantiates WebAssembly and starts a worker from a blob: what an ordinary browser runs,
+# and so what containment must leave it. "ready 42", then "ready 44" after a click on More.
+_WASM_ADD = [0, 97, 115, 109, 1, 0, 0, 0, 1, 7, 1, 96, 2, 127, 127, 1, 127, 3, 2, 1, 0, 7, 7, 1, 3, 97, 100, 100, 0, 0,
+             10, 9, 1, 7, 0, 32, 0, 32, 1, 106, 11]  # (func (export "add") (param i32 i32) (result i32))
+RUNTIME_COMPILED = {"src/App.jsx": (
+    'import React, { useEffect, useState } from "react";\n'
+    "const compile = (template) => new Function('data', 'return `' + template + '`;');\n"
+    "const render = compile('ready ${data.n * 2}');\n"
+    "export default function App() {\n"
+    "  const [n, setN] = useState(21);\n"
+    "  const [wasm, setWasm] = useState('');\n"
+    "  const [worker, setWorker] = useState('');\n"
+    "  useEffect(() => {\n"
+    f"    WebAssembly.instantiate(new Uint8Array({json.dumps(_WASM_ADD)}))\n"
+    "      .then(({ instance }) => setWasm('wasm ' + instance.exports.add(2, 3)), (e) => setWasm('wasm: ' + e));\n"
+    "    const w = new Worker(URL.createObjectURL(new Blob(['postMessage(6)'], { type: 'text/javascript' })));\n"
+    "    w.onmessage = (event) => setWorker('worker ' + event.data);\n"
+    "  }, []);\n"
+    "  return <main><p>{render({ n })}</p><p>eval {(0, eval)('1 + 1')}</p><p>{wasm}</p><p>{worker}</p>\n"
+    "    <button onClick={() => setN(n + 1)}>More</button></main>;\n"
+    "}\n")}
+RUNTIME_REQUIREMENTS = (
+    {"id": "compiled", "description": "The page compiled its template, evaluated, ran WebAssembly and a worker.",
+     "check": {"assert": [{"type": "text_visible", "text": text} for text in ("ready 42", "eval 2", "wasm 5", "worker 6")]}},
+    {"id": "recompiled", "description": 'More shows "ready 44".',
+     "check": {"steps": [{"action": "click", "target": {"role": "button", "name": "More"}}],
+               "assert": [{"type": "text_visible", "text": "ready 44"}]}},
+)
+
+
 # The readers an earlier harness put on window, which a page could replace: each forging case tries them all.
 _READERS = "['__genuiReadMutations', '__genuiResetMutations', '__genuiMutationTotal', '__genui']"
 
@@ -251,6 +282,10 @@ CASES: tuple[HostileCase, ...] = (
         "try { window.__genuiRead = { html: () => 'forged', text: () => 'forged' }; } catch (e) {}")),
         "ok", ("evidence_unforged",),
         note="a page that redefines the getters the evidence is read with, to show the judge another page"),
+    # --- what an ordinary page may do: containment takes none of it away ------------------------------------
+    HostileCase("runtime-compiled", RUNTIME_COMPILED, "ok", ("all_requirements_pass",),
+                requirements=RUNTIME_REQUIREMENTS,
+                note="eval, new Function, WebAssembly and a blob worker run as in an ordinary browser"),
     # --- a page that forges the harness's evidence (the verdict must read what the page did, not what it says) ---
     HostileCase("forged-readers-redefined", _dead_counter(
         "const forged = () => 5;"
