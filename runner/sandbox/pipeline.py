@@ -23,6 +23,7 @@ from runner.browser.confine import ConfinementError, socket_in_namespace
 from runner.browser.launch import BrowserSettings
 from runner.sandbox import compile_cache
 from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
+from runner.sandbox.build_output import clean_workspace, describe_removed
 from runner.sandbox.isolation import (
     IN_APP,
     IN_BACKENDS,
@@ -245,6 +246,14 @@ class PipelineSandbox:
         if spares is not None:  # the next build's sandbox starts now, while this artifact is served and visited
             spares.start_next(key, command, lambda folder: _build_mounts_and_env(tools, folder, cache)[0], env, IN_APP)
         result = classify(outcome)
+        try:  # links the build left (to host files, up into other runs) never reach the run dir
+            removed = await asyncio.to_thread(clean_workspace, workspace, Path(tools.link).resolve())
+            if removed:
+                result.log += ("\n" if result.log and not result.log.endswith("\n") else "") + describe_removed(removed)
+        except OSError as exc:
+            await asyncio.to_thread(shutil.rmtree, workspace, True)
+            result = BuildResult("build_failed", log=f"{result.log}\n[sandbox] the build left links or special files "
+                                 f"that could not be removed ({exc}); its workspace was dropped")
         result.duration_s = time.monotonic() - started
         return accept_build_output(result, workspace, max_output_mb=rules.max_output_mb,
                                    expect_index=rules.build_command is None)

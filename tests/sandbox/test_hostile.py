@@ -366,6 +366,27 @@ def _check_all_requirements_pass(run: CorpusRun, case: HostileCase, folder: Path
     assert all(r["status"] == "passed" for r in record["verdict"]["requirements"]), record["verdict"]["requirements"]
 
 
+def _special_entries(root: Path) -> list[str]:
+    """Every symbolic link and every entry neither a regular file nor a folder under `root`."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            if path.is_symlink() or not (path.is_dir() or path.is_file()):
+                found.append(str(path.relative_to(root)))
+    return found
+
+
+def _check_no_links_out(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    """The build's planted links and FIFO are gone from the slot's folder, and its log says which it removed;
+    the page itself was built and served."""
+    assert _special_entries(folder) == [], _special_entries(folder)
+    log = _build_log(folder)
+    for planted in ("dist/planted/env -> /proc/self/environ", "dist/planted/passwd -> /etc/passwd",
+                    "planted/root -> /", "dist/planted/pipe (fifo)"):
+        assert planted in log, log[-3000:]
+
+
 EVIDENCE_CHECKS = {
     "fork_bomb_capped": _check_fork_bomb, "build_oom": _check_build_oom, "build_timed_out": _check_build_timed_out,
     "build_log_capped": _check_build_log_capped, "network_capped": _check_network_capped,
@@ -375,7 +396,7 @@ EVIDENCE_CHECKS = {
     "dialogs": _check_dialogs, "console_capped": _check_console, "webrtc_host_recorded": _check_webrtc_host,
     "navigation_recorded": _check_navigation, "screenshot_clipped": _check_screenshot_clipped,
     "download_and_trap_recorded": _check_download_and_trap, "forgery_fails": _check_forgery_fails,
-    "all_requirements_pass": _check_all_requirements_pass,
+    "all_requirements_pass": _check_all_requirements_pass, "no_links_out": _check_no_links_out,
 }
 
 
@@ -397,6 +418,10 @@ def test_every_slot_is_recorded_once(corpus_run: CorpusRun):
 
 def test_nothing_reached_the_hosts_other_ports(corpus_run: CorpusRun):
     assert corpus_run.received == []
+
+
+def test_no_link_or_special_file_is_left_in_the_run_dir(corpus_run: CorpusRun):
+    assert _special_entries(corpus_run.run_dir) == []
 
 
 def test_the_secret_is_nowhere_in_the_run_dir_or_mlflow(corpus_run: CorpusRun):

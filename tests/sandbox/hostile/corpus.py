@@ -256,6 +256,20 @@ CASES: tuple[HostileCase, ...] = (
         "module.exports = { content: [] };\n"), _REJECTED, ("build_oom",), note="12.5 GB against the build's cap"),
     HostileCase("build-never-ends", _build_time("for (;;) {}\n"), "timeout", ("build_timed_out",),
                 note="the corpus run's build wall clock is short"),
+    HostileCase("build-symlinks", _build_time(
+        'const fs = process.getBuiltinModule("fs"), cp = process.getBuiltinModule("child_" + "process");\n'
+        "const plant = (dir) => {\n"
+        "  fs.mkdirSync(dir, { recursive: true });\n"
+        '  for (const [name, target] of [["env", "/proc/self/environ"], ["passwd", "/etc/passwd"], ["root", "/"],\n'
+        '                                ["up", "../../../../.."]]) {\n'
+        '    try { fs.symlinkSync(target, dir + "/" + name); } catch (e) {}\n'
+        "  }\n"
+        '  try { cp.execFileSync("mkfifo", [dir + "/pipe"]); } catch (e) {}\n'
+        "};\n"
+        'plant("planted");\n'
+        'process.on("exit", () => plant("dist/planted"));  // after Vite wrote dist\n'
+        "module.exports = { content: [] };\n"), "ok", ("no_links_out",),
+        note="links to host files, the root and other runs, and a FIFO, left in the workspace and its dist"),
     HostileCase("build-log-flood", _build_time(
         "const line = 'x'.repeat(1024 * 1024 - 1) + '\\n';\n"
         "for (let i = 0; i < 300; i++) process.stdout.write(line);\n"
