@@ -172,6 +172,23 @@ _INIT_SCRIPT = """
   // (fetch, sendBeacon, images, ...) and WebRTC peers (their packets die in the browser's namespace).
   const report = window.__genuiReport;
   if (typeof report !== 'function') return;
+  // Dialogs are answered here, at once, as a person accepting them would (confirm: OK, prompt: its default
+  // value) and recorded like any other. A modal dialog left open until the harness accepted it would swallow
+  // every input that arrived meanwhile: a check's click would count or not by how busy the machine was.
+  const answers = { alert: () => undefined, confirm: () => true,
+                    prompt: (message, value) => (value === undefined || value === null ? '' : String(value)) };
+  let dialogs = 0;  // reported up to the evidence's cap, then answered unrecorded (a dialog loop is no flood)
+  for (const type of ['alert', 'confirm', 'prompt']) {
+    const answer = answers[type];
+    try {
+      Object.defineProperty(window, type, { configurable: true, writable: true, value: function (message, value) {
+        let text = '';
+        try { text = message === undefined ? '' : String(message); } catch (e) { text = '?'; }
+        if (++dialogs <= %d) report({ kind: 'dialog', type, message: text });
+        return answer(message, value);
+      } });
+    } catch (e) { /* the browser's own dialog: accepted by the session's handler */ }
+  }
   document.addEventListener('securitypolicyviolation', (event) => {
     report({ kind: 'csp', url: String(event.blockedURI || ''), directive: String(event.effectiveDirective || '') });
   }, true);
@@ -211,7 +228,7 @@ _INIT_SCRIPT = """
     window.RTCPeerConnection = Watched;
   }
 })();
-""" % (json.dumps(_FREEZE_CSS), _MAX_CONSOLE_ENTRIES + 1)
+""" % (json.dumps(_FREEZE_CSS), _MAX_CONSOLE_ENTRIES + 1, _MAX_REPORTS)
 
 
 
@@ -370,7 +387,7 @@ class PageSession:
             self.network.append(entry)
 
     def _on_report(self, data: Any) -> None:
-        """A report from the init script: a CSP refusal or a WebRTC peer the page configured."""
+        """A report from the init script: a CSP refusal, a dialog, an unload trap, a WebRTC peer the page set up."""
         if not isinstance(data, dict) or self._reports >= _MAX_REPORTS:
             return
         self._reports += 1
@@ -384,6 +401,10 @@ class PageSession:
                                      reason=f"csp: refused by the page's Content-Security-Policy ({directive})"))
             if directive == "form-action":  # a form submitted to another origin: the page tried to leave
                 self._left_origin(url)
+        elif data.get("kind") == "dialog":
+            if len(self.dialogs) < _MAX_REPORTS:
+                self.dialogs.append({"type": str(data.get("type", ""))[:20],
+                                     "message": str(data.get("message", ""))[:_MAX_ERROR_CHARS]})
         elif data.get("kind") == "unload-trap":
             if len(self.unload_traps) < _MAX_REPORTS:
                 self.unload_traps.append(str(data.get("how", ""))[:50])
@@ -548,11 +569,12 @@ class PageSession:
             self.page_errors.append(text[:_MAX_ERROR_CHARS])
 
     async def _on_dialog(self, dialog: Dialog) -> None:
-        # Every dialog is recorded and accepted (prompt gets its default), in either sandbox alike.
+        # A dialog the init script did not answer in the page (beforeunload, one opened where it did not run):
+        # recorded and accepted (prompt with its default), in either sandbox alike.
         if len(self.dialogs) < _MAX_REPORTS:
             self.dialogs.append({"type": dialog.type, "message": dialog.message[:_MAX_ERROR_CHARS]})
         try:
-            await dialog.accept()
+            await dialog.accept(dialog.default_value if dialog.type == "prompt" else None)
         except PlaywrightError:
             pass
 

@@ -476,3 +476,43 @@ def test_the_mutation_counter_lives_where_the_page_cannot_reach_it(site, browser
     still, changed, after_reset, seen_by_page, window = asyncio.run(main())
     assert (still, changed, after_reset) == (0, 1, 0)
     assert seen_by_page == "undefined false" and window is None
+
+
+def test_dialogs_are_answered_in_the_page_so_no_input_depends_on_the_harness_being_quick(
+        site, browser_settings, monkeypatch) -> None:
+    """A page that opens dialogs on a timer and asks before counting: every click counts however slowly the
+    harness itself would have answered a dialog (its handler is made slow here), since no dialog stays open
+    to swallow input; confirm is OK, prompt its default, each dialog is recorded."""
+    from runner.browser import session as session_module
+
+    answered_late = session_module.PageSession._on_dialog
+
+    async def slow(self, dialog):  # a machine so loaded that the harness answers after a second
+        await asyncio.sleep(1.0)
+        await answered_late(self, dialog)
+
+    monkeypatch.setattr(session_module.PageSession, "_on_dialog", slow)
+    url = site.add("/", """<!doctype html><p id=c>Count: 0</p><p id=n></p>
+      <button id=b style="width:200px;height:40px">Increment</button><script>
+      let count = 0, ticks = 0;
+      const tick = setInterval(() => { alert('tick'); if (++ticks === 20) clearInterval(tick); }, 5);
+      document.getElementById('n').textContent = prompt('name?', 'anon');
+      document.getElementById('b').addEventListener('click', () => {
+        if (confirm('add one?')) document.getElementById('c').textContent = 'Count: ' + (++count); });
+    </script>""")
+
+    async def main() -> tuple[str, list[dict[str, str]]]:
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                box = await session.page.locator("#b").bounding_box()
+                for _ in range(2):  # input straight to the page, as a click's last step sends it
+                    await session.page.mouse.click(box["x"] + 5, box["y"] + 5)
+                await asyncio.sleep(0.2)
+                return await session.visible_text(), list(session.dialogs)
+
+    text, dialogs = asyncio.run(main())
+    assert "Count: 2" in text and "anon" in text, text
+    assert dialogs[0] == {"type": "prompt", "message": "name?"}
+    assert [d for d in dialogs if d["type"] == "confirm"] == [{"type": "confirm", "message": "add one?"}] * 2
+    assert sum(d["message"] == "tick" for d in dialogs) == 20

@@ -387,6 +387,13 @@ def _check_no_links_out(run: CorpusRun, case: HostileCase, folder: Path) -> None
         assert planted in log, log[-3000:]
 
 
+def _check_counter_counts(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    record = run.records[case.id]
+    assert all(r["status"] == "passed" for r in record["verdict"]["requirements"]), record["verdict"]["requirements"]
+    dialogs = json.loads((folder / "dialogs.json").read_text())["dialogs"]
+    assert [(d["type"], d["message"]) for d in dialogs[:3]] == [("alert", "a"), ("confirm", "b"), ("prompt", "c")]
+
+
 EVIDENCE_CHECKS = {
     "fork_bomb_capped": _check_fork_bomb, "build_oom": _check_build_oom, "build_timed_out": _check_build_timed_out,
     "build_log_capped": _check_build_log_capped, "network_capped": _check_network_capped,
@@ -397,6 +404,7 @@ EVIDENCE_CHECKS = {
     "navigation_recorded": _check_navigation, "screenshot_clipped": _check_screenshot_clipped,
     "download_and_trap_recorded": _check_download_and_trap, "forgery_fails": _check_forgery_fails,
     "all_requirements_pass": _check_all_requirements_pass, "no_links_out": _check_no_links_out,
+    "counter_counts": _check_counter_counts,
 }
 
 

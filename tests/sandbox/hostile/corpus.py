@@ -214,6 +214,15 @@ CASES: tuple[HostileCase, ...] = (
     HostileCase("popups", _app("ready", effect=(
         "window.open('http://127.0.0.1:{tcp}/popup'); window.open('about:blank');")), "ok", ("popups",)),
     HostileCase("dialogs", _app("ready", effect="alert('a'); confirm('b'); prompt('c', 'd');"), "ok", ("dialogs",)),
+    HostileCase("dialogs-counter", {"src/App.jsx": (
+        'import React, { useEffect, useState } from "react";\n'
+        "export default function App() {\n"
+        "  const [count, setCount] = useState(0);\n"
+        "  useEffect(() => { alert('a'); confirm('b'); prompt('c', 'd'); }, []);\n"
+        "  return <main><h1>Counter</h1><p>Count: {count}</p>\n"
+        "    <button onClick={() => { if (confirm('add one?')) setCount(count + 1); }}>Increment</button></main>;\n"
+        "}\n")}, "ok", ("counter_counts",), requirements=COUNTER,
+        note="a counter that opens dialogs on load and asks before each increment: the same verdict under load"),
     HostileCase("history-flood", _app("ready", effect=(
         "for (let i = 0; i < 100000; i++) history.pushState({ i }, '', '#p' + i);"
         "let n = 0; setInterval(() => { location.hash = 'h' + (n++); }, 5);")), "runtime_error", also=("timeout",),
