@@ -303,6 +303,7 @@ class PageSession:
         self.unload_traps: list[str] = []  # how the page set a beforeunload handler ("addEventListener", ...)
         self.response_status: int | None = None  # HTTP status of the last goto's main document
         self.left_origin: list[str] = []  # main-frame navigations away from the artifact
+        self.unresponsive: list[str] = []  # when the page stopped answering the harness (note_unresponsive)
         self.console_dropped = 0
         self._console_bytes = 0
         self._reports = 0
@@ -612,8 +613,12 @@ class PageSession:
                 self.page.goto(self.url, wait_until="load", timeout=self.nav_timeout_ms),
                 timeout=self.nav_timeout_ms / 1000 + 5)
         except asyncio.TimeoutError:
+            self.note_unresponsive(f"a load did not finish within {self.nav_timeout_ms} ms")
             raise PlaywrightTimeoutError(f"navigation did not finish within {self.nav_timeout_ms} ms "
                                          "(browser busy or gone)") from None
+        except PlaywrightTimeoutError:
+            self.note_unresponsive(f"a load did not finish within {self.nav_timeout_ms} ms")
+            raise
         self.response_status = response.status if response is not None else None
         if self.on_first_load is not None:
             loaded, self.on_first_load = self.on_first_load, None
@@ -683,9 +688,17 @@ class PageSession:
         try:
             return await asyncio.wait_for(call, timeout=self.nav_timeout_ms / 1000)
         except asyncio.TimeoutError:
+            self.note_unresponsive(f"a read of the page got no answer within {self.nav_timeout_ms} ms")
             raise PlaywrightTimeoutError(
                 f"page did not answer within {self.nav_timeout_ms} ms (renderer busy or hung)"
             ) from None
+
+    def note_unresponsive(self, what: str) -> None:
+        """Record that the page stopped answering the harness (a load or a read past its deadline, a live check
+        past its own): whenever in the visit it happens, the slot is the page's runtime failure
+        (runner/browser/capture.py, visit_failure), so the bucket does not depend on which stage was slowest."""
+        if len(self.unresponsive) < _MAX_REPORTS:
+            self.unresponsive.append(what[:500])
 
     async def reset_mutations(self) -> None:
         read = await self.observe(_RESET_JS)

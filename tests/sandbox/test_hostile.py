@@ -394,6 +394,12 @@ def _check_counter_counts(run: CorpusRun, case: HostileCase, folder: Path) -> No
     assert [(d["type"], d["message"]) for d in dialogs[:3]] == [("alert", "a"), ("confirm", "b"), ("prompt", "c")]
 
 
+def _check_stopped_answering(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    record = run.records[case.id]
+    assert "the page stopped answering" in record["error"], record["error"]
+    assert record["timings"]["checks"] < 40, record["timings"]  # the checks after the first hang are not run
+
+
 EVIDENCE_CHECKS = {
     "fork_bomb_capped": _check_fork_bomb, "build_oom": _check_build_oom, "build_timed_out": _check_build_timed_out,
     "build_log_capped": _check_build_log_capped, "network_capped": _check_network_capped,
@@ -404,7 +410,7 @@ EVIDENCE_CHECKS = {
     "navigation_recorded": _check_navigation, "screenshot_clipped": _check_screenshot_clipped,
     "download_and_trap_recorded": _check_download_and_trap, "forgery_fails": _check_forgery_fails,
     "all_requirements_pass": _check_all_requirements_pass, "no_links_out": _check_no_links_out,
-    "counter_counts": _check_counter_counts,
+    "counter_counts": _check_counter_counts, "stopped_answering": _check_stopped_answering,
 }
 
 

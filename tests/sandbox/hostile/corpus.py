@@ -211,6 +211,20 @@ CASES: tuple[HostileCase, ...] = (
         "}\n")}, "runtime_error", ("navigation_recorded",)),
     HostileCase("navigate-replace", _app("leaving", effect="location.replace('http://127.0.0.1:{tcp}/replaced');"),
                 "runtime_error", ("navigation_recorded",)),
+    HostileCase("navigate-later", _app("ready", effect=(
+        "setTimeout(() => { location.href = 'http://127.0.0.1:{tcp}/later'; }, 300);")),
+        "runtime_error", ("navigation_recorded",),
+        note="leaves 300 ms after each load: the whole visit decides, not whether the load capture outlasted it"),
+    HostileCase("hangs-on-reload", _app("ready", effect=(
+        "if (localStorage.getItem('seen')) { let n = 0; for (;;) { window.spun = ++n; } }"
+        " else localStorage.setItem('seen', '1');")), "runtime_error", ("stopped_answering",),
+        note="answers on its first load and hangs on every reload (the live checks'): the visit is the page's "
+             "runtime failure whichever stage it hangs in, as a hang during the load capture would be"),
+    HostileCase("frames-elsewhere", _app("ready", effect=(
+        "for (let i = 0; i < 200; i++) { const f = document.createElement('iframe');"
+        " f.src = 'http://127.0.0.1:{tcp}/frame' + i; document.body.append(f); }")), "ok", also=("runtime_error",),
+        note="200 frames of another origin, each refused: every load takes seconds; where a stage outlasts its "
+             "deadline (the capture's or a live check's alike) the page stopped answering: runtime_error"),
     HostileCase("popups", _app("ready", effect=(
         "window.open('http://127.0.0.1:{tcp}/popup'); window.open('about:blank');")), "ok", ("popups",)),
     HostileCase("dialogs", _app("ready", effect="alert('a'); confirm('b'); prompt('c', 'd');"), "ok", ("dialogs",)),
