@@ -1,7 +1,9 @@
 """Hostile answers through the reward service are contained as in a run: cases of the hostile corpus
 (tests/sandbox/hostile/corpus.py) - a page that tries to send data to the host's ports and the world, a build that
-forks without end, pages that forge the harness's evidence to pass a check they fail - land in their buckets with
-the corpus's own evidence checks and the reward a run records, and the host's listeners receive nothing."""
+forks without end or leaves links to host files, pages that forge the harness's evidence to pass a check they fail,
+pages that leave late, hang on reload or load 200 refused frames, dialogs on every click, an app compiling at run
+time - land in the buckets a run records for them, with the corpus's own evidence checks and the same reward, and
+the host's listeners receive nothing."""
 
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ from tests.sandbox.hostile.corpus import CASES
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox, pytest.mark.timeout(900)]
 
-CHOSEN = ("exfil-requests", "build-fork-bomb", "forged-readers-redefined", "forged-mutation-observer",
-          "forged-native-getters")
+CHOSEN = ("exfil-requests", "build-fork-bomb", "build-symlinks", "forged-readers-redefined",
+          "forged-mutation-observer", "forged-native-getters", "runtime-compiled", "dialogs-counter", "navigate-later",
+          "hangs-on-reload", "frames-elsewhere")
 FORGED = [name for name in CHOSEN if name.startswith("forged-")]
 
 
@@ -61,6 +64,7 @@ def test_each_case_lands_in_its_bucket_with_its_evidence(scored: dict[str, Any])
         for name in case.evidence:
             corpus_run.EVIDENCE_CHECKS[name](run, case, Path(reward.evidence_dir))
     assert scored["rewards"]["build-fork-bomb"].reward == 0.0  # a build that fails earns nothing
+    assert scored["rewards"]["runtime-compiled"].reward == 1.0 and scored["rewards"]["dialogs-counter"].reward == 1.0
     for name in FORGED:  # one of two requirements met: what the page does, not what it forged
         assert scored["rewards"][name].reward == 0.5, (name, scored["rewards"][name])
 

@@ -400,6 +400,16 @@ def _check_stopped_answering(run: CorpusRun, case: HostileCase, folder: Path) ->
     assert record["timings"]["checks"] < 40, record["timings"]  # the checks after the first hang are not run
 
 
+def _check_slow_page_is_one_bucket(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    """A slow page passes its checks or is the page's runtime failure: never a slot whose checks timed out
+    recorded as a working page that failed them (the run and the reward service saw it differently)."""
+    record = run.records[case.id]
+    if record["status"] == "ok":
+        assert all(r["status"] == "passed" for r in record["verdict"]["requirements"]), record["verdict"]
+    else:
+        assert "stopped answering" in record["error"] or "timed out" in record["error"], record["error"]
+
+
 EVIDENCE_CHECKS = {
     "fork_bomb_capped": _check_fork_bomb, "build_oom": _check_build_oom, "build_timed_out": _check_build_timed_out,
     "build_log_capped": _check_build_log_capped, "network_capped": _check_network_capped,
@@ -411,6 +421,7 @@ EVIDENCE_CHECKS = {
     "download_and_trap_recorded": _check_download_and_trap, "forgery_fails": _check_forgery_fails,
     "all_requirements_pass": _check_all_requirements_pass, "no_links_out": _check_no_links_out,
     "counter_counts": _check_counter_counts, "stopped_answering": _check_stopped_answering,
+    "slow_page_is_one_bucket": _check_slow_page_is_one_bucket,
 }
 
 

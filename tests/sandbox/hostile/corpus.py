@@ -222,7 +222,8 @@ CASES: tuple[HostileCase, ...] = (
              "runtime failure whichever stage it hangs in, as a hang during the load capture would be"),
     HostileCase("frames-elsewhere", _app("ready", effect=(
         "for (let i = 0; i < 200; i++) { const f = document.createElement('iframe');"
-        " f.src = 'http://127.0.0.1:{tcp}/frame' + i; document.body.append(f); }")), "ok", also=("runtime_error",),
+        " f.src = 'http://127.0.0.1:{tcp}/frame' + i; document.body.append(f); }")), "ok",
+        ("slow_page_is_one_bucket",), also=("runtime_error",),
         note="200 frames of another origin, each refused: every load takes seconds; where a stage outlasts its "
              "deadline (the capture's or a live check's alike) the page stopped answering: runtime_error"),
     HostileCase("popups", _app("ready", effect=(
