@@ -430,8 +430,10 @@ class ProbeActor:
                 if not usable:
                     aborted = f"page unusable after step {index}: {step.error}"
             except asyncio.TimeoutError:
-                # The renderer is stuck (e.g. an endless loop in a handler): nothing after this can run.
+                # The renderer is stuck (e.g. an endless loop in a handler): nothing after this can run, and the
+                # visit is the page's runtime failure, as a hang in any other stage is (capture.note_visit_failure).
                 step.ok, step.error = False, f"step timed out after {s.step_timeout_ms} ms (page unresponsive)"
+                session.note_unresponsive(f"a probe step did not finish within {s.step_timeout_ms} ms")
                 aborted = step.error
             step.duration_s = round(time.monotonic() - step_started, 4)
             trace.steps.append(step)

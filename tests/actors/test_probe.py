@@ -267,25 +267,28 @@ def test_hung_page_aborts_the_probe_within_bounds(site, tmp_path) -> None:
         "<button id=hang onclick='while (true) {}'>Hang</button><button>Never reached</button>",
     )
     started = time.monotonic()
-    trace, _, after = _run_probe_no_state(url, tmp_path, ProbeSettings(step_timeout_ms=2000, screenshots=False))
+    trace, noted, after = _run_probe_no_state(url, tmp_path, ProbeSettings(step_timeout_ms=2000, screenshots=False))
     assert time.monotonic() - started < 30
+    assert noted == ["a probe step did not finish within 2000 ms"]  # the visit is the page's runtime failure
     assert after == "FineHangNever reached"  # the same browser serves the next artifact normally
     assert [s.ok for s in trace.steps] == [True, False]
     assert "timed out" in trace.steps[1].error and not trace.finished
     assert trace.summary["aborted"] and trace.summary["interaction_rate"] == 1.0
 
 
-def _run_probe_no_state(url: str, out_dir: Path, settings: ProbeSettings) -> tuple[Trace, float, str]:
-    """Like _run_probe, but reads the page afterwards in a new session (a hung page answers no evaluate)."""
+def _run_probe_no_state(url: str, out_dir: Path, settings: ProbeSettings) -> tuple[Trace, list[str], str]:
+    """Like _run_probe, but reads the page afterwards in a new session (a hung page answers no evaluate); also
+    what the probe's session noted about the page not answering."""
 
     async def main():
         async with BrowserPool(BrowserSettings(settle_ms=100)) as pool:
             async with pool.session(url) as session:
                 await session.goto()
                 trace = await ProbeActor(settings).act(session, _context(out_dir))
+                noted = list(session.unresponsive)
             async with pool.session(url) as session:
                 await session.goto()
-                return trace, 0.0, await session.visible_text()
+                return trace, noted, await session.visible_text()
 
     return asyncio.run(main())
 
