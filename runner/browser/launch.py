@@ -68,6 +68,10 @@ class BrowserSettings(BaseModel):
     device_scale_factor: float = Field(1.0, gt=0)
     nav_timeout_ms: int = Field(15000, gt=0)
     settle_ms: int = Field(150, ge=0)
+    # The least time a visit watches its first load of the page before moving on to the live checks' reloads
+    # (PageSession.watch_first_load): a page that leaves its artifact or hangs within this long after its load is
+    # seen doing it wherever it runs, however quickly the capture and the actor went (docs/threat-model.md).
+    watch_ms: int = Field(500, ge=0)
     launch_args: list[str] = Field(
         default_factory=lambda: PLATFORM_ARGS + DETERMINISM_ARGS + NETWORK_LOCKDOWN_ARGS
     )
@@ -419,7 +423,7 @@ class BrowserPool:
         context = await self._new_context(viewport, relaunch=relaunch)
         try:
             return await PageSession.prepare(context, nav_timeout_ms=self.settings.nav_timeout_ms,
-                                             settle_ms=self.settings.settle_ms,
+                                             settle_ms=self.settings.settle_ms, watch_ms=self.settings.watch_ms,
                                              network_boundary=self.network_boundary)
         except BaseException:
             await _close(context)

@@ -280,6 +280,7 @@ class PageSession:
         settle_ms: int = 150,
         extra_origins: Sequence[str] = (),
         network_boundary: str = "none",
+        watch_ms: int = 0,
     ) -> None:
         self.context = context
         self.page = page
@@ -288,6 +289,8 @@ class PageSession:
         self.allowed_origins = {self.origin, *(origin_of(o) for o in extra_origins)}
         self.nav_timeout_ms = nav_timeout_ms
         self.settle_ms = settle_ms
+        self.watch_ms = watch_ms  # BrowserSettings.watch_ms (watch_first_load)
+        self._first_loaded_at: float | None = None  # monotonic time the session's first load finished
         self.network_boundary = network_boundary  # BrowserSettings.network_boundary, for the network log's reasons
         self._webrtc: dict[str, NetworkRequest] = {}  # ICE server URL -> its network log entry
         # Whether text-node rewrites count as DOM mutations (I-WebGenBench App. B.1 observes child lists,
@@ -335,7 +338,7 @@ class PageSession:
 
     @classmethod
     async def prepare(cls, context: BrowserContext, *, nav_timeout_ms: int = 15000,
-                      settle_ms: int = 150, network_boundary: str = "none") -> "PageSession":
+                      settle_ms: int = 150, network_boundary: str = "none", watch_ms: int = 0) -> "PageSession":
         """A session on a blank page of `context` with its init script, listeners and request filter in place,
         not yet aimed at an artifact (`aim`): until then it allows no origin. A pool prepares the next session
         while its worker is busy elsewhere (browser.spare_page)."""
@@ -345,7 +348,7 @@ class PageSession:
         context.set_default_navigation_timeout(nav_timeout_ms)
         page = await context.new_page()
         self = cls(context, page, "about:blank", nav_timeout_ms=nav_timeout_ms, settle_ms=settle_ms,
-                   network_boundary=network_boundary)
+                   network_boundary=network_boundary, watch_ms=watch_ms)
         self._world = await HarnessWorld.install(context, page)
         self._cdp = self._world.cdp
         self.allowed_origins = set()
@@ -620,6 +623,8 @@ class PageSession:
             self.note_unresponsive(f"a load did not finish within {self.nav_timeout_ms} ms")
             raise
         self.response_status = response.status if response is not None else None
+        if self._first_loaded_at is None:
+            self._first_loaded_at = time.monotonic()
         if self.on_first_load is not None:
             loaded, self.on_first_load = self.on_first_load, None
             loaded()
@@ -649,6 +654,21 @@ class PageSession:
             return False
         origin, total, found = facts
         return [origin, total] == list(self._load_mark) and found == "" and not cookies
+
+    async def watch_first_load(self) -> None:
+        """Wait until the session's first load is watch_ms old, while it is still the page shown (no later load):
+        the visit then has watched the page for at least that long wherever it runs, so whether the page left its
+        artifact or hung in that time (capture.note_visit_failure) does not depend on how quickly the capture and
+        the actor went. Returns at once when it is that old already (the common case), or was reloaded."""
+        if self._first_loaded_at is None or self._loads != 1:
+            return
+        remaining = self.watch_ms / 1000 - (time.monotonic() - self._first_loaded_at)
+        if remaining > 0:
+            await asyncio.sleep(remaining)
+            try:  # and whether it still answers (a hung page is noted by the read's deadline)
+                await self.observe("() => true")
+            except PlaywrightError:
+                pass
 
     async def settle(self, ms: int | None = None) -> None:
         await asyncio.sleep((self.settle_ms if ms is None else ms) / 1000)

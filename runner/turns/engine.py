@@ -497,6 +497,7 @@ class Engine:
                         # The judge sees the page the actor left (EvoGenUI-Bench §4.2 "final DOM and screenshot").
                         await capture_final_state(session, evidence_dir, evidence)
                 finally:
+                    await session.watch_first_load()  # a page leaving or hanging early is seen wherever it runs
                     await write_visit_logs(session, evidence_dir, evidence)
                 # The state the user's interactions left is what carries over; the judge's own check
                 # calls happen after this snapshot and never leak into the next turn.

@@ -516,3 +516,33 @@ def test_dialogs_are_answered_in_the_page_so_no_input_depends_on_the_harness_bei
     assert dialogs[0] == {"type": "prompt", "message": "name?"}
     assert [d for d in dialogs if d["type"] == "confirm"] == [{"type": "confirm", "message": "add one?"}] * 2
     assert sum(d["message"] == "tick" for d in dialogs) == 20
+
+
+def test_the_first_load_is_watched_long_enough_to_see_a_page_leave_or_hang(site, browser_settings) -> None:
+    """watch_first_load waits until the first load is watch_ms old: a page leaving 300 ms after its load is then
+    seen leaving however fast the visit was, a page hanging then is seen not answering; a visit that took that
+    long already does not wait."""
+    leaving = site.add("/leave", "<!doctype html><p>x</p><script>setTimeout(() => "
+                                 "{ location.href = 'http://127.0.0.1:9/away'; }, 300)</script>")
+    hanging = site.add("/hang", "<!doctype html><p>x</p><script>setTimeout(() => { for (;;) {} }, 300)</script>")
+    still = site.add("/still", "<!doctype html><p>x</p>")
+
+    async def visit(url: str, watch_ms: int, *, nav_timeout_ms: int = 15000) -> tuple[list[str], list[str], float]:
+        settings = browser_settings.model_copy(update={"watch_ms": watch_ms, "nav_timeout_ms": nav_timeout_ms})
+        async with BrowserPool(settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                started = asyncio.get_running_loop().time()
+                await session.watch_first_load()
+                waited = asyncio.get_running_loop().time() - started
+                return list(session.left_origin), list(session.unresponsive), waited
+
+    async def main():
+        return (await visit(leaving, 0), await visit(leaving, 600), await visit(hanging, 600, nav_timeout_ms=2000),
+                await visit(still, 100))
+
+    unwatched, watched, hung, quick = asyncio.run(main())
+    assert unwatched[0] == [] and unwatched[2] < 0.05
+    assert watched[0][0] == "http://127.0.0.1:9/away" and 0.2 < watched[2] < 1.0  # (then the refusal's error page)
+    assert hung[1] == ["a read of the page got no answer within 2000 ms"]
+    assert quick[2] < 0.05  # the load's settle window was longer than 100 ms already
