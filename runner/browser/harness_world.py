@@ -10,12 +10,14 @@ page (no global, no property, no event carries a reference across).
 The world is made by this page's own DevTools session: `Page.addScriptToEvaluateOnNewDocument` with a world name
 runs WORLD_JS in that world of every new document before any of the page's scripts, so the MutationObserver it
 installs sees the document from its first node on. `evaluate` finds the current document's world by name
-(`Page.createIsolatedWorld` returns the one the script made) and runs a function there with `Runtime.evaluate`;
+(`Page.createIsolatedWorld` returns the one the script made; asked as soon as the main frame commits a new
+document, so a read after a load finds the answer waiting) and runs a function there with `Runtime.evaluate`;
 results come back by value. The session lives as long as the page (its scripts go with it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -89,10 +91,12 @@ WORLD_JS = """
 class HarnessWorld:
     """The harness world of one page, over that page's DevTools session (also used for fast screenshots)."""
 
-    def __init__(self, cdp: CDPSession) -> None:
+    def __init__(self, cdp: CDPSession, frame_id: str | None = None) -> None:
         self.cdp = cdp
-        self._frame_id: str | None = None
+        self._frame_id = frame_id  # the page's main frame (the same for the page's life)
         self._context_id: int | None = None  # the current document's harness world, once looked up
+        self._looking_up: asyncio.Future[int] | None = None  # its lookup, begun when the document committed
+        cdp.on("Page.frameNavigated", self._on_navigated)
 
     @classmethod
     async def install(cls, context: BrowserContext, page: Page) -> "HarnessWorld":
@@ -101,7 +105,16 @@ class HarnessWorld:
         cdp = await context.new_cdp_session(page)
         await cdp.send("Page.enable")  # scripts for new documents run only while the domain is on
         await cdp.send("Page.addScriptToEvaluateOnNewDocument", {"source": WORLD_JS, "worldName": WORLD_NAME})
-        return cls(cdp)
+        tree = await cdp.send("Page.getFrameTree")
+        return cls(cdp, tree["frameTree"]["frame"]["id"])
+
+    def _on_navigated(self, event: dict[str, Any]) -> None:
+        frame = event.get("frame") or {}
+        if frame.get("parentId") or (self._frame_id is not None and frame.get("id") != self._frame_id):
+            return  # a child frame's document: the harness reads the top one only
+        self._context_id = None
+        self._looking_up = asyncio.ensure_future(self._create())
+        self._looking_up.add_done_callback(lambda done: done.cancelled() or done.exception())  # awaited or not
 
     async def evaluate(self, function: str, arg: Any = None) -> Any:
         """`function(arg)` run in the current document's harness world; its result by value (a promise is
@@ -129,13 +142,19 @@ class HarnessWorld:
 
     async def _context(self) -> int:
         if self._context_id is None:
-            if self._frame_id is None:
-                tree = await self.cdp.send("Page.getFrameTree")
-                self._frame_id = tree["frameTree"]["frame"]["id"]
-            world = await self.cdp.send("Page.createIsolatedWorld", {"frameId": self._frame_id,
-                                                                     "worldName": WORLD_NAME})
-            self._context_id = int(world["executionContextId"])
+            looking_up, self._looking_up = self._looking_up, None
+            try:
+                self._context_id = await looking_up if looking_up is not None else await self._create()
+            except PlaywrightError:  # the lookup begun at the commit met a document already gone: once more
+                self._context_id = await self._create()
         return self._context_id
+
+    async def _create(self) -> int:
+        if self._frame_id is None:
+            tree = await self.cdp.send("Page.getFrameTree")
+            self._frame_id = tree["frameTree"]["frame"]["id"]
+        world = await self.cdp.send("Page.createIsolatedWorld", {"frameId": self._frame_id, "worldName": WORLD_NAME})
+        return int(world["executionContextId"])
 
 
 def _value(reply: dict[str, Any]) -> Any:
