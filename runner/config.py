@@ -88,6 +88,9 @@ class RunSettings(_Strict):
 
     phases: Literal["auto", "together", "staged"] = "auto"
     stage: Literal["all", "generate", "judge"] = "all"
+    # One minimal request per hosted or attached model role, with the run's own parameters, before any slot: a
+    # refused parameter or a bad key stops the run in seconds (runner/run/live_check.py). false: skip it.
+    live_check: bool = True
 
 
 class RunnerConfig(_Strict):

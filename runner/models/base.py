@@ -16,6 +16,9 @@ class GenerationRequest:
     turn: int
     messages: list[dict[str, Any]]
     response_format: dict[str, Any] | None = None  # JSON schema request, where supported
+    # Which independent generation of the same messages this is (FlowEval §3.1: five per prompt); 0: the only one.
+    # Part of the response-cache key, so each sample is answered (and replayed) on its own.
+    sample: int = 0
 
 
 @dataclass

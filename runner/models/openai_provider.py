@@ -1,5 +1,11 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, llama.cpp, SGLang, ...) as a Model.
 
+What a request carries is its endpoint's dialect (runner/models/dialects.py, `dialect:` in the config): the
+output cap's parameter name, the temperature (none, where the model takes only its provider's default), and the
+structured-output request the endpoint honours; on Anthropic a JSON schema goes through its Messages API as a
+forced tool call (runner/models/anthropic_messages.py). Each request's `sample` (an independent generation of the
+same prompt, FlowEval §3.1) is part of its response-cache key.
+
 Retries are ours (tenacity), not the client's, so the policy is explicit and testable: connection
 errors (also a connection the server closes without an answer), timeouts, 429, 5xx and a 200 whose
 body is no chat completion (a proxy's page, a truncated body) are retried with jittered exponential
@@ -17,11 +23,13 @@ import time
 from typing import Any
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
+from runner.models import anthropic_messages
 from runner.models.base import GenerationRequest, ModelBase, ModelResponse, ProviderError, RequestLimits
 from runner.models.cache import ResponseCache
+from runner.models.dialects import DialectName, check_settings, sampling_parameters, structured_kind
 from runner.models.fitting import RequestRefused
 from runner.models.time_limit import generation_time_limit_s
 from runner.errors import ConfigError
@@ -66,8 +74,19 @@ class OpenAIModelSettings(GenerationSettings):
     provider: str = "openai"
     model: str  # the served model id sent in requests
     base_url: str
+    # The endpoint family whose documented API the requests follow (runner/models/dialects.py).
+    dialect: DialectName = "openai-compatible"
+    # The only temperature the model accepts, its provider's default (GPT-5 family: 1; Claude Opus 4.7: none may be
+    # set): requests then carry no temperature (nor top_p), and a configured `temperature` that differs is
+    # recorded as a deviation (lineage.json, summary). null: `temperature` is sent.
+    fixed_temperature: float | None = Field(default=None, ge=0)
     # Identity of the endpoint in the response cache, where base_url is not stable (a server on a free port).
     cache_endpoint: str | None = None
+
+    @model_validator(mode="after")
+    def _dialect_rules(self) -> OpenAIModelSettings:
+        check_settings(self)
+        return self
 
 
 class _MalformedResponse(Exception):
@@ -140,15 +159,17 @@ class OpenAIModel(ModelBase):
         return self.settings.max_tokens
 
     def _parameters(self, request: GenerationRequest) -> dict[str, Any]:
-        s = self.settings
-        params: dict[str, Any] = {"temperature": s.temperature, "max_tokens": s.max_tokens}
-        if s.top_p is not None:
-            params["top_p"] = s.top_p
-        if s.seed is not None:
-            params["seed"] = s.seed
-        if request.response_format is not None:
-            params["response_format"] = _response_format(request.response_format)
-        return params
+        """The request's parameters as the dialect names them; a structured request as the endpoint honours it."""
+        params = sampling_parameters(self.settings)
+        if request.response_format is None:
+            return params
+        requested = _response_format(request.response_format)
+        kind = structured_kind(self.settings, requested["type"])
+        if kind == "json_schema" or kind == "anthropic_tool":  # the latter leaves by the Messages API (_send)
+            params["response_format"] = requested
+        elif kind == "json_object":
+            params["response_format"] = {"type": "json_object"}
+        return params  # "prompt": the prompt alone asks for the JSON
 
     def _wait(self, state: RetryCallState) -> float:
         delay = self._backoff(state)
@@ -167,8 +188,8 @@ class OpenAIModel(ModelBase):
                 endpoint=self.settings.cache_endpoint or self.settings.base_url,
                 model=self.settings.model,
                 messages=request.messages,
-                # `sample` keeps repeated draws of one prompt apart, should the request grow one
-                parameters={**params, "extra_body": self.settings.extra_body, "sample": getattr(request, "sample", 0)},
+                # `sample`: independent generations of one prompt get answers of their own (FlowEval §3.1)
+                parameters={**params, "extra_body": self.settings.extra_body, "sample": request.sample},
             )
             hit = await asyncio.to_thread(self._cache.get, key)
             if hit is not None:
@@ -192,16 +213,7 @@ class OpenAIModel(ModelBase):
         try:
             async for attempt in retrying:
                 with attempt:
-                    try:
-                        completion = await self._client.chat.completions.create(
-                            model=self.settings.model,
-                            messages=request.messages,
-                            extra_body=self.settings.extra_body or None,
-                            **params,
-                        )
-                    except ValueError as exc:  # a 200 whose JSON body does not decode
-                        raise _MalformedResponse(f"malformed response body: {exc}") from exc
-                    response = self._to_response(completion)
+                    response = await self._send(request, params)
         except openai.APIStatusError as exc:
             n = attempt.retry_state.attempt_number
             if exc.status_code in _REFUSALS:
@@ -220,6 +232,44 @@ class OpenAIModel(ModelBase):
             n = attempt.retry_state.attempt_number
             raise ProviderError(f"{self.name}: {exc} after {n} attempt(s)") from exc
         return response
+
+    async def _send(self, request: GenerationRequest, params: dict[str, Any]) -> ModelResponse:
+        """One HTTP attempt: a chat completion, or (dialect anthropic, a JSON schema) a Messages API tool call."""
+        if structured_kind(self.settings, (params.get("response_format") or {}).get("type")) == "anthropic_tool":
+            return await self._send_tool_call(request, params)
+        try:
+            completion = await self._client.chat.completions.create(
+                model=self.settings.model,
+                messages=request.messages,
+                extra_body=self.settings.extra_body or None,
+                **params,
+            )
+        except ValueError as exc:  # a 200 whose JSON body does not decode
+            raise _MalformedResponse(f"malformed response body: {exc}") from exc
+        return self._to_response(completion)
+
+    async def _send_tool_call(self, request: GenerationRequest, params: dict[str, Any]) -> ModelResponse:
+        """The schema as a forced tool of Anthropic's Messages API (runner/models/anthropic_messages.py)."""
+        response_format = params["response_format"]
+        try:
+            body = anthropic_messages.messages_request(
+                model=self.settings.model, messages=request.messages, response_format=response_format,
+                parameters={k: v for k, v in params.items() if k != "response_format"})
+        except ValueError as exc:  # nothing the server could answer: refused here, never sent
+            raise RequestRefused(f"{self.name}: {exc}", server_message=str(exc)) from exc
+        headers = {"x-api-key": self._client.api_key, "anthropic-version": anthropic_messages.ANTHROPIC_VERSION,
+                   "Authorization": openai.Omit()}
+        try:
+            message = await self._client.post(anthropic_messages.MESSAGES_PATH, cast_to=object, body=body,
+                                              options={"headers": headers})
+            schema = (response_format.get("json_schema") or {}).get("schema") or {}
+            text, usage, finish, message_id = anthropic_messages.completion_from_message(
+                message, tool=anthropic_messages.tool_name(response_format),
+                wrapped=anthropic_messages.input_schema(schema) is not schema)
+        except ValueError as exc:  # an undecodable body, or no message in it
+            raise _MalformedResponse(f"malformed response body: {exc}") from exc
+        return ModelResponse(text=text, usage=usage,
+                             raw={"id": message_id, "model": self.settings.model, "finish_reason": finish})
 
     def _to_response(self, completion: Any) -> ModelResponse:
         choices = getattr(completion, "choices", None)
@@ -249,8 +299,11 @@ class OpenAIModel(ModelBase):
 
 
 def _server_message(exc: openai.APIStatusError) -> str:
-    """The server's own words: vLLM and OpenAI put them in the error body's `message`."""
+    """The server's own words: vLLM and OpenAI put them in the error body's `message` (Anthropic under `error`,
+    Gemini's OpenAI mode in a one-element list)."""
     body = exc.body
+    if isinstance(body, list) and body and isinstance(body[0], dict):
+        body = body[0]
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):

@@ -101,6 +101,9 @@ def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], t
     summary = suite.summarize(records, tasks)
     summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
                       "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks)}
+    # What the providers were sent where it differs from the config (a temperature only the provider's default can
+    # take, a JSON schema an endpoint honours only as JSON mode): a number says what it measured.
+    summary["run"]["provider_deviations"] = lineage_mod.request_record(config, suite)[1]
     return summary
 
 

@@ -2,8 +2,9 @@
 
 Each run writes lineage.json beside config.yaml and tags its MLflow job run with the same items:
 git commit (+ dirty flag), a hash of the comparable config, a hash of the selected task set, sandbox
-image tags and digests (with the versions the images record), the browser versions, model revisions and prompt
-versions. `resume` compares the stored lineage with the current
+image tags and digests (with the versions the images record), the browser versions, model revisions, prompt
+versions, and what each model role's requests carry with every deviation from its config (the provider dialect's
+`request_parameters` and `provider_deviations`). `resume` compares the stored lineage with the current
 one (runner.run.experiment.prepare_run_dir) and `runner.merge` checks that shards share one lineage.
 """
 
@@ -47,8 +48,9 @@ COMPARED: dict[str, str] = {
     "model_revisions": "model revisions",
     "prompt_versions": "prompt versions",
 }
-# Recorded and tagged but not compared: the browser that does not render the run may update freely.
-TAGGED_ONLY = ("browser_versions",)
+# Recorded and tagged but not compared: the browser that does not render the run may update freely; what each
+# model role's requests carry and how that differs from its config follow from the config (its hash is compared).
+TAGGED_ONLY = ("browser_versions", "request_parameters", "provider_deviations")
 # Keys in model/judge/actor config that pin which weights answer (anything else is covered by the config hash).
 REVISION_KEYS = ("name", "provider", "model", "revision", "model_revision", "tokenizer_revision", "checkpoint",
                  "quantization", "dtype", "served_model_name")
@@ -180,6 +182,7 @@ def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dic
     commit, dirty = git_state(Path(config.project_root))
     digests = {task.id: task_digest(task) for task in tasks}
     images = sandbox_images(config)
+    requests, deviations = request_record(config, suite)
     return {
         "version": LINEAGE_VERSION,
         "git_commit": commit,
@@ -194,7 +197,20 @@ def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dic
         "browser": f"{browsers['used']} {browsers.get(browsers['used'], 'unknown')}",
         "model_revisions": model_revisions(dumped),
         "prompt_versions": prompt_versions(suite, config),
+        "request_parameters": requests,
+        "provider_deviations": deviations,
     }
+
+
+def request_record(config: Any, suite: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """What each endpoint role's requests carry (its dialect's parameter names, the temperature sent, the
+    structured output sent for the one requested) and every deviation from its config, e.g. a model that takes
+    only its provider's default temperature where the config (a paper) says 0 (runner/models/dialects.py)."""
+    if suite is None:
+        return {}, []
+    from runner.run.role_requests import request_parameters
+
+    return request_parameters(config, suite)
 
 
 def diff_lineage(old: Mapping[str, Any], new: Mapping[str, Any], *, ignore: tuple[str, ...] = ()) -> list[str]:

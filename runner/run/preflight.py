@@ -3,7 +3,8 @@
 A run prepares for minutes before its first slot (template install, MT-Web2Code trajectories in a browser,
 image builds, loading a checkpoint into a vLLM server). Whatever would make that preparation futile is checked
 first, all of it, and reported together: one line per missing thing, each naming the fix. Nothing here starts
-a server, a browser or a build, and nothing touches the network beyond a TCP connect to a loopback endpoint.
+a server, a browser or a build, and the static checks touch the network no further than a TCP connect to a
+loopback endpoint.
 
 One function per thing, so a caller that prepares only part of a run (one model role at a time) can check
 exactly that part:
@@ -15,6 +16,9 @@ exactly that part:
   Docker engine and images), the judge's and actor's where they have one; Chromium;
 - `check_tasks`: the task files (and tool backends) load;
 - `check_suite_resources`: what a suite loads itself (FlowEval's UIClip weights).
+
+Once all of that passes, `run_preflight` sends one live request per hosted model role (runner/run/live_check.py,
+`run.live_check`), the one check here that reaches the network.
 """
 
 from __future__ import annotations
@@ -420,4 +424,11 @@ async def run_preflight(config: Any, suite: Any, context: RunContext | None = No
     problems += check_suite_resources(suite)
     if problems:
         raise PreflightError(problems, notes=notes)
+    if config.run.live_check:  # only once everything static is in place: a request each hosted role would send
+        from runner.run.live_check import check_live
+
+        live = await check_live(config, suite)
+        if live:
+            raise PreflightError(live, notes=[*notes, "the live check sends one request per hosted model role; "
+                                              "run.live_check=false skips it"])
     return notes

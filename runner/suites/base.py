@@ -172,6 +172,10 @@ class Suite(Protocol):
         """Model roles of the suite's own it calls, composed by the config under `roles.<name>` and found in
         `context.roles` (the suite never builds a model)."""
 
+    def role_structured_output(self, role: str) -> str | None:
+        """How the suite asks one of its own roles for structured output (json_schema, json_object), so the run's
+        live check and lineage request what its calls will; None: plain text (the default)."""
+
     def rubric_versions(self) -> dict[str, str]:
         """Rubric name -> version of every rubric the suite asks its judge (recorded in lineage.json)."""
 
@@ -245,6 +249,9 @@ class SuiteBase:
     @property
     def required_roles(self) -> tuple[str, ...]:
         return ()
+
+    def role_structured_output(self, role: str) -> str | None:
+        return None
 
     def rubric_versions(self) -> dict[str, str]:
         return {}

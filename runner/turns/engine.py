@@ -449,7 +449,8 @@ class Engine:
             # The payload is checked against the generator's server, never cut (the model must see all of its
             # source): images beyond its limit are fitted, an estimate over its context is recorded and logged.
             fitted = await asyncio.to_thread(fit_for_model, self.services.model, round_messages, overflow="record")
-            folder.append_request_record({"role": "generator", "round": next(rounds), **fitted.record}, judging=False)
+            folder.append_request_record({"role": "generator", "round": next(rounds), "sample": turn.sample,
+                                          **fitted.record}, judging=False)
             if fitted.record.get("fits") is False:
                 log.warning("%s turn %s: the payload needs about %s prompt tokens (estimated), over the generator's "
                             "budget of %s", task.id, turn.index, fitted.record["estimated_prompt_tokens"],
@@ -457,7 +458,7 @@ class Engine:
             async with limits.model:
                 answer = await asyncio.wait_for(
                     self.services.model.generate(GenerationRequest(task_id=task.id, turn=turn.index,
-                                                                   messages=fitted.messages)),
+                                                                   messages=fitted.messages, sample=turn.sample)),
                     timeout=self.config.model_timeout_s,
                 )
             progress.call = ModelCall.ANSWERED  # a turn cut later (a repair round, its build) still had an answer

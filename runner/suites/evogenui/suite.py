@@ -156,6 +156,11 @@ class EvoGenUISuite(SuiteBase):
         asks_own = self.diagnosis == "judge" and self.diagnostic_model_role == DIAGNOSTIC_ROLE
         return (DIAGNOSTIC_ROLE,) if asks_own else ()
 
+    def role_structured_output(self, role: str) -> str | None:
+        """The diagnostic judge's answer is structured (diagnosis.py) as `suite.diagnosis_structured_output` says."""
+        mode = self.settings.diagnosis_structured_output
+        return mode if role == DIAGNOSTIC_ROLE and mode != "none" else None
+
     def rubric_versions(self) -> dict[str, str]:
         return {"evogenui-diagnosis": DIAGNOSIS_VERSION} if self.diagnosis == "judge" else {}
 

@@ -142,8 +142,10 @@ class FlowEvalSuite(SuiteBase):
     def _task(self, site_id: str, name: str, description: str, flows: list[FlowSpec], *,
               files: dict[str, str] | None, reference: dict[str, Any]) -> Task:
         turn_extra = {"site_name": name, "description": description, "goals": [flow.goal for flow in flows]}
+        # §3.1: the same prompt, `repeats` independent generations: turn r is sample r - 1, its own model request
+        # (and response-cache entry), recorded as its own answer.
         turns = [TurnSpec(index=r, prompt=f"{name}: {description}", reference_files=files,
-                          requires_previous_artifact=False, extra=turn_extra)
+                          requires_previous_artifact=False, sample=r - 1, extra=turn_extra)
                  for r in range(1, self.settings.repeats + 1)]
         return Task(id=site_id, suite=self.name, title=name, context=description, turns=turns,
                     extra={"flows": [flow.model_dump(mode="json", exclude_none=True) for flow in flows],

@@ -100,12 +100,15 @@ def _block_source(block: Block, answer: str) -> str:
     return f"### Block {block.name}\n" + "\n\n".join(sections)
 
 
+STRUCTURED_MODE: StructuredMode = "json_schema"  # how the splitter is asked for its block list
+
+
 class BlockPipeline:
     """Split (splitter role), generate each block (the generator), merge (merger role)."""
 
     name = "blocks"
 
-    def __init__(self, splitter: Model, merger: Model, *, structured_mode: StructuredMode = "json_schema") -> None:
+    def __init__(self, splitter: Model, merger: Model, *, structured_mode: StructuredMode = STRUCTURED_MODE) -> None:
         self.splitter = splitter
         self.merger = merger
         self.structured_mode = structured_mode

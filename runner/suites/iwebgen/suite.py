@@ -27,6 +27,7 @@ from runner.turns.records import DimensionScore, FailureBucket, TurnRecord, Verd
 from runner.suites.base import NO_REWARD, ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.iwebgen import loader
 from runner.suites.iwebgen.background import capture_background
+from runner.suites.iwebgen.blocks import STRUCTURED_MODE as BLOCK_STRUCTURED_MODE
 from runner.suites.iwebgen.metrics import DIMENSION_OF_COLUMN, iwebgen_summary
 from runner.suites.iwebgen.prompts import PROMPT_VERSION, generation_messages
 from runner.suites.iwebgen.repair import REPAIR_ROUNDS
@@ -75,6 +76,10 @@ class IWebGenSuite(SuiteBase):
     @property
     def required_roles(self) -> tuple[str, ...]:
         return pipeline_roles(self.settings.pipeline)  # blocks: roles.splitter and roles.merger (C.4)
+
+    def role_structured_output(self, role: str) -> str | None:
+        """The block pipeline's splitter answers a structured block list (blocks.py); the merger answers files."""
+        return BLOCK_STRUCTURED_MODE if role == "splitter" and self.settings.pipeline == "blocks" else None
 
     def generation_strategy(self) -> GenerationStrategy:
         repair = self.settings.generation == "self_repair"

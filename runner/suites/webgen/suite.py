@@ -64,6 +64,13 @@ class WebGenSuite(SuiteBase):
     def required_roles(self) -> tuple[str, ...]:
         return (TESTER_ROLE,)
 
+    def role_structured_output(self, role: str) -> str | None:
+        """The tester is the LLM actor: one structured action per step, as its `structured_output` says."""
+        if role != TESTER_ROLE:
+            return None
+        mode = LLMActorSettings.model_validate({**self.settings.tester, "model": {}}).structured_output
+        return mode if mode != "none" else None
+
     def rubric_versions(self) -> dict[str, str]:
         return {"webgen_tester": TESTER_VERSION}
 
