@@ -67,6 +67,8 @@ PAPER_VALUES: list[tuple[str, str, Any, str]] = [
     ("floweval-table1", "actor.options.max_steps", 50, "FlowEval §3.2: up to 50 steps"),
     ("floweval-table1", "suite.runs", 3, "FlowEval §3.3: three CUA runs per site and task"),
     ("floweval-table1", "suite.repeats", 5, "FlowEval §3.1: five outputs per prompt"),
+    ("floweval-table1", "model.temperature", 1.0, "FlowEval §3.1 gives no temperature for its five independent "
+                                                  "generations: the preset states one (docs/presets.md)"),
     ("floweval-table1", "suite.featurizer", "uiclip", "FlowEval §3.3: UIClip"),
     ("web2code-table3-macro", "suite.name", "macro", "MT-Web2Code §4.1"),
     ("web2code-table3-macro", "suite.turns", 5, "MT-Web2Code §4.1"),

@@ -293,6 +293,22 @@ def test_cache_hit_makes_no_request_and_temperature_change_misses(server, tmp_pa
     cache.close()
 
 
+def test_each_sample_of_one_prompt_is_its_own_request_and_its_own_cache_entry(server, tmp_path: Path):
+    """FlowEval §3.1: five independent generations of one prompt are five requests; a re-run replays each
+    sample's own answer and sends nothing."""
+    url, script = server
+    script.queue = [("ok", f"generation {n}") for n in range(5)]
+    cache = ResponseCache(tmp_path / "responses.db")
+    samples = [GenerationRequest(task_id="site", turn=n + 1, messages=MSGS, sample=n) for n in range(5)]
+    first = [_generate(OpenAIModel(_settings(url, cache=True), cache=cache), request) for request in samples]
+    assert script.calls == 5 and [r.text for r in first] == [f"generation {n}" for n in range(5)]
+    assert all(body["messages"] == MSGS for body in script.requests)
+    again = [_generate(OpenAIModel(_settings(url, cache=True), cache=cache), request) for request in samples]
+    assert script.calls == 5 and all(r.cached for r in again)
+    assert [r.text for r in again] == [r.text for r in first]
+    cache.close()
+
+
 def test_cache_disabled_in_settings_is_bypassed(server, tmp_path: Path):
     url, script = server
     cache = ResponseCache(tmp_path / "responses.db")
