@@ -5,7 +5,8 @@ Each model role the run calls over HTTP that the runner does not start itself (a
 server; not a vLLM server the run launches, whose start is its own check) gets one minimal request built exactly as
 the run builds its requests: the role's dialect, output cap, temperature and, where the role sends them, its
 structured-output mode (with a one-field schema) and an image. All roles are checked at once; every failure is
-listed with the role, its config key and the provider's own message (a PreflightError: exit code 2).
+listed with the role, its config key and the provider's own message (preflight raises them as a PreflightError:
+exit code 2).
 `run.live_check=false` skips it. No answer is cached: the check never stands in for a slot's call.
 """
 
@@ -86,10 +87,9 @@ async def _probe(request: RoleRequest, timeout_s: float) -> tuple[RoleRequest, B
         await model.aclose()
 
 
-async def check_live(config: Any, suite: Any, *, timeout_s: float = LIVE_CHECK_TIMEOUT_S) -> list[Any]:
-    """Problems (runner/run/preflight.Problem) of the roles whose live request failed; [] when all answered."""
-    from runner.run.preflight import Problem
-
+async def check_live(config: Any, suite: Any, *,
+                     timeout_s: float = LIVE_CHECK_TIMEOUT_S) -> list[tuple[str, str, str]]:
+    """(config key, what failed, the fix) per role whose live request failed; [] when all answered."""
     requests = live_roles(config, suite)
     results = await asyncio.gather(*(_probe(request, timeout_s) for request in requests))
     problems = []
@@ -100,5 +100,5 @@ async def check_live(config: Any, suite: Any, *, timeout_s: float = LIVE_CHECK_T
             log.info("live check: %s answered in %.1f s", where, seconds)
             continue
         message = str(error) if not isinstance(error, asyncio.TimeoutError) else f"no answer within {timeout_s:g} s"
-        problems.append(Problem(request.key, f"live check of {where}: {message}", _fix(request, error)))
+        problems.append((request.key, f"live check of {where}: {message}", _fix(request, error)))
     return problems

@@ -427,7 +427,7 @@ async def run_preflight(config: Any, suite: Any, context: RunContext | None = No
     if config.run.live_check:  # only once everything static is in place: a request each hosted role would send
         from runner.run.live_check import check_live
 
-        live = await check_live(config, suite)
+        live = [Problem(key, message, fix) for key, message, fix in await check_live(config, suite)]
         if live:
             raise PreflightError(live, notes=[*notes, "the live check sends one request per hosted model role; "
                                               "run.live_check=false skips it"])

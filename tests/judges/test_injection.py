@@ -34,7 +34,7 @@ from tests.models.test_vllm_server import READY_TIMEOUT_S, VLLM_PYTHON, _server_
 from tests.sandbox.hostile.corpus import CASES, FORGED_HEADING, INJECTION
 from tests.sandbox.test_hostile import _docker_overrides
 from tests.support.components import missing
-from tests.support.fault_server import FaultServer, completion
+from tests.support.fault_server import FaultServer, completion, is_probe
 from tests.support.fences import outside_blocks
 from tests.support.tiny_models import tiny_model_dir
 
@@ -164,9 +164,10 @@ def injection_run(request: pytest.FixtureRequest, tiny_server: TinyServer,
         ), cwd=REPO_ROOT, env=cli_env(), capture_output=True, text=True, timeout=900)
         assert process.returncode == 0, process.stderr[-4000:]
     [record] = [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
-    judged = [(body, status) for body, status in proxy.calls
+    calls = [(body, status) for body, status in proxy.calls if not is_probe(body)]  # the live check's aside
+    judged = [(body, status) for body, status in calls
               if "evaluator of EvoGenUI-Bench" in _text(body["messages"][0]["content"])]
-    acted = [(body, status) for body, status in proxy.calls if (body, status) not in judged]
+    acted = [(body, status) for body, status in calls if (body, status) not in judged]
     return InjectionRun(record, judged, acted)
 
 
