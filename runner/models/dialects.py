@@ -196,17 +196,17 @@ def check_settings(settings: Any) -> None:
     host = (urlparse(str(_get(settings, "base_url") or "")).hostname or "").lower()
     owner = next((d for d in DIALECTS.values() if host in d.hosts), None)
     if owner is not None and owner.name != chosen.name:
-        raise ValueError(f"base_url {_get(settings, 'base_url')!r} is {owner.provider}'s API: set dialect: "
-                         f"{owner.name} (it is {chosen.name!r}; {owner.docs[0]})")
+        raise ValueError(f"dialect = {chosen.name!r}: base_url {_get(settings, 'base_url')!r} is {owner.provider}'s "
+                         f"API: set dialect: {owner.name} ({owner.docs[0]})")
     fixed = _get(settings, "fixed_temperature")
     if fixed is not None:
         if _get(settings, "top_p") is not None:
-            raise ValueError("top_p: a model that accepts only its provider's default sampling (fixed_temperature) "
-                             "takes no top_p either")
+            raise ValueError(f"top_p = {_get(settings, 'top_p')}: a model that accepts only its provider's default "
+                             "sampling (fixed_temperature) takes no top_p either")
         return
     temperature = float(_get(settings, "temperature", 0.0))
     if not chosen.temperature_accepted(temperature):
-        raise ValueError(f"temperature {temperature:g} is outside what {chosen.provider} accepts "
+        raise ValueError(f"temperature = {temperature:g}: outside what {chosen.provider} accepts, "
                          f"{chosen.temperature_range} ({chosen.docs[0]})")
 
 

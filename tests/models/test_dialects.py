@@ -294,7 +294,7 @@ def test_a_base_url_on_a_providers_host_must_name_its_dialect(config: str, diale
 
 def test_temperatures_a_provider_refuses_are_config_errors() -> None:
     model = compose_config(["model=claude-sonnet-4"])["model"]
-    with pytest.raises(ConfigError, match=r"temperature 1.5 is outside what Anthropic accepts \[0, 1\]"):
+    with pytest.raises(ConfigError, match=r"temperature = 1.5: outside what Anthropic accepts, \[0, 1\]"):
         build_model({**model, "temperature": 1.5})
     dashscope = compose_config(["model=qwen3.6-plus"])["model"]
     with pytest.raises(ConfigError, match=r"\[0, 2\)"):
