@@ -262,6 +262,7 @@ def deviations(settings: Any, *, structured: str | None = None) -> list[str]:
         found.append(f"temperature {configured:g} configured, not sent: {_get(settings, 'model') or _get(settings, 'name')} "
                      f"accepts only {chosen.provider}'s default, {float(fixed):g}")
     sent = structured_kind(settings, structured)
-    if structured is not None and sent != structured:
+    # A schema sent as a forced tool's input schema is still the schema: not a deviation.
+    if structured is not None and sent != structured and not (structured == "json_schema" and sent == "anthropic_tool"):
         found.append(f"structured output {structured} requested, sent as {sent}: {chosen.structured_note}")
     return found
