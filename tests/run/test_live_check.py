@@ -117,8 +117,9 @@ def _command(tmp_path: Path, standin: ProviderStandIn, *overrides: str, key: str
 
 def test_the_command_stops_before_any_slot_on_a_refused_parameter(tmp_path: Path) -> None:
     with ProviderStandIn(OpenAIRules()) as openai:
-        result, _ = _command(tmp_path, openai, "model.fixed_temperature=null")
+        result, wall = _command(tmp_path, openai, "model.fixed_temperature=null")
     assert result.returncode == 2, result.stderr[-3000:]
+    assert wall < 60, f"took {wall:.1f} s"  # the command's start-up and one request (held at twice a loaded box's)
     assert "live check of generator 'gpt-5.5'" in result.stderr
     assert "Unsupported value: 'temperature' does not support 0.0 with this model" in result.stderr
     assert "Traceback" not in result.stderr
