@@ -152,6 +152,7 @@ def _smoke_answer(body: dict[str, Any]) -> str:
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.build
+@pytest.mark.sandbox
 def test_a_good_run_proceeds_and_records_the_providers_deviation(tmp_path: Path) -> None:
     """GPT-5.5 as App. D.1 configures it: the probe is accepted, the slots run, and lineage.json and summary.json
     say that temperature 0 was configured but only the provider's default could be sent."""

@@ -24,7 +24,7 @@ from runner.turns.evidence_folder import EvidenceFolder
 from tests.conftest import REPO_ROOT
 from tests.support.provider_standins import OpenAICompatibleRules, ProviderStandIn
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.sandbox]  # the run opens its browsers and sandbox
 
 
 def _run(server: ProviderStandIn, run_dir: Path, cache_dir: Path) -> list[dict[str, Any]]:
