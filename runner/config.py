@@ -88,6 +88,7 @@ class RunSettings(_Strict):
 
     phases: Literal["auto", "together", "staged"] = "auto"
     stage: Literal["all", "generate", "judge"] = "all"
+    plan: bool = False  # print what the run would do and need (runner/run/plan.py), then stop before any work
 
 
 class RunnerConfig(_Strict):
@@ -121,6 +122,8 @@ class RunnerConfig(_Strict):
     turn_timeout_s: float | None = Field(default=None, gt=0)
     model_timeout_s: float | None = Field(default=None, gt=0)
     cache_dir: str = ".cache"
+    # Where `python -m runner.pull` puts the papers' data, each source at its pin (runner/run/paper_data.py).
+    data_dir: str = ".cache/data"
     project_root: str = "."  # filled in by the entry point; relative paths resolve against it
 
     @model_validator(mode="after")

@@ -23,6 +23,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from runner.models.base import GenerationRequest, ModelBase, ModelResponse, ProviderError, RequestLimits
 from runner.models.cache import ResponseCache
 from runner.models.fitting import RequestRefused
+from runner.models.pricing import ModelPrice
 from runner.models.time_limit import generation_time_limit_s
 from runner.errors import ConfigError
 
@@ -68,6 +69,7 @@ class OpenAIModelSettings(GenerationSettings):
     base_url: str
     # Identity of the endpoint in the response cache, where base_url is not stable (a server on a free port).
     cache_endpoint: str | None = None
+    price: ModelPrice | None = None  # per million input/output tokens: the cost bound of run.plan=true
 
 
 class _MalformedResponse(Exception):
