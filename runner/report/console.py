@@ -38,7 +38,7 @@ def print_summary(console: Console, summary: dict[str, Any], records: list[TurnR
         table.add_row(f"status:{bucket}", str(count))
     console.print(table)
     if summary.get("task_set"):  # which tasks these numbers are of (runner/run/task_set.py)
-        console.print(describe_task_set(summary["task_set"]), markup=False, highlight=False)
+        console.print(describe_task_set(summary["task_set"]), markup=False, highlight=False, soft_wrap=True)
 
     turns = Table(title="turns", show_lines=False)
     for column in ("task", "turn", "status", "passed", "error"):

@@ -204,7 +204,7 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
     console.print(plan.describe())  # before any work starts
     plan.write(run_dir.path)
     task_set = task_set_record(lineage.get("task_set"), len(tasks))
-    console.print(describe_task_set(task_set), markup=False, highlight=False)  # what the numbers will be of
+    console.print(describe_task_set(task_set), markup=False, highlight=False, soft_wrap=True)  # what is measured
     tags = {**lineage_mod.lineage_tags(lineage), **task_set_tags(task_set), **sandbox_tags}
     async with RunSession.open(config, run_dir, name=run_name(config), tags=tags, reattach=resumed,
                                console=console) as session:

@@ -159,22 +159,27 @@ def _project_commit(config: RunnerConfig) -> str | None:
 
 
 def _model_needs(config: RunnerConfig, suite: Any, context: preflight.RunContext | None) -> list[str]:
-    """Each model role's weights, server program, key or endpoint: present, or missing with its fix."""
+    """Each model role's weights (present or missing), then what else it lacks (a server program, a key, an
+    endpoint), each with its fix."""
+    from runner.models.vllm_provider import VLLMModelSettings
+
     roles, _ = preflight.model_roles(config, suite, context)
     lines = []
     for role in roles:
         problems = preflight.check_model(role)
         what = f"{role.key} ({role.name})"
-        if problems:
-            lines += [f"missing {problem.key}: {problem.message}\n      fix: {problem.fix}" for problem in problems]
-        elif role.config.get("provider") == "vllm":
-            server = role.config.get("server") or {}
-            source = server.get("model_path") or f"{server.get('hf_repo')}@{str(server.get('revision'))[:12]}"
-            lines.append(f"present {what}: weights {source}")
-        elif KINDS.find("model", str(role.config.get("provider"))) is not None and \
-                KINDS.get("model", str(role.config.get("provider"))).traced:
-            lines.append(f"present {what}: endpoint {role.config.get('base_url')}"
-                         + (f", key in {role.config['api_key_env']}" if role.config.get("api_key_env") else ""))
+        if role.config.get("provider") == "vllm":
+            server = VLLMModelSettings.model_validate(role.config).server
+            weights = preflight.check_weights(role, server) if server.mode != "attach" else None
+            if weights is None:
+                source = server.model_path or f"{server.hf_repo}@{str(server.revision)[:12]}"
+                lines.append(f"present {what}: " + (f"attached to {server.base_url}" if server.mode == "attach"
+                                                    else f"weights {source}"))
+            problems = [weights, *(p for p in problems if p != weights)] if weights is not None else problems
+        elif not problems and KINDS.get("model", str(role.config.get("provider"))).traced:
+            key = role.config.get("api_key_env")
+            lines.append(f"present {what}: endpoint {role.config.get('base_url')}" + (f", key in {key}" if key else ""))
+        lines += [f"missing {problem.key}: {problem.message}\n      fix: {problem.fix}" for problem in problems]
     return lines
 
 
@@ -212,9 +217,10 @@ def format_plan(plan: RunPlan) -> str:
         if role.calls == 0:
             lines.append(f"{head}: a replay, no model is called")
             continue
+        inputs = _count(role.input_tokens, "input tokens") if role.context_tokens else \
+            "input tokens: no context limit known"
         lines.append(f"{head}: {_count(role.calls, 'calls')}; {_count(role.output_tokens, 'output tokens')}"
-                     + (f" ({role.max_tokens:,} per call)" if role.max_tokens else "")
-                     + f"; {_count(role.input_tokens, 'input tokens') if role.context_tokens else 'input tokens: no context limit known'}")
+                     + (f" ({role.max_tokens:,} per call)" if role.max_tokens else "") + f"; {inputs}")
         if role.price is None:
             if role.provider != "vllm":
                 unpriced.append(role.role)

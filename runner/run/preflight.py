@@ -398,11 +398,16 @@ def check_suite_resources(suite: Any) -> list[Problem]:
     return [Problem(key, message, fix) for key, message, fix in suite.check_resources()]
 
 
+# Overrides that change how a run runs, never what it reads: left out of the pull command.
+_NOT_PULLED = ("run.", "tracking", "concurrency.", "resume")
+
+
 def pull_command(context: RunContext | None, suite_name: str) -> str:
     """The command that fetches what this run needs: `python -m runner.pull` with the run's own overrides."""
     import shlex
 
-    given = [o for o in (context.overrides if context is not None else []) if not o.lstrip("+~").startswith("run.")]
+    given = [o for o in (context.overrides if context is not None else [])
+             if not o.lstrip("+~").startswith(_NOT_PULLED)]
     return "python -m runner.pull " + shlex.join(given or [f"suite={suite_name}"])
 
 
