@@ -108,12 +108,12 @@ def _role_plan(role: str, settings: dict[str, Any], calls: int | None) -> RolePl
 
 async def build_plan(config: RunnerConfig, context: preflight.RunContext | None = None) -> RunPlan:
     """The plan of a run of `config`; raises a UserError only for what no run of it could get past."""
-    from runner.suites.registry import build_run_suite, build_suite
+    from runner.suites.registry import build_run_suite, validate_suite_options
 
     missing_data = preflight.check_paper_data(config, context)
     if missing_data:  # the suite's own settings still say which roles it calls; its tasks cannot be counted
-        stand_in = {**config.suite.model_dump(), "task_set": "project"}
-        suite = build_suite(stand_in, project_root=Path(config.project_root))
+        settings = validate_suite_options(config.suite).model_copy(update={"task_set": "project"})
+        suite = KINDS.get("suite", settings.name).factory(settings, project_root=Path(config.project_root))
     else:
         suite = build_run_suite(config)
     suite.configure_run(config)
@@ -128,13 +128,13 @@ async def build_plan(config: RunnerConfig, context: preflight.RunContext | None 
         except (ValueError, OSError) as error:  # a task file's own error names the file and the field
             needs.append(f"missing suite tasks: {error}")
     bounds = suite.call_bounds(tasks, per_use_calls(config, used)) if tasks is not None else {}
-    settings = role_model_settings(config)
+    models = role_model_settings(config)
     role_plans = []
     for role in used:
-        if role not in settings:
+        if role not in models:
             continue  # a judge or actor that calls no model
         calls = bounds.get(role)
-        role_plans.append(_role_plan(role, settings[role], None if calls is None else calls * config.repeats))
+        role_plans.append(_role_plan(role, models[role], None if calls is None else calls * config.repeats))
     identity = None if missing_data else task_set_identity(config, suite, project_commit=_project_commit(config))
     task_set = task_set_record(identity, len(tasks)) if tasks is not None else None
     needs += _model_needs(config, suite, context) + _resource_needs(suite)

@@ -70,7 +70,8 @@ def test_evogenui_table2_before_and_after_its_data_is_pulled(tmp_path: Path) -> 
     pin = [f"data_dir={tmp_path / 'data'}", f"suite.paper_data.evogenui-bench.git.url={tmp_path / 'repo'}",
            f"suite.paper_data.evogenui-bench.git.revision={checkout_repo(tmp_path / 'repo')}"]
     context = preflight.RunContext(overrides=["+experiment=evogenui-table2", "model=oracle", "run.plan=true", *pin])
-    before = _plan("+experiment=evogenui-table2", "model=oracle", *pin, context=context)
+    # the checkout's own prompts too: they come with the data, which is not here yet
+    before = _plan("+experiment=evogenui-table2", "model=oracle", "suite.prompts=benchmark", *pin, context=context)
     assert before.slots is None and before.task_set is None and not before.ready
     text = format_plan(before)
     assert "missing suite.paper_data.evogenui-bench" in text
