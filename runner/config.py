@@ -91,6 +91,7 @@ class RunSettings(_Strict):
     # One minimal request per hosted or attached model role, with the run's own parameters, before any slot: a
     # refused parameter or a bad key stops the run in seconds (runner/run/live_check.py). false: skip it.
     live_check: bool = True
+    plan: bool = False  # print what the run would do and need (runner/run/plan.py), then stop before any work
 
 
 class RunnerConfig(_Strict):
@@ -124,6 +125,8 @@ class RunnerConfig(_Strict):
     turn_timeout_s: float | None = Field(default=None, gt=0)
     model_timeout_s: float | None = Field(default=None, gt=0)
     cache_dir: str = ".cache"
+    # Where `python -m runner.pull` puts the papers' data, each source at its pin (runner/run/paper_data.py).
+    data_dir: str = ".cache/data"
     project_root: str = "."  # filled in by the entry point; relative paths resolve against it
 
     @model_validator(mode="after")

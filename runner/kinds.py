@@ -77,7 +77,9 @@ class Kind:
     `options.model` is a model role the run calls. `traced`: a provider whose calls cost tokens (traced, never
     replays). `images`: a sandbox's images for lineage, `(config) -> {name: {tag, digest, versions}}`;
     `tracking_tags`: a sandbox's run tags, `async (config) -> {tag: value}`. `rubrics`: the rubric names a
-    judge's config uses, `(judge config) -> [name]`, whose versions lineage records.
+    judge's config uses, `(judge config) -> [name]`, whose versions lineage records. `calls_per_use`: for a kind
+    that calls a model, the most calls one use makes (a judged slot, an actor's trace), `(settings) -> int`,
+    which `run.plan=true` bounds the run's calls by (runner/run/plan.py).
     """
 
     family: str
@@ -91,6 +93,7 @@ class Kind:
     images_ref: Reference | None = None
     tracking_tags_ref: Reference | None = None
     rubrics_ref: Reference | None = None
+    calls_per_use_ref: Reference | None = None
 
     @property
     def settings(self) -> type[BaseModel] | None:
@@ -113,6 +116,10 @@ class Kind:
     @property
     def rubrics(self) -> Callable[[Any], list[str]] | None:
         return resolve(self.rubrics_ref)
+
+    @property
+    def calls_per_use(self) -> Callable[[Any], int] | None:
+        return resolve(self.calls_per_use_ref)
 
     def parse(self, raw: Mapping[str, Any] | None, prefix: str) -> BaseModel | None:
         """The section's settings, validated by the kind's model; errors name `prefix.key`. A settings model
@@ -202,6 +209,7 @@ def register_kind(
     images: Reference | None = None,
     tracking_tags: Reference | None = None,
     rubrics: Reference | None = None,
+    calls_per_use: Reference | None = None,
 ) -> Callable[[FactoryT], FactoryT]:
     """Register the decorated factory as `family` kind `name` (see Kind for what each argument declares).
 
@@ -212,7 +220,7 @@ def register_kind(
     def register(factory: FactoryT) -> FactoryT:
         KINDS.add(Kind(family=family, name=name, factory=factory, settings_ref=settings, section=section,
                        preflight_ref=preflight, calls_model=calls_model, traced=traced, images_ref=images,
-                       tracking_tags_ref=tracking_tags, rubrics_ref=rubrics))
+                       tracking_tags_ref=tracking_tags, rubrics_ref=rubrics, calls_per_use_ref=calls_per_use))
         return factory
 
     return register

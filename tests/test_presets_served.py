@@ -5,8 +5,9 @@ no model, runs in tests/test_presets_run.py).
 Only the role configs are overridden (where the role's weights come from and what the CPU build needs: one
 device, a context the tiny model has, no reasoning parser for tokens it lacks); every other key is the preset's
 (turns, repeats, step caps, screenshot kind, probe mode). The generator is the oracle, so the actor and the judge
-see real artifacts. The task set is cut to one task (`suite.limit=1`), a selection, not a setting of the paper (I-WebGenBench
-runs its five reference apps; FlowEval two of its five generations of the prompt).
+see real artifacts. The task set is the project's own, chosen explicitly (`suite.task_set=project`: the papers' data is not pulled
+here), cut to one task (`suite.limit=1`), a selection, not a setting of the paper (I-WebGenBench runs its five
+reference apps; FlowEval two of its five generations of the prompt).
 FlowEval Table 1 featurizes with UIClip, read from a local hub cache holding a tiny random CLIP under its names
 (where UIClip is absent the preset stops in preflight naming it: tests/suites/floweval/test_featurizers.py).
 """
@@ -36,8 +37,10 @@ def tiny_role(key: str, model_dir: Path, *, drop: tuple[str, ...] = ()) -> list[
 
 
 def run_preset(tmp_path: Path, preset: str, *overrides: str, env: dict[str, str] | None = None) -> ServedRun:
-    return run_served([f"+experiment={preset}", "model=oracle", "suite.limit=1", *overrides], tmp_path / "run",
-                      timeout_s=RUN_S, env=env)
+    """The preset on the project's own tasks, asked for explicitly (`suite.task_set=project`): the papers' data
+    is not pulled in CI, and EvoGenUI-Bench's presets read it unless told otherwise."""
+    return run_served([f"+experiment={preset}", "model=oracle", "suite.task_set=project", "suite.limit=1",
+                       *overrides], tmp_path / "run", timeout_s=RUN_S, env=env)
 
 
 def records_of(run_dir: Path) -> list[dict]:
@@ -68,6 +71,10 @@ def test_evogenui_table2_with_a_served_actor_and_evaluator(tmp_path: Path) -> No
     summary = json.loads((run.run_dir / "summary.json").read_text())
     assert (summary["failure_mechanisms_source"], summary["failure_mechanisms_model_role"]) == \
         ("diagnostic_judge", "judge")
+    # What was measured: one of the project's own tasks, not the paper's 150 (runner/run/task_set.py)
+    assert summary["task_set"] | {"revision": None} == {
+        "name": "project", "suite": "evogenui", "source": "tasks/evogenui", "revision": None, "checksum": None,
+        "paper_tasks": 150, "tasks_run": 1}
 
 
 @pytest.mark.timeout(READY_TIMEOUT_S * 2 + RUN_S)

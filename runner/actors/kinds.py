@@ -36,14 +36,21 @@ def scripted_actor(settings: None, *, model: Model | None = None) -> Actor:
     return ScriptedActor()
 
 
-@register_kind("actor", "llm", settings="runner.actors.llm:LLMActorSettings", calls_model=True)
+def stepping_actor_calls(settings: LLMActorSettings | UITarsSettings) -> int:
+    """One trace: every step's answer and the retries of a malformed one."""
+    return settings.max_steps * settings.max_attempts
+
+
+@register_kind("actor", "llm", settings="runner.actors.llm:LLMActorSettings", calls_model=True,
+               calls_per_use=stepping_actor_calls)
 def llm_actor(settings: LLMActorSettings, *, model: Model | None = None) -> Actor:
     from runner.actors.llm import LLMActor
 
     return LLMActor(settings, model=model)
 
 
-@register_kind("actor", "uitars", settings="runner.actors.uitars:UITarsSettings", calls_model=True)
+@register_kind("actor", "uitars", settings="runner.actors.uitars:UITarsSettings", calls_model=True,
+               calls_per_use=stepping_actor_calls)
 def uitars_actor(settings: UITarsSettings, *, model: Model | None = None) -> Actor:
     from runner.actors.uitars import UITarsActor
 

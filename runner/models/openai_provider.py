@@ -31,6 +31,7 @@ from runner.models.base import GenerationRequest, ModelBase, ModelResponse, Prov
 from runner.models.cache import ResponseCache
 from runner.models.dialects import DialectName, check_settings, sampling_parameters, structured_kind
 from runner.models.fitting import RequestRefused
+from runner.models.pricing import ModelPrice
 from runner.models.time_limit import generation_time_limit_s
 from runner.errors import ConfigError
 
@@ -82,6 +83,7 @@ class OpenAIModelSettings(GenerationSettings):
     fixed_temperature: float | None = Field(default=None, ge=0)
     # Identity of the endpoint in the response cache, where base_url is not stable (a server on a free port).
     cache_endpoint: str | None = None
+    price: ModelPrice | None = None  # per million input/output tokens: the cost bound of run.plan=true
 
     @model_validator(mode="after")
     def _dialect_rules(self) -> OpenAIModelSettings:

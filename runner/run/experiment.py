@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -32,14 +33,16 @@ from runner.models.base import Model
 from runner.sandbox.base import Sandbox
 from runner.sandbox.registry import build_sandbox, sandbox_tracking_tags
 from runner.suites.base import Suite, SuiteContext
-from runner.suites.registry import build_suite
+from runner.suites.registry import build_run_suite
 from runner.run.session import RunSession, run_name
+from runner.run.task_set import describe_task_set, task_set_record, task_set_tags
 from runner.tracking.protocol import RunTracker
 
 log = logging.getLogger(__name__)
 
 # Keys that may change between a run and its resumption without mixing results.
-_RESUME_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s", "run"}
+_RESUME_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s", "run",
+                   "data_dir"}
 
 
 def _comparable(config: dict[str, Any]) -> dict[str, Any]:
@@ -95,8 +98,10 @@ async def open_browsers(config: RunnerConfig, sandbox: Sandbox, *, start: bool =
         BrowserPools([BrowserPool(item, killed_by_page=killed_by_page) for item in settings])
 
 
-def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], tasks: list[Any]) -> dict[str, Any]:
-    """summary.json: the suite's metrics over the records in slot order, and what ran."""
+def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], tasks: list[Any], *,
+                  task_set: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """summary.json: the suite's metrics over the records in slot order, what ran, and on which task set
+    (`task_set`: lineage.json's, runner/run/task_set.py)."""
     records = sorted(records, key=lambda record: (record.task_id, record.turn))
     summary = suite.summarize(records, tasks)
     summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
@@ -104,6 +109,9 @@ def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], t
     # What the providers were sent where it differs from the config (a temperature only the provider's default can
     # take, a JSON schema an endpoint honours only as JSON mode): a number says what it measured.
     summary["run"]["provider_deviations"] = lineage_mod.request_record(config, suite)[1]
+    record = task_set_record(task_set, len(tasks))
+    if record is not None:
+        summary["task_set"] = record
     return summary
 
 
@@ -132,7 +140,7 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
                           run_context: preflight.RunContext | None, preflight_done: bool) -> dict[str, Any]:
     project_root = Path(config.project_root)
     run_dir = RunDirectory(run_dir_path)
-    suite = build_suite(config.suite, project_root=project_root)
+    suite = build_run_suite(config)
     suite.configure_run(config)
     check_declared_roles(config, suite)  # also when the caller ran the preflight
     # Seconds of checks before minutes of preparation: every missing thing at once, each with its fix.
@@ -198,7 +206,9 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
     server_keep.allow(not plan.staged)  # `repeats`: a staged run's servers are down between its phases
     console.print(plan.describe())  # before any work starts
     plan.write(run_dir.path)
-    tags = {**lineage_mod.lineage_tags(lineage), **sandbox_tags}
+    task_set = task_set_record(lineage.get("task_set"), len(tasks))
+    console.print(describe_task_set(task_set), markup=False, highlight=False, soft_wrap=True)  # what is measured
+    tags = {**lineage_mod.lineage_tags(lineage), **task_set_tags(task_set), **sandbox_tags}
     async with RunSession.open(config, run_dir, name=run_name(config), tags=tags, reattach=resumed,
                                console=console) as session:
         async with AsyncExitStack() as phase:
@@ -231,6 +241,6 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
             console.print(f"generation stage done: {len(tasks)} task(s) executed and frozen; judge them with "
                           f"run.stage=judge hydra.run.dir={run_dir.path}")
             return {}
-        summary = summarize_run(config, suite, records, tasks)
+        summary = summarize_run(config, suite, records, tasks, task_set=lineage.get("task_set"))
         await session.conclude(summary, tasks=tasks, records=records)
         return summary

@@ -1,7 +1,8 @@
 """Lineage: what a run's results depend on, recorded so results of different origins never mix.
 
 Each run writes lineage.json beside config.yaml and tags its MLflow job run with the same items:
-git commit (+ dirty flag), a hash of the comparable config, a hash of the selected task set, sandbox
+git commit (+ dirty flag), a hash of the comparable config, a hash of the selected task set and where it came from
+(runner/run/task_set.py: the paper's pinned data or the project's own tasks), sandbox
 image tags and digests (with the versions the images record), the browser versions, model revisions, prompt
 versions, and what each model role's requests carry with every deviation from its config (the provider dialect's
 `request_parameters` and `provider_deviations`). `resume` compares the stored lineage with the current
@@ -20,6 +21,7 @@ from typing import Any
 
 from runner.errors import ConfigError
 from runner.kinds import KINDS
+from runner.run.task_set import task_set_identity
 from runner.turns.records import write_json_atomic
 from runner.turns.tasks import Task
 
@@ -30,7 +32,8 @@ LINEAGE_VERSION = 1
 
 # Config keys that never change results (same list as runner.run.experiment's resume rules) plus the shard,
 # which is recorded on its own so the shards of one experiment share a config hash.
-CONFIG_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s", "run"}
+CONFIG_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s", "run",
+                  "data_dir"}
 
 # Modules whose PROMPT_VERSION shapes what models or judges are asked beyond the suite's own prompt
 # (Suite.prompt_version) and the rubrics (Rubric.version); a module listed here must declare one.
@@ -43,6 +46,7 @@ COMPARED: dict[str, str] = {
     "config_hash": "config hash",
     "shard": "shard",
     "task_set_hash": "task set",
+    "task_set": "task set source",
     "image_digests": "image digests",
     "browser": "browser",
     "model_revisions": "model revisions",
@@ -199,6 +203,7 @@ def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dic
         "prompt_versions": prompt_versions(suite, config),
         "request_parameters": requests,
         "provider_deviations": deviations,
+        **({"task_set": task_set_identity(config, suite, project_commit=commit)} if suite is not None else {}),
     }
 
 

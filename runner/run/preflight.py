@@ -14,6 +14,7 @@ exactly that part:
   vLLM importable, Docker for a containerised server, an attached server reachable, an API key variable set;
 - `check_sandbox`, `check_kinds`, `check_browser`: the sandbox kind's own check (bubblewrap and node, or the
   Docker engine and images), the judge's and actor's where they have one; Chromium;
+- `check_paper_data`: with `suite.task_set=paper`, the paper's data pulled as pinned (runner/run/paper_data.py);
 - `check_tasks`: the task files (and tool backends) load;
 - `check_suite_resources`: what a suite loads itself (FlowEval's UIClip weights).
 
@@ -46,12 +47,14 @@ __all__ = [
     "check_local_sandbox",
     "check_model",
     "check_openai_model",
+    "check_paper_data",
     "check_run",
     "check_sandbox",
     "check_suite_resources",
     "check_tasks",
     "check_vllm_model",
     "model_roles",
+    "pull_command",
     "run_preflight",
 ]
 
@@ -399,11 +402,48 @@ def check_suite_resources(suite: Any) -> list[Problem]:
     return [Problem(key, message, fix) for key, message, fix in suite.check_resources()]
 
 
-async def check_run(config: Any, context: RunContext | None = None) -> list[str]:
-    """Preflight of a whole run from its validated config (builds the suite object; loads nothing heavy)."""
-    from runner.suites.registry import build_suite
+# Overrides that change how a run runs, never what it reads: left out of the pull command.
+_NOT_PULLED = ("run.", "tracking", "concurrency.", "resume")
 
-    suite = build_suite(config.suite, project_root=Path(config.project_root))
+
+def pull_command(context: RunContext | None, suite_name: str) -> str:
+    """The command that fetches what this run needs: `python -m runner.pull` with the run's own overrides."""
+    import shlex
+
+    given = [o for o in (context.overrides if context is not None else [])
+             if not o.lstrip("+~").startswith(_NOT_PULLED)]
+    return "python -m runner.pull " + shlex.join(given or [f"suite={suite_name}"])
+
+
+def check_paper_data(config: Any, context: RunContext | None = None) -> list[Problem]:
+    """With `suite.task_set=paper`, every source of the paper's data is pulled as pinned and unchanged since
+    (runner/run/paper_data.py); nothing else of the run can be built without it."""
+    from runner.run.paper_data import find_pulled
+    from runner.suites.registry import validate_suite_options
+
+    settings = validate_suite_options(config.suite)
+    if settings.task_set != "paper":
+        return []
+    data_dir = config.resolve_path(config.data_dir)
+    problems = []
+    for name, data in settings.paper_data.items():
+        problem = find_pulled(data_dir, name, data).problem()
+        if problem is not None:
+            problems.append(Problem(f"suite.paper_data.{name}", problem,
+                                    f"fetch it: `{pull_command(context, settings.name)}`; or run the project's own "
+                                    "tasks instead, which are not the paper's set: suite.task_set=project"))
+    return problems
+
+
+async def check_run(config: Any, context: RunContext | None = None) -> list[str]:
+    """Preflight of a whole run from its validated config (builds the suite object; loads nothing heavy). The
+    paper's data comes first: without it the suite cannot even be built."""
+    from runner.suites.registry import build_run_suite
+
+    missing = check_paper_data(config, context)
+    if missing:
+        raise PreflightError(missing)
+    suite = build_run_suite(config)
     suite.configure_run(config)
     return await run_preflight(config, suite, context)
 

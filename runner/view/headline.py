@@ -30,7 +30,7 @@ class Metric:
 
 
 def run_facts(run: RunData) -> dict[str, str]:
-    """model, suite, judge, actor, sandbox and the commit the run was made at (lineage.json)."""
+    """model, suite, judge, actor, sandbox, the commit the run was made at (lineage.json) and its task set."""
     summary_run = run.summary.get("run") or {}
     sandbox = str(summary_run.get("sandbox") or (run.config.get("sandbox") or {}).get("name") or "")
     commit = ""
@@ -43,7 +43,17 @@ def run_facts(run: RunData) -> dict[str, str]:
         if commit and str(lineage.get("git_dirty")).lower() == "true":
             commit += "+dirty"
     return {"model": run.model, "suite": run.suite, "judge": run.judge, "actor": run.actor, "sandbox": sandbox,
-            "commit": commit}
+            "commit": commit, "task set": task_set_fact(run.summary.get("task_set"))}
+
+
+def task_set_fact(record: dict[str, Any] | None) -> str:
+    """The task set in a few words: `paper 150/150`, `project 9 (paper: 150)`, `-` for a run that recorded none."""
+    if not record:
+        return "-"
+    name, run, paper = record.get("name"), record.get("tasks_run"), record.get("paper_tasks")
+    if paper is None:
+        return f"{name} {run}"
+    return f"{name} {run}/{paper}" if name == "paper" else f"{name} {run} (paper: {paper})"
 
 
 def _headline_row(table: Table) -> dict[str, Any] | None:

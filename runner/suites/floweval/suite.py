@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from statistics import mean, median
 from typing import Any
@@ -80,6 +81,7 @@ class FlowEvalSuiteSettings(SuiteSettings):
 class FlowEvalSuite(SuiteBase):
     name = "floweval"
     prompt_version = PROMPT_VERSION
+    paper_tasks = 27  # FlowEval §3.1: 27 reference sites (15 of WebVoyager, 12 of REAL v2)
     uses_judge = False  # scored from traces (§3.3), no judge model
     actor_on_slot_page = False  # the actor runs every flow on both sites (prepare_judging), not once per slot
 
@@ -103,6 +105,15 @@ class FlowEvalSuite(SuiteBase):
                  "get what the message names on this machine, or choose another featurizer explicitly "
                  "(suite.featurizer=minilm_text; not the paper's, FlowEval §3.3 featurizes with UIClip)")
                 for problem in featurizer_problems(self.settings.featurizer, self.settings.featurizer_options)]
+
+    def call_bounds(self, tasks: list[Task], per_use: Mapping[str, int]) -> dict[str, int | None]:
+        """One generator call per generation (§3.1); the actor's traces: every flow `runs` times on each
+        generated site and once more on its reference site (§3.2), each trace at most the actor's calls."""
+        bounds = super().call_bounds(tasks, per_use)
+        if "actor" in per_use:
+            traces = sum((len(task.turns) + 1) * len(task.extra.get("flows") or []) * self.runs for task in tasks)
+            bounds["actor"] = traces * per_use["actor"]
+        return bounds
 
     @property
     def runs(self) -> int:
@@ -150,6 +161,13 @@ class FlowEvalSuite(SuiteBase):
         return Task(id=site_id, suite=self.name, title=name, context=description, turns=turns,
                     extra={"flows": [flow.model_dump(mode="json", exclude_none=True) for flow in flows],
                            "reference": reference})
+
+    @property
+    def task_source(self) -> Path | None:
+        s = self.settings
+        if s.source != "own":
+            return self._path(s.tasks_file) if s.tasks_file is not None else None
+        return SITES_DIR if s.sites_path is None else self._path(s.sites_path)
 
     def _own_tasks(self) -> list[Task]:
         root = SITES_DIR if self.settings.sites_path is None else self._path(self.settings.sites_path)

@@ -18,11 +18,12 @@ from runner.models.base import GenerationRequest, Model, ModelResponse, Provider
 from runner.models.parse import InvalidOutput, parse_model_output
 from runner.models.structured import StructuredMode, StructuredOutputError, ask_structured
 
-__all__ = ["MAX_BLOCKS", "Block", "BlockPipeline", "BlockPlan", "ROLES"]
+__all__ = ["MAX_BLOCKS", "SPLIT_ATTEMPTS", "Block", "BlockPipeline", "BlockPlan", "ROLES"]
 
 ROLES = ("splitter", "merger")
 # A specification holds 3-10 core interaction elements (I-WebGenBench §3.1): at most one block each.
 MAX_BLOCKS = 10
+SPLIT_ATTEMPTS = 3  # the splitter's block list: a malformed one is asked again, then the slot has no answer
 
 SPLITTER_PROMPT = """\
 You plan the implementation of an interactive scientific web application. Decompose the specification \
@@ -136,6 +137,7 @@ class BlockPipeline:
             result = await ask_structured(
                 self.splitter, messages=request, answer=BlockPlan,
                 name="block_plan", mode=self.structured_mode, task_id=tools.task_id, turn=tools.turn,
+                max_attempts=SPLIT_ATTEMPTS,
             )
         except StructuredOutputError as error:
             # Not the generator's failure: it was never asked. The slot has no answer (provider_error).

@@ -12,6 +12,7 @@ rubric (rubric.py; unassessed under any other judge), 0 on every dimension for a
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from runner.turns.generation import GenerationStrategy, build_strategy
 from runner.turns.records import DimensionScore, FailureBucket, TurnRecord, Verdict
 from runner.suites.base import NO_REWARD, ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.iwebgen import loader
+from runner.suites.iwebgen.blocks import MAX_BLOCKS, SPLIT_ATTEMPTS
 from runner.suites.iwebgen.background import capture_background
 from runner.suites.iwebgen.blocks import STRUCTURED_MODE as BLOCK_STRUCTURED_MODE
 from runner.suites.iwebgen.metrics import DIMENSION_OF_COLUMN, iwebgen_summary
@@ -62,6 +64,7 @@ class IWebGenSuiteSettings(SuiteSettings):
 class IWebGenSuite(SuiteBase):
     name = "iwebgen"
     prompt_version = PROMPT_VERSION  # recorded in lineage.json
+    paper_tasks = 201  # I-WebGenBench §3.1: "201 high-quality specifications"
     artifact_kind: ArtifactKind = "vite"
 
     def __init__(self, settings: IWebGenSuiteSettings, *, project_root: Path) -> None:
@@ -91,10 +94,27 @@ class IWebGenSuite(SuiteBase):
     def rubric_versions(self) -> dict[str, str]:
         return {self.rubric.name: self.rubric.version}
 
+    def call_bounds(self, tasks: list[Task], per_use: Mapping[str, int]) -> dict[str, int | None]:
+        """The shared bounds with this suite's generation: one call (§4.1), or C.4's blocks (the splitter's plan
+        and its retries, at most MAX_BLOCKS block calls, the merger's call), then C.3's repair rounds."""
+        bounds = super().call_bounds(tasks, per_use)
+        slots = sum(len(task.turns) for task in tasks)
+        first = 1 if self.settings.pipeline == "single" else MAX_BLOCKS
+        repairs = self.settings.repair_rounds if self.settings.generation == "self_repair" else 0
+        bounds["generator"] = slots * (first + repairs)
+        if self.settings.pipeline == "blocks":
+            bounds["splitter"] = slots * SPLIT_ATTEMPTS
+            bounds["merger"] = slots
+        return bounds
+
     @property
     def reference_only(self) -> bool:
         chosen = self.settings.reference_only
         return self._generator_is_oracle if chosen is None else chosen
+
+    @property
+    def task_source(self) -> Path:
+        return self._tasks_root()
 
     def _tasks_root(self) -> Path:
         spec = self.settings.tasks_path

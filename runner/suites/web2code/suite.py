@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -80,6 +81,7 @@ class Web2CodeSuite(SuiteBase):
 
     artifact_kind: ArtifactKind = "static"
     prompt_version = observation.PROMPT_VERSION  # recorded in lineage.json
+    paper_tasks = 102  # MT-Web2Code, abstract: "102 tasks spanning 16 vertical domains"
     reads_page_files = False  # scoring and observations render the page themselves (prepare_judging, _observe)
 
     def __init__(self, settings: Web2CodeSuiteSettings, *, project_root: Path, track: str) -> None:
@@ -132,6 +134,10 @@ class Web2CodeSuite(SuiteBase):
         return path if path.is_absolute() else self.project_root / path
 
     @property
+    def task_source(self) -> Path:
+        return self._path(self.settings.pages_path)
+
+    @property
     def cache_root(self) -> Path:
         return self._path(self.settings.cache_dir)
 
@@ -146,6 +152,34 @@ class Web2CodeSuite(SuiteBase):
         if self.track != "macro":
             return {}
         return {rubric.RegionRubric.name: rubric.RegionRubric.version, rubric.OutboxRubric.name: rubric.OutboxRubric.version}
+
+    # -- plan ---------------------------------------------------------------------------------------
+
+    async def planned_tasks(self) -> list[Task]:
+        """Stand-ins of the tasks load_tasks would select (one per page and mode, `turns` turns each), found
+        without generating trajectories in a browser; a page that yields no trajectory is still counted."""
+        modes = ["chain", "independent"] if self.settings.mode == "both" else [self.settings.mode]
+        dirs = self.page_dirs()
+        if self.settings.task_ids:
+            wanted = {i.split(".")[0] for i in self.settings.task_ids}
+            dirs = [d for d in dirs if d.name in wanted] or dirs
+        turns = self.params().turns
+        stand_ins = [Task(id=self._task_id(d.name, mode, single=len(modes) == 1), suite=self.track, sub_suite=mode,
+                          title=d.name, turns=[TurnSpec(index=j, prompt="") for j in range(1, turns + 1)])
+                     for d in dirs for mode in modes]
+        return select_tasks(stand_ins, self.settings)
+
+    def call_bounds(self, tasks: list[Task], per_use: Mapping[str, int]) -> dict[str, int | None]:
+        """One generator call per slot; macro: the eq. 8 rubric and the block-by-block S_outbox (§3.5), each
+        asked at most rubric.ATTEMPTS times per slot, and with captions (§5.1) one caption per turn."""
+        bounds = super().call_bounds(tasks, per_use)
+        slots = sum(len(task.turns) for task in tasks)
+        if self.uses_judge and "judge" in per_use:
+            asks = 2 if self.settings.macro_outbox == "judge" else 1
+            bounds["judge"] = slots * asks * rubric.ATTEMPTS
+        if "caption" in self.required_roles:
+            bounds["caption"] = slots
+        return bounds
 
     # -- tasks --------------------------------------------------------------------------------------
 
