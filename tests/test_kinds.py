@@ -123,7 +123,8 @@ def test_llm_uitars_and_docker_options_are_refused_before_work_starts(overrides:
 def test_every_kind_family_is_registered_with_the_same_decorator() -> None:
     builtin = {"judge": {"llm", "rules"}, "actor": {"llm", "none", "probe", "scripted", "uitars"},
                "sandbox": {"docker", "local"}, "model": {"identity", "null", "openai", "oracle", "vllm"},
-               "suite": {"evogenui", "floweval", "iwebgen", "macro", "micro", "smoke", "webgen"}}
+               "suite": {"evogenui", "floweval", "iwebgen", "macro", "micro", "smoke", "webgen"},
+               "agent": {"none", "builtin"}}
     assert set(KINDS.families) == set(builtin)
     for family, names in builtin.items():
         assert names <= set(KINDS.names(family))  # a plugin test earlier in this process may have added more
