@@ -15,7 +15,9 @@ rules judge, tracking off, one episode at a time):
 A slot's harness overhead is everything but the model's own time and the judge's work:
 `total - model calls - judge - checks`, the model calls being the generation call's time for a single call and
 the proxy's upstream time (`extra.agent.model_seconds`) for an agent. Prints each scenario's medians and the
-difference; goal: an agent slot's median overhead within 2 s of a single-call slot's.
+difference, and the agent's own work besides its model calls (seeding and reading back the workspace, the proxy,
+its tools: `extra.agent.seconds - model_seconds`), the part of the difference the other stages' noise does not
+blur; goal: an agent slot's median overhead within 2 s of a single-call slot's.
 """
 
 from __future__ import annotations
@@ -129,16 +131,18 @@ SCENARIOS = {"single": (["agent=none"], False), "agent": (["agent=builtin"], Fal
              "agent+tools": (["agent=builtin"], True)}
 
 
-def slot_seconds(record: dict[str, Any]) -> tuple[float, float, float]:
-    """(total, the model calls' own seconds, the harness overhead) of one slot."""
+def slot_seconds(record: dict[str, Any]) -> tuple[float, float, float, float]:
+    """(total, the model calls' own seconds, the harness overhead, the agent's own work besides its model calls)
+    of one slot; the last is 0 for a single call."""
     timings = record["timings"]
     agent = (record.get("extra") or {}).get("agent")
     model = float(agent["model_seconds"]) if agent else timings.get("model", 0.0)
     overhead = timings["total"] - model - timings.get("judge", 0.0) - timings.get("checks", 0.0)
-    return timings["total"], model, overhead
+    own = float(agent["seconds"]) - model if agent else 0.0
+    return timings["total"], model, overhead, own
 
 
-def run(scenario: str, repeats: int, scratch: Path) -> list[tuple[float, float, float]]:
+def run(scenario: str, repeats: int, scratch: Path) -> list[tuple[float, float, float, float]]:
     overrides, with_tools = SCENARIOS[scenario]
     found = []
     for repeat in range(repeats):
@@ -161,13 +165,15 @@ def main() -> None:
     parser.add_argument("--with-tools", action="store_true", help="also the agent that builds and looks at its page")
     args = parser.parse_args()
     scenarios = ["single", "agent", *(["agent+tools"] if args.with_tools else [])]
-    medians: dict[str, tuple[float, float, float]] = {}
+    medians: dict[str, tuple[float, float, float, float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-agent-") as scratch:
         for scenario in scenarios:
             slots = run(scenario, args.repeats, Path(scratch))
             medians[scenario] = tuple(statistics.median(values) for values in zip(*slots))  # type: ignore[assignment]
-            print(f"{scenario:12s} {len(slots)} slots: median total {medians[scenario][0]:.2f} s, model calls "
-                  f"{medians[scenario][1]:.3f} s, harness overhead {medians[scenario][2]:.2f} s")
+            total, model, overhead, own = medians[scenario]
+            print(f"{scenario:12s} {len(slots)} slots: median total {total:.2f} s, model calls {model:.3f} s, harness "
+                  f"overhead {overhead:.2f} s" + (f" (the agent's own work: {own:.2f} s)" if scenario != "single"
+                                                   else ""))
     base = medians["single"][2]
     for scenario in scenarios[1:]:
         extra = medians[scenario][2] - base
