@@ -133,8 +133,7 @@ class FlowEvalSuite(SuiteBase):
             raise ConfigError("invalid configuration:\n  actor = none: suite=floweval traces flows with an actor; "
                               "choose actor=scripted or actor=ui-tars")
         self._actor_config = config.actor
-        model = getattr(config, "model", None)
-        self._model_provider = getattr(model, "provider", None)
+        self._model_provider = config.model.provider
 
     def check_resources(self) -> list[tuple[str, str, str]]:
         # The chosen featurizer loads here, or the run stops before any work; never another one instead.
@@ -159,14 +158,15 @@ class FlowEvalSuite(SuiteBase):
         s = self.settings
         tasks = self._own_tasks() if s.source == "own" else self._benchmark_tasks()
         chosen = [self._only_chosen_flows(task) for task in select_tasks(tasks, s)]
-        if self._model_provider == "oracle":
-            self._oracle_can_answer(chosen)
         if self._actor_config is not None and self._actor_config.kind in DETERMINISTIC_ACTORS:
             for task in chosen:
                 unscripted = [f["id"] for f in task.extra["flows"] if not f["steps"]]
                 if unscripted:
                     raise ConfigError(f"invalid configuration:\n  actor = scripted: task {task.id!r} has flows "
-                                      f"without scripted steps {unscripted}; use a computer-use actor (actor=ui-tars)")
+                                      f"without scripted steps {unscripted}; write their steps (suite.flow_steps) "
+                                      "or use a computer-use actor (actor=ui-tars)")
+        if self._model_provider == "oracle":
+            self._oracle_can_answer(chosen)
         return chosen
 
     def _oracle_can_answer(self, tasks: list[Task]) -> None:

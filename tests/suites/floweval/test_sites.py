@@ -18,7 +18,7 @@ from tests.conftest import REPO_ROOT
 
 def _suite(actor: str = "scripted", **options):
     suite = build_suite({"name": "floweval", **options}, project_root=REPO_ROOT)
-    suite.configure_run(SimpleNamespace(actor=SimpleNamespace(kind=actor)))
+    suite.configure_run(SimpleNamespace(actor=SimpleNamespace(kind=actor), model=SimpleNamespace(provider="openai")))
     return suite
 
 
@@ -95,6 +95,20 @@ def test_scripted_actor_cannot_trace_goal_only_flows(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="without scripted steps"):
         asyncio.run(suite.load_tasks())
     assert suite.runs == 1  # deterministic: one run suffices
+
+
+def test_a_snapshot_with_steps_the_user_wrote_is_a_scripted_reference(tmp_path: Path) -> None:
+    snapshot = tmp_path / "s"
+    snapshot.mkdir()
+    (snapshot / "index.html").write_text("<h1>Recipes</h1>")
+    steps = tmp_path / "steps.yaml"
+    steps.write_text("recipe-hub:\n  recipe-hub-0: [{action: click, target: {text: Recipes}}]\n"
+                     "  recipe-hub-1: [{action: hover, target: {text: Recipes}}]\n")
+    suite = _suite(source="webvoyager", tasks_file=str(Path(__file__).parent / "fixtures" / "webvoyager.jsonl"),
+                   task_ids=["recipe-hub"], snapshots={"recipe-hub": str(snapshot)}, flow_steps=str(steps))
+    (task,) = asyncio.run(suite.load_tasks())
+    assert task.extra["reference"]["kind"] == "snapshot"
+    assert [flow["steps"][0]["action"] for flow in task.extra["flows"]] == ["click", "hover"]
 
 
 def _static_site(root: Path, *, static: str = "public", index: bool = True) -> Path:
