@@ -114,6 +114,10 @@ def main() -> None:
                          f"without {todomvc.FOOTER}": first_state_distance(reference["add-todos"][0],
                                                                           analogs[name]["add-todos"][0], True)}
                   for name in todomvc.CORRECT}
+        first_texts = {name: {reading: trace_states(Path(path), exclude_regions=exclude).texts[0]
+                              for reading, exclude in (("whole text", False), (f"without {todomvc.FOOTER}", True))}
+                       for name, path in (("vanillajs (reference)", reference["add-todos"][0]),
+                                          *((n, analogs[n]["add-todos"][0]) for n in todomvc.CORRECT))}
     for reading, result in results.items():
         print(f"\n{reading}: analog  kind  DTW  eBLEU  WMD  completion  (incomplete flows)")
         for name, row in result["rows"].items():
@@ -124,8 +128,13 @@ def main() -> None:
     print("\npage chrome (minilm_text, cosine distance of the first state to the reference's):")
     for name, values in chrome.items():
         print(f"  {name:10} " + "  ".join(f"{k}: {v:.3f}" for k, v in values.items()))
+    print("\nthe first state's text (add-todos, before any step):")
+    for name, texts in first_texts.items():
+        for reading, text in texts.items():
+            print(f"  {name} / {reading}: {text!r}")
     if args.json is not None:
-        args.json.write_text(json.dumps({"results": results, "chrome": chrome}, indent=2, default=float) + "\n")
+        args.json.write_text(json.dumps({"results": results, "chrome": chrome, "first_texts": first_texts}, indent=2,
+                                        default=float) + "\n")
 
 
 if __name__ == "__main__":

@@ -217,3 +217,23 @@ def test_a_flow_gives_the_same_trace_idle_and_under_cpu_load(site, browse, tmp_p
                                                                       for s in idle.steps]
     assert loaded.summary["final_text"] == idle.summary["final_text"]
     assert _shots(tmp_path / "loaded") == _shots(tmp_path / "idle")
+
+
+def test_the_scripted_actor_takes_its_limits_from_config() -> None:
+    from runner.actors.registry import build_actor
+    from runner.errors import ConfigError
+    from runner.run.pull import compose_config
+    from runner.run.validation import validate_config
+    from tests.conftest import REPO_ROOT
+
+    def config(*overrides: str):
+        raw = compose_config(["+experiment=floweval-table1", "model=oracle", "actor=scripted", *overrides])
+        raw["project_root"] = str(REPO_ROOT)
+        return validate_config(raw)
+
+    # The preset's UI-TARS options (actor.options) stay unread; the scripted actor's own section is read.
+    actor = build_actor(config("actor.scripted.step_timeout_s=10", "actor.scripted.settle_quiet_ms=300").actor)
+    assert isinstance(actor, ScriptedActor)
+    assert (actor.settings.step_timeout_s, actor.settings.settle_quiet_ms) == (10.0, 300)
+    with pytest.raises(ConfigError, match="actor.scripted.settle_timeout_s"):
+        config("actor.scripted.settle_timeout_s=0")
