@@ -37,6 +37,15 @@ async def _frame(session: "PageSession") -> None:
         await asyncio.sleep(_POLL_S)
 
 
+async def _mutations(session: "PageSession") -> int | None:
+    """The session's mutation count (text included); None while the page cannot answer (a navigation the step
+    started replaces the document: the new one's counter starts afresh)."""
+    try:
+        return await session.mutation_count(character_data=True)
+    except PlaywrightError:
+        return None
+
+
 async def wait_until_settled(session: "PageSession", *, quiet_ms: int, quiet_frames: int,
                              timeout_s: float) -> SettleOutcome:
     """Wait until the page is still: tool-bridge calls and requests answered, then neither a DOM mutation
@@ -46,14 +55,14 @@ async def wait_until_settled(session: "PageSession", *, quiet_ms: int, quiet_fra
     deadline = started + timeout_s
     await session.tool_calls_answered(timeout_s)
     await session.requests_answered(max(0.0, deadline - time.monotonic()))
-    last = await session.mutation_count(character_data=True)
+    last = await _mutations(session)
     quiet_since, frames = time.monotonic(), 0
     while True:
         await _frame(session)
         frames += 1
-        now_count = await session.mutation_count(character_data=True)
+        now_count = await _mutations(session)
         now = time.monotonic()
-        if now_count != last:
+        if now_count != last or now_count is None:
             last, quiet_since, frames = now_count, now, 0
         elif frames >= quiet_frames and (now - quiet_since) * 1000 >= quiet_ms:
             return SettleOutcome(True, round(now - started, 3))

@@ -237,3 +237,15 @@ def test_the_scripted_actor_takes_its_limits_from_config() -> None:
     assert (actor.settings.step_timeout_s, actor.settings.settle_quiet_ms) == (10.0, 300)
     with pytest.raises(ConfigError, match="actor.scripted.settle_timeout_s"):
         config("actor.scripted.settle_timeout_s=0")
+
+
+@pytest.mark.browser
+def test_a_step_that_navigates_waits_for_the_new_page(site, browse, tmp_path) -> None:
+    site.page("next.html", "<!doctype html><html><body><h1>Second page</h1></body></html>")
+    url = site.page("first.html", '<!doctype html><html><body><a href="next.html">Next</a></body></html>')
+    steps = [{"action": "click", "target": {"role": "link", "name": "Next"}},
+             {"action": "wait_for_text", "text": "Second page"}]
+    actor = ScriptedActor(ScriptedActorSettings(step_timeout_s=2))
+    trace = browse(url, lambda session: actor.act(session, flow_context(tmp_path, url, steps)))
+    assert [step.ok for step in trace.steps] == [True, True], [s.error for s in trace.steps]
+    assert "Second page" in trace.steps[1].observation and trace.summary["completed"] is True
