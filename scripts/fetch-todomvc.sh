@@ -20,7 +20,7 @@ if [ ! -f "$DEST/.complete" ]; then
   trap 'rm -rf "$work"' EXIT
   (cd "$work" && npm pack "todomvc@$VERSION" --silent >/dev/null)
   tarball="$work/todomvc-$VERSION.tgz"
-  got="sha512-$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)"
+  got="sha512-$(python3 -c 'import base64, hashlib, sys; print(base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$tarball")"
   if [ "$got" != "$INTEGRITY" ]; then
     echo "fetch-todomvc: todomvc@$VERSION does not match its pinned integrity ($got)" >&2
     exit 1
