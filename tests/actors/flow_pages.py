@@ -3,8 +3,10 @@ drag, scroll, an answer that arrives late, a control enabled late), shared by th
 
 from __future__ import annotations
 
-# `busy_ms`: each action's handler also burns this much CPU synchronously (a slow page); the late answer and the
-# late-enabled button come by timers, so only waiting on conditions gives the same trace at any speed.
+# `busy_ms`: each action's handler also burns this much CPU synchronously (a slow page); the late answers and the
+# late-enabled button come by timers, so only waiting on conditions gives the same trace at any speed. (Each timer
+# ends in a state a step waits for: a state that a later timer of the page would change while nothing waits is
+# a race no actor can win, and the page has none.)
 FLOW_PAGE = """<!doctype html><html><head><style>
   body { font: 16px sans-serif; margin: 0; }
   .item .remove { display: none; } .item:hover .remove { display: inline; }
@@ -43,13 +45,15 @@ FLOW_PAGE = """<!doctype html><html><head><style>
     if (event.ctrlKey && event.key === 'k') status('shortcut');
     if (event.key === 'Tab') setTimeout(() => status('tabbed'), 0);
   });
-  // An answer that arrives late (a lookup), then a control that becomes usable late.
+  // A lookup whose answer arrives late and makes a control usable; that control's answer arrives late too.
   document.getElementById('status').addEventListener('click', () => {
     status('looking up');
-    setTimeout(() => { status('found 3 results');
-      setTimeout(() => { document.getElementById('late').disabled = false; }, 400); }, 600);
+    setTimeout(() => { status('found 3 results'); document.getElementById('late').disabled = false; }, 600);
   });
-  document.getElementById('late').addEventListener('click', () => status('confirmed'));
+  document.getElementById('late').addEventListener('click', () => {
+    status('confirming');
+    setTimeout(() => status('confirmed'), 300);
+  });
   const card = document.getElementById('card'), bin = document.getElementById('bin');
   card.addEventListener('dragstart', (e) => e.dataTransfer.setData('text/plain', 'card'));
   bin.addEventListener('dragover', (e) => e.preventDefault());
@@ -73,8 +77,8 @@ FLOW_STEPS = [
     {"action": "press", "key": "Tab"},
     {"action": "drag", "target": {"css": "#card"}, "to": {"css": "#bin"}},
     {"action": "click", "target": {"css": "#status"}},
-    {"action": "wait_for_text", "text": "found 3 results"},
-    {"action": "click", "target": {"role": "button", "name": "Confirm"}},
+    {"action": "click", "target": {"role": "button", "name": "Confirm"}},  # waits until the lookup enables it
+    {"action": "wait_for_text", "text": "confirmed"},
     {"action": "scroll", "dy": 2000},
     {"action": "scroll", "target": {"css": "#bin"}},
 ]
@@ -83,7 +87,7 @@ FLOW_STEPS = [
 # then the final page's.
 EXPECTED_STATUS = ["ready", "editing", "editing", "saved Buy oat milk", "editing", "cancelled", "cancelled",
                    "removed", "size l", "gift true", "shortcut", "tabbed", "dropped card", "found 3 results",
-                   "found 3 results", "confirmed", "confirmed", "confirmed"]
+                   "confirmed", "confirmed", "confirmed", "confirmed"]
 
 
 def flow_page(busy_ms: int = 0) -> str:

@@ -328,7 +328,8 @@ def test_the_flow_steps_are_the_checks_steps_too(site, browse) -> None:
              {"action": "click", "target": {"role": "button", "name": "Remove"}},
              {"action": "click", "target": {"css": "#status"}},
              {"action": "wait_for_text", "text": "found 3 results"},
-             {"action": "click", "target": {"role": "button", "name": "Confirm"}}]
+             {"action": "click", "target": {"role": "button", "name": "Confirm"}},
+             {"action": "wait_for_text", "text": "confirmed"}]
     outcome = browse(url, lambda s: run_check(s, check({"steps": steps, "assert": [
         {"type": "text_visible", "text": "Buy oat milk"}, {"type": "text_visible", "text": "confirmed"}]})))
     assert outcome.status is RequirementStatus.PASSED, outcome.reason
