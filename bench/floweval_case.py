@@ -63,8 +63,8 @@ async def trace_all(folders: dict[str, Path], out: Path) -> tuple[dict[str, list
         suite.bind(SuiteContext(browsers=browsers, sandbox=sandbox, actor=build_actor(cfg.actor)))
         (task,) = await suite.load_tasks()
         turn = task.turns[0]
-        reference = await suite._traces(task, turn, Path(task.extra["reference"]["folder"]), out / "reference")
-        analogs = {name: await suite._traces(task, turn, folder, out / name) for name, folder in folders.items()}
+        reference = await suite.site_traces(task, turn, Path(task.extra["reference"]["folder"]), out / "reference")
+        analogs = {name: await suite.site_traces(task, turn, folder, out / name) for name, folder in folders.items()}
         return reference, analogs
     finally:
         await browsers.aclose()

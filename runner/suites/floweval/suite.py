@@ -240,7 +240,9 @@ class FlowEvalSuite(SuiteBase):
             raise RuntimeError("suite floweval: the run's actor is not in the suite's context yet")
         return self.context.actor
 
-    async def _traces(self, task: Task, turn: TurnSpec, site_dir: Path, out_dir: Path) -> dict[str, list[str]]:
+    async def site_traces(self, task: Task, turn: TurnSpec, site_dir: Path, out_dir: Path) -> dict[str, list[str]]:
+        """The task's flows traced by the run's actor on the site in `site_dir`, served as it is (a built site, a
+        static reference or snapshot, or any static folder: an analog to study); flow id -> trace.json paths."""
         flows = [FlowSpec.model_validate(flow) for flow in task.extra["flows"]]
         return await record_flow_traces(self._flow_actor(), self.context.browsers, self.context.sandbox, site_dir,
                                         task=task, turn=turn, flows=flows, runs=self.runs, out_dir=out_dir,
@@ -262,7 +264,7 @@ class FlowEvalSuite(SuiteBase):
         shutil.rmtree(out_dir, ignore_errors=True)  # a killed attempt's part: made again whole
         reference = task.extra["reference"]
         if reference["kind"] in ("snapshot", "static"):  # served as it is
-            return await self._traces(task, turn, Path(reference["folder"]), out_dir)
+            return await self.site_traces(task, turn, Path(reference["folder"]), out_dir)
         return await self.source_traces(task, turn, turn.reference_files or {}, out_dir)
 
     async def source_traces(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, list[str]]:
@@ -273,7 +275,7 @@ class FlowEvalSuite(SuiteBase):
             raise RuntimeError(f"site of {task.id!r} did not build ({build.status}): {build.log[-1000:]}")
         site_dir = out_dir / EvidenceFolder.SITE
         shutil.copytree(build.dist_dir, site_dir)
-        return await self._traces(task, turn, site_dir, out_dir)
+        return await self.site_traces(task, turn, site_dir, out_dir)
 
     async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
         folder = EvidenceFolder(out_dir)
@@ -282,7 +284,7 @@ class FlowEvalSuite(SuiteBase):
         for leftover in (site_dir, out_dir / FLOW_TRACES_DIR, reference_dir):  # a killed attempt of this slot
             shutil.rmtree(leftover, ignore_errors=True)
         shutil.copytree(folder.workspace / "dist", site_dir)
-        generated = await self._traces(task, turn, site_dir, out_dir)
+        generated = await self.site_traces(task, turn, site_dir, out_dir)
         reference_root = out_dir.parents[2] / REFERENCE_DIR / task.id  # run dir, from evidence/<task>/<turn>/
         await self._reference_traces(task, turn, reference_root)
         # The packet holds its reference traces too: judging (and a re-judged copy) reads only the slot folder.

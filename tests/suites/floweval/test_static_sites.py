@@ -123,7 +123,7 @@ def test_a_copy_without_double_click_editing_stops_where_editing_begins(loaded_r
         try:
             suite.bind(SuiteContext(browsers=browsers, sandbox=sandbox, actor=build_actor(config.actor)))
             (task,) = await suite.load_tasks()
-            return await suite._traces(task, task.turns[0], folder, tmp_path / "traces")
+            return await suite.site_traces(task, task.turns[0], folder, tmp_path / "traces")
         finally:
             await browsers.aclose()
             await sandbox.aclose()
