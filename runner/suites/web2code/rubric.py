@@ -26,7 +26,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from runner.judges.base import Judge, JudgeError
 from runner.judges.rubrics import Rubric, RubricBase, RubricOutcome
-from runner.suites.web2code.image import RUBRIC_BANDS, RUBRIC_DIMENSIONS, pad_to_common, rubric_inbox_score
+from runner.suites.web2code.image import (
+    RUBRIC_BANDS, RUBRIC_DIMENSIONS, PerceptualColour, pad_to_common, rubric_inbox_score,
+)
 from runner.models.fitting import RequestRefused
 from runner.models.structured import StructuredOutputError, decoding_schema
 from runner.turns.records import DimensionScore
@@ -336,12 +338,12 @@ async def outbox_judge_scores(judge: Judge, blocks: list[OutboxBlock], *,
 
 async def score_macro_outbox(judge: Judge, golden: np.ndarray, model: np.ndarray, golden_box: list[float],
                              model_box: list[float] | None, tau: int = 0, *, use_judge: bool = True,
-                             out_dir: Path | None = None) -> dict[str, Any]:
+                             out_dir: Path | None = None, perceptual: PerceptualColour | None = None) -> dict[str, Any]:
     """Macro S_outbox as §3.5 defines it: by the judge, block by block with the region masked; SSIM is always
     computed and recorded (`s_outbox_ssim`) as the reference, and is the value when judging fails.
     `use_judge=False` (an option, not the paper) scores by SSIM alone."""
     blocks = outbox_blocks(golden, model, golden_box, model_box)
-    reference = macro_outbox(golden, model, golden_box, model_box, tau)
+    reference = macro_outbox(golden, model, golden_box, model_box, tau, perceptual=perceptual)
     result: dict[str, Any] = {"s_outbox_ssim": reference, "s_outbox": reference, "method": "ssim", "note": ""}
     if not use_judge:
         result["note"] = "S_outbox by SSIM (suite.macro_outbox=ssim)"

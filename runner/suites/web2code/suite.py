@@ -29,7 +29,9 @@ from runner.run import progress
 from runner.browser.launch import BrowserPool
 from runner.metrics.basic import basic_summary
 from runner.turns.evidence_folder import EvidenceFolder
-from runner.suites.web2code.image import RUBRIC_DIMENSIONS, final_score, load_rgb, png_bytes
+from runner.suites.web2code.image import (
+    JND_DELTA_E, REFLOW_TOLERANCE_PX, RUBRIC_DIMENSIONS, PerceptualColour, final_score, load_rgb, png_bytes,
+)
 from runner.models.base import GenerationRequest
 from runner.models.fitting import fit_for_model
 from runner.turns.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
@@ -61,6 +63,12 @@ class Web2CodeSuiteSettings(SuiteSettings):
     tau: int = Field(0, ge=0, le=254)  # eq. 9 footprint threshold (and eq. 7's per-pixel threshold)
     # eq. 11 as written (every pixel of Ω̄), or only pixels whose SSIM window lies wholly outside Ω.
     outbox_mask: Literal["eq11", "guard_band"] = "eq11"
+    # S_outbox's colour penalty (§3.5 gives no formula; image.py): "perceptual" counts visible recolouring only
+    # (CIE76 ΔE*ab over color_delta_e, reflow of up to color_shift_px tolerated); "any_pixel" counts every pixel
+    # that differs by more than tau (the earlier reading).
+    color_penalty: Literal["perceptual", "any_pixel"] = "perceptual"
+    color_delta_e: float = Field(JND_DELTA_E, ge=0)  # the just-noticeable difference (Mahy et al. 1994)
+    color_shift_px: int = Field(REFLOW_TOLERANCE_PX, ge=0, le=8)
     # Macro S_outbox: the judge block by block, region masked, SSIM the reference and fallback (§3.5); or SSIM only.
     macro_outbox: Literal["judge", "ssim"] = "judge"
     # Golden pages that run scripts are frozen (freeze.py); their application/ld+json blocks kept or dropped.
@@ -78,6 +86,14 @@ class Web2CodeSuiteSettings(SuiteSettings):
 
 class Web2CodeSuite(SuiteBase):
     """Renders (trajectories, observations, scoring material) use the browsers of the suite's context."""
+
+    @property
+    def perceptual_colour(self) -> PerceptualColour | None:
+        """What S_outbox's colour penalty counts (suite.color_penalty); None: any pixel over tau."""
+        s = self.settings
+        if s.color_penalty == "any_pixel":
+            return None
+        return PerceptualColour(delta_e=s.color_delta_e, shift_px=s.color_shift_px)
 
     artifact_kind: ArtifactKind = "static"
     prompt_version = observation.PROMPT_VERSION  # recorded in lineage.json
@@ -415,7 +431,8 @@ class Web2CodeSuite(SuiteBase):
         if self.track == "micro":
             input_img = await asyncio.to_thread(load_rgb, out / frozen["input_render"])
             result = await asyncio.to_thread(scoring.score_micro, golden_img, input_img, model_img, targets,
-                                             self.settings.tau, outbox_mask=self.settings.outbox_mask)
+                                             self.settings.tau, outbox_mask=self.settings.outbox_mask,
+                                             perceptual=self.perceptual_colour)
             return self._verdict(judge_name, result["s_inbox"], result["s_outbox"], result["dimensions"],
                                  result["overall"], method="pixel",
                                  extra={"footprint_px": float(result["footprint_px"])},
@@ -432,7 +449,7 @@ class Web2CodeSuite(SuiteBase):
         model_crop = scoring.crop(model_img, model_box)
         outbox = await rubric.score_macro_outbox(
             judge, golden_img, model_img, golden_box, model_box if model_crop is not None else None, self.settings.tau,
-            use_judge=self.settings.macro_outbox == "judge", out_dir=folder.path)
+            use_judge=self.settings.macro_outbox == "judge", out_dir=folder.path, perceptual=self.perceptual_colour)
         s_out = outbox["s_outbox"]
         outbox_scores = {"s_outbox_ssim": float(outbox["s_outbox_ssim"])}
         outbox_raw = {"outbox": outbox}
@@ -478,7 +495,12 @@ class Web2CodeSuite(SuiteBase):
     # -- summary ------------------------------------------------------------------------------------
 
     def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
-        return summarize_web2code(records, tasks, track=self.track, skipped=self.skipped)
+        summary = summarize_web2code(records, tasks, track=self.track, skipped=self.skipped)
+        s = self.settings
+        # What S_outbox's colour penalty counted (§3.5 gives no formula): every number says what it measured.
+        summary["color_penalty"] = ({"mode": "perceptual", "delta_e": s.color_delta_e, "shift_px": s.color_shift_px}
+                                    if s.color_penalty == "perceptual" else {"mode": "any_pixel", "tau": s.tau})
+        return summary
 
     def turn_reward(self, record: TurnRecord) -> float | None:
         """The turn's score of eq. 12 (§3.6: dense per-turn scores as training signals); an unscored slot
