@@ -266,48 +266,71 @@ def diff_footprint(golden: np.ndarray, broken: np.ndarray, tau: int = DEFAULT_TA
     return pixel_distance(golden, broken) > tau
 
 
-def _lab(*images: np.ndarray) -> list[np.ndarray]:
-    """sRGB uint8 (H, W, 3) images -> CIELAB (D65) float (H, W, 3), converting each distinct colour once (a page
-    has few: its palette and the anti-aliasing between them)."""
-    packed = [(img[..., 0].astype(np.int32) << 16) | (img[..., 1].astype(np.int32) << 8) | img[..., 2] for img in images]
-    colours, inverse = np.unique(np.concatenate([p.ravel() for p in packed]), return_inverse=True)
-    rgb = np.stack([(colours >> 16) & 255, (colours >> 8) & 255, colours & 255], axis=-1).astype(np.float64) / 255.0
-    lab = rgb2lab(rgb[:, None, :])[:, 0, :][inverse]
-    out, start = [], 0
-    for p in packed:
-        out.append(lab[start : start + p.size].reshape(*p.shape, 3))
-        start += p.size
-    return out
+def _packed(image: np.ndarray) -> np.ndarray:
+    """(H, W, 3) uint8 -> (H, W) int32 0xRRGGBB, one number per colour."""
+    return (image[..., 0].astype(np.int32) << 16) | (image[..., 1].astype(np.int32) << 8) | image[..., 2]
+
+
+class _LabLookup:
+    """CIELAB (D65) of the colours two packed images show, each distinct colour converted once (a page has few:
+    its palette and the anti-aliasing between them). Distinct colours are found through a dense 24-bit table,
+    linear in the pixels (a sort of every pixel, as np.unique does, costs seconds on a tall page)."""
+
+    def __init__(self, *packed: np.ndarray) -> None:
+        present = np.zeros(1 << 24, dtype=bool)
+        for colours in packed:
+            present[colours] = True
+        distinct = np.flatnonzero(present)
+        self._index = np.zeros(1 << 24, dtype=np.int32)
+        self._index[distinct] = np.arange(distinct.size, dtype=np.int32)
+        rgb = np.stack([(distinct >> 16) & 255, (distinct >> 8) & 255, distinct & 255], axis=-1) / 255.0
+        self._lab = rgb2lab(rgb[:, None, :])[:, 0, :]
+
+    def __call__(self, colours: np.ndarray) -> np.ndarray:
+        return self._lab[self._index[colours]]
+
+
+def _squared_gap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    diff = a - b
+    return np.einsum("...k,...k->...", diff, diff)
 
 
 def perceptually_changed(golden: np.ndarray, model: np.ndarray, region: np.ndarray,
                          rule: PerceptualColour) -> np.ndarray:
     """Boolean (H, W): pixels of ``region`` whose colour changed visibly (PerceptualColour): the CIE76 ΔE*ab
     from golden's colour to the nearest model colour within `shift_px`, or from model's to the nearest golden
-    colour there, exceeds `delta_e`. Only pixels that differ at all are converted (in their bounding box)."""
+    colour there, exceeds `delta_e`.
+
+    Only pixels that differ at all are looked at; a pixel whose own ΔE is within the threshold is settled without
+    its neighbourhood (the unshifted comparison is one of the shifts, so neither nearest distance can exceed its
+    own), and a pixel leaves the neighbourhood search as soon as some shift explains it both ways."""
     golden, model = pad_to_common(golden, model)
     region = _pad_mask(region, golden.shape[:2])
-    candidates = region & (pixel_distance(golden, model) > 0)
-    if not candidates.any():
-        return candidates
-    ys, xs = np.nonzero(candidates)
+    changed = region & (pixel_distance(golden, model) > 0)
+    if not changed.any():
+        return changed
+    packed_g, packed_m = _packed(golden), _packed(model)
+    lab = _LabLookup(packed_g, packed_m)
+    ys, xs = np.nonzero(changed)
+    limit = rule.delta_e * rule.delta_e  # squared distances: no square root per comparison
+    own_g, own_m = lab(packed_g[ys, xs]), lab(packed_m[ys, xs])
+    visible = _squared_gap(own_g, own_m) > limit
+    ys, xs, own_g, own_m = ys[visible], xs[visible], own_g[visible], own_m[visible]
     r, (height, width) = rule.shift_px, golden.shape[:2]
-    top, bottom = max(0, int(ys.min()) - r), min(height, int(ys.max()) + r + 1)
-    left, right = max(0, int(xs.min()) - r), min(width, int(xs.max()) + r + 1)
-    lab_g, lab_m = _lab(golden[top:bottom, left:right], model[top:bottom, left:right])
-    ys, xs = ys - top, xs - left
-    own_g, own_m = lab_g[ys, xs], lab_m[ys, xs]
-    nearest_to_g = np.full(ys.shape, np.inf)
-    nearest_to_m = np.full(ys.shape, np.inf)
-    for dy in range(-r, r + 1):
-        for dx in range(-r, r + 1):
-            yy = np.clip(ys + dy, 0, bottom - top - 1)
-            xx = np.clip(xs + dx, 0, right - left - 1)
-            nearest_to_g = np.minimum(nearest_to_g, np.linalg.norm(own_g - lab_m[yy, xx], axis=-1))
-            nearest_to_m = np.minimum(nearest_to_m, np.linalg.norm(own_m - lab_g[yy, xx], axis=-1))
-    visible = (nearest_to_g > rule.delta_e) | (nearest_to_m > rule.delta_e)
+    shifts = [(dy, dx) for dy in range(-r, r + 1) for dx in range(-r, r + 1) if (dy, dx) != (0, 0)]
+    # the closest shifts first: a reflow of one pixel is mostly explained by them, and leaves the search early
+    shifts.sort(key=lambda shift: abs(shift[0]) + abs(shift[1]))
+    gap_g = np.full(ys.shape, np.inf)
+    gap_m = np.full(ys.shape, np.inf)
+    for dy, dx in shifts:
+        yy, xx = np.clip(ys + dy, 0, height - 1), np.clip(xs + dx, 0, width - 1)
+        gap_g = np.minimum(gap_g, _squared_gap(own_g, lab(packed_m[yy, xx])))
+        gap_m = np.minimum(gap_m, _squared_gap(own_m, lab(packed_g[yy, xx])))
+        open_ = (gap_g > limit) | (gap_m > limit)
+        if not open_.all():
+            ys, xs, own_g, own_m, gap_g, gap_m = ys[open_], xs[open_], own_g[open_], own_m[open_], gap_g[open_], gap_m[open_]
     changed = np.zeros(golden.shape[:2], dtype=bool)
-    changed[ys[visible] + top, xs[visible] + left] = True
+    changed[ys, xs] = True
     return changed
 
 
