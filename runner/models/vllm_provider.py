@@ -53,6 +53,14 @@ class VLLMModelSettings(GenerationSettings):
             self.limits = declared.model_copy(update=update)
         return self
 
+    @model_validator(mode="after")
+    def _reasoning_budget(self) -> VLLMModelSettings:
+        """vLLM refuses `thinking_token_budget` (HTTP 400) from a server started without a reasoning parser."""
+        if self.reasoning_budget_tokens is not None and self.server.mode != "attach" and not self.server.reasoning_parser:
+            raise ValueError("reasoning_budget_tokens needs a server started with a reasoning parser "
+                             "(server.reasoning_parser, e.g. kimi_k2): vLLM ends the reasoning at the budget only then")
+        return self
+
     @property
     def served_model_name(self) -> str:
         return self.server.served_model_name or self.name

@@ -12,7 +12,8 @@ more than one model's quirks:
   with Kimi-K2's reasoning and tool-call markers as special tokens (so Kimi-K2.6's shipped server flags,
   `reasoning_parser: kimi_k2` and `tool_call_parser: kimi_k2`, start on it);
 - chat template: Gemma's turn markers (`<start_of_turn>user` / `<start_of_turn>model`, `<end_of_turn>`), with no
-  system role (a system message is folded into the first user turn, as Gemma 3's template does);
+  system role (a system message is folded into the first user turn, as Gemma 3's template does); asked with
+  `chat_template_kwargs: {thinking: true}` the model's turn opens with `<think>`, as a thinking model's does;
 - text model: 3 layers, width 192, grouped-query attention (3 query heads, 1 key-value head; head size 64);
 - vision tower: width 96, 2 layers; 32 x 32 px images in 8 px patches.
 
@@ -75,7 +76,8 @@ _CHAT_TEMPLATE = (
     "{% elif part['type'] in ['image', 'image_url'] %}<image>{% endif %}{% endfor %}{% endif %}"
     "<end_of_turn>\n"
     "{% endif %}{% endfor %}"
-    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+    "{% if add_generation_prompt %}<start_of_turn>model\n{% if thinking is defined and thinking %}<think>{% endif %}"
+    "{% endif %}"
 )
 
 
