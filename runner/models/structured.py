@@ -306,7 +306,7 @@ async def ask_structured(
     else:
         message = f"no valid {name} after {len(records)} attempt(s): " + "; ".join(errors)
     raise error_type(message, errors=errors, last_text=text, attempts=records, role=role,
-                     model=getattr(model, "name", ""), name=name)
+                     model=model.name, name=name)
 
 
 def _cut_words(cut: dict[str, Any]) -> str:

@@ -169,3 +169,24 @@ def test_a_verdict_cut_inside_the_reasoning_is_truncated_not_judge_error(kimi: V
     assert len(error.attempts) == 2 and error.attempts[0]["reasoning"] and error.attempts[0]["text"] == ""
     judged = structured_judge_error(error, judge="kimi")
     assert isinstance(judged, JudgeTruncated) and judged.cut["role"] == "judge" and judged.cut["in"] == "reasoning"
+
+
+def test_the_judge_names_a_looping_verdict_truncated_and_its_evidence_keeps_what_was_written(
+        loose: VLLMModel, loop: asyncio.AbstractEventLoop, tmp_path: Path) -> None:
+    """The LLM judge on the looping model behind an endpoint the runner does not set up: `truncated` (not
+    judge_error), and the slot's judge_failed_calls.jsonl holds each attempt's raw text, as the viewer shows it."""
+    from runner.judges.llm import LLMJudge
+    from runner.judges.llm_settings import LLMJudgeSettings
+    from runner.turns.evidence_folder import EvidenceFolder
+    from tests.judges.test_llm import make_input
+
+    judge = LLMJudge(LLMJudgeSettings(model={"name": "unused", "provider": "openai", "model": "m",
+                                             "base_url": "http://127.0.0.1:9/v1", "vision": True}), model=loose)
+    judge_input = make_input(tmp_path / "slot")
+    with pytest.raises(JudgeTruncated) as caught:
+        loop.run_until_complete(judge.score(judge_input))
+    assert caught.value.cut["role"] == "judge" and caught.value.cut["finish_reason"] == "whitespace_run"
+    [call] = EvidenceFolder(tmp_path / "slot").read_failed_calls(judging=True)
+    assert call["outcome"] == "truncated" and call["role"] == "judge" and call["model"] == "tiny-loose"
+    for attempt in call["attempts"]:
+        assert attempt["text"].startswith('{"') and attempt["text"].endswith("\t" * 65)
