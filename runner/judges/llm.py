@@ -25,12 +25,14 @@ from runner.judges.llm_settings import LLMJudgeSettings
 from runner.judges.rubrics import Rubric, RubricOutcome, get_rubric
 from runner.models.base import Model, ProviderError
 from runner.models.fitting import FitResult, RequestRefused, correction_reserve_chars, fit_messages, model_limits
-from runner.models.structured import (MAX_ECHO_CHARS, MAX_KEPT_CHARS, StructuredOutputError, StructuredResult,
-                                      ask_structured, failed_call_record)
+from runner.models.structured import (MAX_ECHO_CHARS, StructuredOutputError, StructuredResult, ask_structured,
+                                      failed_call_record)
 from runner.turns.records import DimensionScore, RequirementResult, RequirementStatus, Verdict
 from runner.models.untrusted import RULE, with_rule
 
 __all__ = ["LLMJudge", "build_endpoint_model"]
+
+_REASONING_KEPT = 4000  # characters of an accepted verdict's reasoning kept in the record (turns.jsonl)
 
 
 def build_endpoint_model(model: dict[str, Any]) -> Model:
@@ -279,7 +281,9 @@ class LLMJudge(JudgeBase):
                 "attempts": result.attempts,
                 "rejected": result.errors,
                 "usage": result.usage,  # reasoning_tokens apart, where the server counts them
-                **({"reasoning": result.reasoning[:MAX_KEPT_CHARS]} if result.reasoning else {}),
+                # a thinking model's reasoning, apart from the answer (its start: the record stays small)
+                **({"reasoning": {"chars": len(result.reasoning), "text": result.reasoning[:_REASONING_KEPT]}}
+                   if result.reasoning else {}),
                 "latency_s": round(time.perf_counter() - started, 3),
                 "evidence": bundle.included,
                 "request": request,  # what the request held and what was fitted out (runner/models/fitting.py)

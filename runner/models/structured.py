@@ -40,6 +40,7 @@ __all__ = [
     "ask_structured",
     "decoding_schema",
     "extract_json_object",
+    "attempt_record",
     "failed_call_record",
     "response_format_for",
 ]
@@ -278,7 +279,7 @@ async def ask_structured(
                 cuts += 1
                 reason = f"{_cut_words(cut)} ({reason})"
             errors.append(f"attempt {attempt}: {reason}")
-            record = _attempt_record(attempt, response, error=reason)
+            record = attempt_record(attempt, response, error=reason)
             records.append(record)
             if attempt == attempts:
                 record["next"] = f"not asked again: {attempts} attempt(s) allowed (max_attempts)"
@@ -294,7 +295,7 @@ async def ask_structured(
             conversation = [*conversation, {"role": "assistant", "content": echo},
                             {"role": "user", "content": correction}]
             continue
-        records.append(_attempt_record(attempt, response, error=None))
+        records.append(attempt_record(attempt, response, error=None))
         return StructuredResult(value=value, data=data, text=text, attempts=attempt, errors=errors, usage=usage,
                                 attempt_records=records, reasoning=response.reasoning)
     last_cut = records[-1].get("cut") if records else None
@@ -345,7 +346,7 @@ def _clip(text: str) -> str:
     return text[:MAX_KEPT_CHARS] + f"\n... [{len(text) - MAX_KEPT_CHARS} more characters not kept]"
 
 
-def _attempt_record(attempt: int, response: ModelResponse, *, error: str | None) -> dict[str, Any]:
+def attempt_record(attempt: int, response: ModelResponse, *, error: str | None) -> dict[str, Any]:
     """One attempt as the evidence keeps it: what the model wrote (raw, clipped at MAX_KEPT_CHARS), how it ended."""
     record: dict[str, Any] = {"attempt": attempt, "text": _clip(response.text or ""), "chars": len(response.text or ""),
                               "finish_reason": response.finish_reason, "usage": dict(response.usage),

