@@ -71,12 +71,13 @@ class RecordingProxy:
                 try:
                     with urllib.request.urlopen(request, timeout=600) as response:
                         status, data = response.status, response.read()
+                        ctype = response.headers.get("Content-Type", "application/json")
                 except urllib.error.HTTPError as error:
-                    status, data = error.code, error.read()
+                    status, data, ctype = error.code, error.read(), "application/json"
                 if body is not None:
                     outer.calls.append((json.loads(body), status))
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", ctype)  # a streamed answer stays an event stream
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

@@ -67,7 +67,7 @@ def _served(loop: asyncio.AbstractEventLoop, settings: dict[str, Any]) -> VLLMMo
 @pytest.fixture(scope="module")
 def loose(loop: asyncio.AbstractEventLoop, tmp_path_factory: pytest.TempPathFactory) -> Iterator[VLLMModel]:
     """The looping model on a server whose structured output admits whitespace (vLLM's default)."""
-    server = {**served_server(tiny_model_dir("vlm-unigram")), "max_model_len": 4096,
+    server = {**served_server(tiny_model_dir("vlm-unigram")), "max_model_len": 16384,
               "structured_outputs": {"backend": "xgrammar"}, "log_dir": str(tmp_path_factory.mktemp("loose"))}
     model = _served(loop, {"name": "tiny-loose", "provider": "vllm", "temperature": 0.0, "max_tokens": 512,
                            "max_retries": 0, "cache": False, "server": server})
