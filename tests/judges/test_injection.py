@@ -172,7 +172,8 @@ def injection_run(request: pytest.FixtureRequest, tiny_server: TinyServer,
 
 
 def test_the_page_reached_the_judge_and_the_actor_only_inside_untrusted_blocks(injection_run: InjectionRun) -> None:
-    assert injection_run.record["status"] in ("ok", "judge_error"), injection_run.record["error"]
+    # random weights: a verdict, a malformed one, or one cut at its 200-token cap (named truncated)
+    assert injection_run.record["status"] in ("ok", "judge_error", "truncated"), injection_run.record["error"]
     assert injection_run.judge_requests and injection_run.actor_requests
     for body, status in injection_run.judge_requests + injection_run.actor_requests:
         assert status == 200, status

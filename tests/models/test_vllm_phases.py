@@ -4,7 +4,8 @@ both models without four more server starts).
 
 The generator's answers are constrained by vLLM's structured outputs (a regex) to a JSON contract holding a
 buildable one-file app, so every slot builds, loads and is judged by the LLM judge through its own server
-(random weights: its verdict may be malformed, a judge_error, but it is the judge server's answer).
+(random weights: its verdict may be malformed, a judge_error, or cut at its cap, truncated; but it is the judge
+server's answer).
 From the runner's timestamped lifecycle lines in the server logs: staged, the judge server is launched only
 after the generator server stopped; together, both are up at once. The two runs' summaries are equal.
 """
@@ -110,13 +111,18 @@ def test_staged_phases_never_hold_both_servers_and_match_together(tmp_path: Path
     assert generator["stopped"] < judge["launch"], (generator, judge)
 
     records = [json.loads(line) for line in (staged / "turns.jsonl").read_text().splitlines()]
-    assert len(records) == 2 and {r["status"] for r in records} <= {"ok", "judge_error"}
+    assert len(records) == 2 and {r["status"] for r in records} <= {"ok", "judge_error", "truncated"}
     assert all(r["extra"]["build_status"] == "ok" for r in records)  # the constrained answers built
-    # Random weights rarely close every string of the rubric's schema within max_tokens: a verdict, or a
-    # malformed one (judge_error), but always the judge server's own answer to each slot.
+    # Random weights rarely close every string of the rubric's schema within max_tokens: a verdict, a malformed
+    # one (judge_error) or one cut at the cap (truncated, named with its tokens and cap), but always the judge
+    # server's own answer to each slot.
     for record in records:
         if record["status"] == "ok":
             assert record["verdict"]["raw"]["model"] == "tiny-judge"
+        elif record["status"] == "truncated":
+            assert record["error"].startswith("tiny-judge: verdict truncated"), record["error"]
+            assert record["extra"]["truncated"]["role"] == "judge"
+            assert record["extra"]["truncated"]["max_tokens"] == 400
         else:
             assert record["error"].startswith("tiny-judge: malformed verdict"), record["error"]
     [judge_log] = list((staged / "servers").glob("tiny-judge-*.log"))
