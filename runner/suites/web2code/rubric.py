@@ -24,13 +24,13 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
-from runner.judges.base import Judge, JudgeError
+from runner.judges.base import Judge, JudgeError, JudgeTruncated
 from runner.judges.rubrics import Rubric, RubricBase, RubricOutcome
 from runner.suites.web2code.image import (
     RUBRIC_BANDS, RUBRIC_DIMENSIONS, PerceptualColour, pad_to_common, rubric_inbox_score,
 )
 from runner.models.fitting import RequestRefused
-from runner.models.structured import StructuredOutputError, decoding_schema
+from runner.models.structured import StructuredOutputError, TruncatedAnswer, decoding_schema
 from runner.turns.records import DimensionScore
 from runner.suites.web2code.scoring import OutboxBlock, macro_outbox, outbox_blocks
 
@@ -285,6 +285,9 @@ async def ask_rubric(judge: Judge, rubric: Rubric, messages: list[dict[str, Any]
             result = await judge.ask(rubric, messages, ids=ids or [], max_attempts=left, out_dir=out_dir)
         except RequestRefused as error:  # asking again cannot help
             return None, f"{what} judging refused ({error.server_message or error}); SSIM fallback"
+        except TruncatedAnswer as error:  # cut at the output cap, and its changed re-ask too: named, not guessed
+            raise JudgeTruncated(f"the judge's {what} answer was truncated: {error}",
+                                 cut={"role": "judge", "model": error.model, **(error.cut or {})}) from error
         except StructuredOutputError as error:  # every remaining attempt answered off the scale
             problem, off_scale, left = error.errors[-1] if error.errors else str(error), off_scale + left, 0
             break

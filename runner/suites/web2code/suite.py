@@ -32,7 +32,7 @@ from runner.turns.evidence_folder import EvidenceFolder
 from runner.suites.web2code.image import (
     JND_DELTA_E, REFLOW_TOLERANCE_PX, RUBRIC_DIMENSIONS, PerceptualColour, final_score, load_rgb, png_bytes,
 )
-from runner.models.base import GenerationRequest
+from runner.models.base import GenerationRequest, ModelResponse
 from runner.models.fitting import fit_for_model
 from runner.turns.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
 from runner.judges.base import Judge, JudgeInput
@@ -304,7 +304,9 @@ class Web2CodeSuite(SuiteBase):
 
     async def _captions(self, traj: Trajectory) -> None:
         """§5.1 ablation: one caption per golden crop, by the run's caption role, cached beside the trajectory
-        (keyed by the model's name and the crop: conf/model names one configuration each)."""
+        (keyed by the model's name and the crop: conf/model names one configuration each). A caption that came
+        back empty or cut at the output cap is named beside it (`.call.json`: what the model wrote, how it ended),
+        and each slot that shows it keeps that record in its failed_calls.jsonl (`prepare_judging`)."""
         model = self.context.roles.get("caption")
         if model is None:
             raise ValueError("suite.caption=true: the run's context holds no `caption` model role (roles.caption)")
@@ -322,8 +324,14 @@ class Web2CodeSuite(SuiteBase):
                 response = await model.generate(GenerationRequest(task_id=f"caption:{traj.page}", turn=t,
                                                                   messages=fitted.messages))
                 path.parent.mkdir(parents=True, exist_ok=True)
+                if response.cut or not response.text.strip():
+                    write_json_atomic(path.with_suffix(".call.json"), caption_call_record(response, model.name,
+                                                                                         traj.page, t))
                 path.write_text(response.text.strip())
             step["region"]["caption"] = path.read_text()
+            call = path.with_suffix(".call.json")
+            if call.is_file():
+                step["region"]["caption_call"] = json.loads(call.read_text())
 
     def trajectory(self, task: Task) -> Trajectory:
         return self._trajectories[task.id]
@@ -403,6 +411,9 @@ class Web2CodeSuite(SuiteBase):
             locators += [target["locator_after"] for target in self._targets(traj, t - 1)]
         png_path, located = await self._observe(traj, dict(files), locators)
         folder = EvidenceFolder(Path(out_dir))
+        region = self._targets(traj, t)[0] if self.track == "macro" else None
+        if region is not None and self.settings.caption and region.get("caption_call"):
+            folder.append_failed_call(region["caption_call"], judging=False)  # the caption this slot was shown
         folder.write_bytes(folder.RENDER_MODEL, png_path.read_bytes())
         input_path = self._inputs.get((task.id, turn.index), traj.render_path(t))
         folder.write_bytes(folder.RENDER_INPUT, input_path.read_bytes())
@@ -586,3 +597,21 @@ def micro_suite(settings: Web2CodeSuiteSettings, *, project_root: Path) -> Web2C
 
 MACRO_ENTRY = (Web2CodeSuiteSettings, macro_suite)
 MICRO_ENTRY = (Web2CodeSuiteSettings, micro_suite)
+
+
+def caption_call_record(response: ModelResponse, model: str, page: str, step: int) -> dict[str, Any]:
+    """A caption call that gave no usable caption (empty, or cut at the output cap), as the failed-call records of
+    runner/models/structured.py keep them: what the model wrote and how it ended."""
+    cut = response.cut_record()
+    attempt: dict[str, Any] = {"attempt": 1, "text": response.text, "chars": len(response.text),
+                               "finish_reason": response.finish_reason, "usage": dict(response.usage),
+                               "max_tokens": response.max_tokens, "cut": cut,
+                               "error": "cut at the output cap" if cut else "empty caption"}
+    if response.reasoning:
+        attempt["reasoning"] = response.reasoning
+    record: dict[str, Any] = {"role": "caption", "model": model, "task_id": f"caption:{page}", "step": step,
+                              "outcome": "truncated" if cut else "empty", "error": attempt["error"],
+                              "attempts": [attempt]}
+    if cut:
+        record["cut"] = cut
+    return record
