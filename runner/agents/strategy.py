@@ -22,7 +22,7 @@ from typing import Any
 
 from runner.agents.base import Agent, AgentFailed, AgentOutcome, AgentTurn
 from runner.agents.budget import BudgetMeter
-from runner.agents.prompt import AGENT_PROMPT_VERSION, agent_messages, prompt_text
+from runner.agents.prompt import agent_messages, prompt_text
 from runner.agents.proxy import ModelProxy
 from runner.agents.settings import AgentSettings
 from runner.agents.transcript import steps_from_calls
@@ -50,10 +50,6 @@ class AgentGeneration:
         self.vision = vision
         self._proxy: ModelProxy | None = None
 
-    @property
-    def prompt_version(self) -> str:
-        return AGENT_PROMPT_VERSION
-
     async def generate(self, messages: list[dict[str, Any]], call: ModelCaller, tools: GenerationTools) -> Generation:
         if self._proxy is None:
             self._proxy = ModelProxy()
@@ -62,11 +58,13 @@ class AgentGeneration:
         await asyncio.to_thread(workspace.seed, tools.previous_files)
         told = agent_messages(messages, static=tools.static)
         meter = BudgetMeter(self.settings.budget)
-        snapshots: dict[int, dict[str, str]] = {}
+        snapshots: dict[int, dict[str, str]] = {}  # the workspace as each call arrived: the transcript's file changes
+
+        def arrived(index: int) -> None:
+            snapshots[index] = workspace.snapshot()
+
         async with self._proxy.session(upstream=tools.chat, meter=meter, model_name=self.model_name,
-                                       recorder=tools.evidence,
-                                       on_request=lambda index: snapshots.__setitem__(index, workspace.snapshot())
-                                       ) as session:
+                                       recorder=tools.evidence, on_request=arrived) as session:
             turn = AgentTurn(task_id=tools.task_id, turn=tools.turn, messages=told, prompt=prompt_text(told),
                              workspace=workspace, session=session, tools=tools, vision=self.vision,
                              first_turn=not tools.previous_files or tools.turn == 1)
