@@ -70,6 +70,18 @@ class SandboxConfig(KindConfig):
     pass
 
 
+class AgentConfig(KindConfig):
+    """`agent`: who generates, in the slot's workspace (runner/agents/); `none`, one model call per turn (or the
+    suite's rounds), is the default. `paper`: model name -> the agent a paper generated that model with (a
+    preset's, FlowEval §3.1's official CLIs); a run of a listed model with another agent records the deviation."""
+
+    paper: dict[str, str] = Field(default_factory=dict)
+
+
+def _no_agent() -> AgentConfig:
+    return AgentConfig(name="none", kind="none")
+
+
 class ConcurrencyConfig(_Strict):
     """Separate limits per kind of work: model calls, builds, browsers and judge calls.
 
@@ -106,6 +118,7 @@ class RunnerConfig(_Strict):
     judge: JudgeConfig
     actor: ActorConfig
     sandbox: SandboxConfig
+    agent: AgentConfig = Field(default_factory=_no_agent)
     tracking: TrackingSettings = Field(default_factory=TrackingSettings)
     browser: dict[str, Any] = Field(default_factory=dict)  # runner.browser.launch.BrowserSettings
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
@@ -137,11 +150,14 @@ class RunnerConfig(_Strict):
         return self
 
     @model_serializer(mode="wrap")
-    def _without_empty_plugins(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # A run without plugins dumps as before: its config.yaml and config hash stay comparable on resume.
+    def _without_defaults_of_new_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A run without plugins, and one without an agent, dumps as before: its config.yaml and config hash stay
+        # comparable on resume with runs written before these keys.
         data = handler(self)
         if not self.plugins:
             data.pop("plugins", None)
+        if self.agent.kind == "none" and not (self.agent.options or self.agent.paper or self.agent.model_extra):
+            data.pop("agent", None)
         return data
 
     def resolve_path(self, value: str | Path) -> Path:
@@ -150,8 +166,9 @@ class RunnerConfig(_Strict):
 
 
 # The sections that name a kind, with the field naming it; the model roles name a provider the same way.
-KIND_SECTIONS = {"judge": "kind", "actor": "kind", "sandbox": "kind"}
+KIND_SECTIONS = {"judge": "kind", "actor": "kind", "sandbox": "kind", "agent": "kind"}
 SECTION_KEYS = {"name", "kind", "options"}
+FAMILY_KEYS = {"agent": {"paper"}}  # keys of a family's section besides those
 
 
 def parse_config(raw: dict[str, Any], *, kinds: Mapping[str, Collection[str]],
@@ -198,7 +215,8 @@ def _kind_errors(raw: dict[str, Any], kinds: Mapping[str, Collection[str]],
                          f"{', '.join(sorted(kinds.get(family, ())))}")
         if family == "model":
             continue  # a model section's other keys are its provider's settings
-        for extra in sorted(set(section) - SECTION_KEYS - set(sections.get(family, ()))):
+        for extra in sorted(set(section) - SECTION_KEYS - FAMILY_KEYS.get(family, set())
+                            - set(sections.get(family, ()))):
             lines.append(f"  {key}.{extra}: unknown key (value {_shown(section[extra])}); check its spelling")
         for name in sorted(set(sections.get(family, ())) & set(section)):
             if not isinstance(section[name], dict):

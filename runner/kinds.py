@@ -1,4 +1,4 @@
-"""One registry for every kind a config names: judges, actors, sandboxes and model providers.
+"""One registry for every kind a config names: judges, actors, sandboxes, model providers, suites and agents.
 
 An implementation registers itself with one decorator on its factory, next to where it is defined (suites
 are registered from the string maps their packages declare, runner/run/plugins.py):
@@ -46,10 +46,11 @@ BUILTIN_MODULES: dict[str, str] = {
     "sandbox": "runner.sandbox.kinds",
     "model": "runner.models.providers",
     "suite": "runner.suites.registry",  # registers what each suite package declares (runner/run/plugins.py)
+    "agent": "runner.agents.kinds",
 }
 # family -> the config field that names the kind (`judge.kind`, `model.provider`)
 FAMILY_FIELD: dict[str, str] = {"judge": "kind", "actor": "kind", "sandbox": "kind", "model": "provider",
-                                "suite": "name"}
+                                "suite": "name", "agent": "kind"}
 
 Reference = str | Callable[..., Any]  # the object, or "module:attribute" imported on first use
 FactoryT = TypeVar("FactoryT", bound=Callable[..., Any])
@@ -72,11 +73,11 @@ class Kind:
     `section`: the config section holding its settings (`options`; the probe actor, the rules judge and the
     local sandbox keep their own section names, `actor.probe`, `judge.rules`, `sandbox.local`). For a model
     provider the settings model validates the whole model section. `preflight`: the cheap check run before
-    work starts (runner/run/preflight.py passes a sandbox's, judge's or actor's `(config, suite)` and a
-    provider's `(role)`; it returns preflight Problems). `calls_model`: a judge or actor whose
-    `options.model` is a model role the run calls. `traced`: a provider whose calls cost tokens (traced, never
-    replays). `images`: a sandbox's images for lineage, `(config) -> {name: {tag, digest, versions}}`;
-    `tracking_tags`: a sandbox's run tags, `async (config) -> {tag: value}`. `rubrics`: the rubric names a
+    work starts (runner/run/preflight.py passes a sandbox's, judge's, actor's or agent's `(config, suite)` and a
+    provider's `(role)`; it returns preflight Problems). `calls_model`: a judge or actor whose `options.model` is
+    a model role the run calls. `traced`: a provider whose calls cost tokens (traced, never
+    replays). `images`: a sandbox's or an agent's images for lineage, `(config) -> {name: {tag, digest,
+    versions}}`; `tracking_tags`: a sandbox's run tags, `async (config) -> {tag: value}`. `rubrics`: the rubric names a
     judge's config uses, `(judge config) -> [name]`, whose versions lineage records. `calls_per_use`: for a kind
     that calls a model, the most calls one use makes (a judged slot, an actor's trace), `(settings) -> int`,
     which `run.plan=true` bounds the run's calls by (runner/run/plan.py).
@@ -215,7 +216,8 @@ def register_kind(
 
     The factory's arguments are its family's: a judge's `(settings, *, name, model)`, an actor's
     `(settings, *, model)` (None: no actor), a sandbox's `(settings, *, config)`, a model provider's
-    `(data, *, tasks, cache)` with `data` the model section as a dict, a suite's `(settings, *, project_root)`."""
+    `(data, *, tasks, cache)` with `data` the model section as a dict, a suite's `(settings, *, project_root)`, an
+    agent's `(settings, *, config)` (the run's generation strategy; None for agent=none)."""
 
     def register(factory: FactoryT) -> FactoryT:
         KINDS.add(Kind(family=family, name=name, factory=factory, settings_ref=settings, section=section,

@@ -1,4 +1,4 @@
-"""The Model protocol: one chat request in, one raw text answer out."""
+"""The Model protocol: one chat request in, one raw text answer out (and, for agents, a raw chat exchange)."""
 
 from __future__ import annotations
 
@@ -58,6 +58,17 @@ class ModelResponse:
                 "answer_tokens": max(completion - reasoning, 0), "max_tokens": self.max_tokens}
 
 
+@dataclass
+class ChatAnswer:
+    """One chat-completions exchange as an agent makes it (runner/agents/proxy.py): the request as it left (the
+    model, sampling settings and output cap the config's; never the key) and the completion as the server gave it."""
+
+    request: dict[str, Any]
+    completion: dict[str, Any]
+    usage: dict[str, int] = field(default_factory=dict)  # prompt_tokens, completion_tokens
+    latency_s: float = 0.0
+
+
 class RequestLimits(BaseModel):
     """What one server accepts. vLLM configs get `images_per_prompt` and `context_tokens` from their `server`
     block (`limit_mm_per_prompt`, `max_model_len`); hosted endpoints declare them in `limits:`."""
@@ -72,7 +83,12 @@ class RequestLimits(BaseModel):
 
 
 class ProviderError(RuntimeError):
-    """No usable response after retries (bucket `provider_error`)."""
+    """No usable response after retries (bucket `provider_error`). `extra`: what the slot's record keeps beside it
+    (an agent's summary, runner/agents/strategy.py)."""
+
+    def __init__(self, message: str, *, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.extra = dict(extra or {})
 
 
 class Model(Protocol):
@@ -88,7 +104,17 @@ class Model(Protocol):
     def max_output_tokens(self) -> int:
         """The output cap a request keeps free in the context; 0: none declared."""
 
+    @property
+    def answers_tool_calls(self) -> bool:
+        """Whether `chat` answers an agent's requests, tools included; False: no agent can run on this model."""
+
     async def generate(self, request: GenerationRequest) -> ModelResponse: ...
+
+    async def chat(self, body: dict[str, Any], *, task_id: str, turn: int) -> ChatAnswer:
+        """One chat-completions request of an agent (messages, tools, tool_choice, stop, an output cap), answered
+        whole. The model, the sampling settings and the largest output cap are the config's; ProviderError when no
+        answer came after the retries, RequestRefused when the server refused the request itself."""
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -105,6 +131,13 @@ class ModelBase:
     @property
     def max_output_tokens(self) -> int:
         return 0
+
+    @property
+    def answers_tool_calls(self) -> bool:
+        return False
+
+    async def chat(self, body: dict[str, Any], *, task_id: str, turn: int) -> ChatAnswer:
+        raise ProviderError(f"{self.name}: answers no chat requests with tools (it cannot run an agent)")
 
     async def aclose(self) -> None:
         return None

@@ -28,7 +28,8 @@ import asyncio
 import json
 import os
 import time
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import httpx
 import openai
@@ -37,9 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from runner.models import anthropic_messages
-from runner.models.base import GenerationRequest, ModelBase, ModelResponse, ProviderError, RequestLimits
+from runner.models.base import ChatAnswer, GenerationRequest, ModelBase, ModelResponse, ProviderError, RequestLimits
 from runner.models.cache import ResponseCache
-from runner.models.dialects import DialectName, check_settings, sampling_parameters, structured_kind
+from runner.models.dialects import DialectName, check_settings, dialect_of, sampling_parameters, structured_kind
 from runner.models.fitting import RequestRefused
 from runner.models.pricing import ModelPrice
 from runner.models.time_limit import generation_time_limit_s
@@ -49,6 +50,8 @@ from runner.errors import ConfigError
 __all__ = ["OpenAIModel", "OpenAIModelSettings"]
 
 _NO_KEY = "EMPTY"  # what local OpenAI-compatible servers accept when they need no key
+_OUTPUT_CAPS = ("max_tokens", "max_completion_tokens")  # an agent's output cap, under either of OpenAI's names
+T = TypeVar("T")
 _REFUSALS = (400, 413, 422)  # the request itself is refused: too many images, too long, malformed
 
 
@@ -228,7 +231,41 @@ class OpenAIModel(ModelBase):
             await asyncio.to_thread(self._cache.put, key, response, model=self.settings.model)
         return response
 
+    @property
+    def answers_tool_calls(self) -> bool:
+        return True
+
+    async def chat(self, body: dict[str, Any], *, task_id: str, turn: int) -> ChatAnswer:
+        """An agent's request with the config's model, sampling settings and output cap (the smaller of the
+        agent's and the config's), by the dialect's parameter names; retried like `generate`, never cached."""
+        started = time.perf_counter()
+        request = {key: value for key, value in body.items() if key not in _OUTPUT_CAPS}
+        params = sampling_parameters(self.settings)
+        token_parameter = dialect_of(self.settings.dialect).token_parameter
+        asked = [int(body[key]) for key in _OUTPUT_CAPS if isinstance(body.get(key), int) and body[key] > 0]
+        params[token_parameter] = min([int(params[token_parameter]), *asked])
+        request = {**self.settings.extra_body, **request, **params, "model": self.settings.model}
+
+        async def send() -> dict[str, Any]:
+            try:
+                completion = await self._client.post("/chat/completions", cast_to=object, body=request)
+            except ValueError as exc:  # a 200 whose JSON body does not decode
+                raise _MalformedResponse(f"malformed response body: {exc}") from exc
+            return _chat_completion(completion)
+
+        completion = await self._with_retries(send)
+        usage = completion.get("usage") or {}
+        return ChatAnswer(request=request, completion=completion, latency_s=time.perf_counter() - started,
+                          usage={"prompt_tokens": int(usage.get("prompt_tokens") or 0),
+                                 "completion_tokens": int(usage.get("completion_tokens") or 0)})
+
     async def _call_with_retries(self, request: GenerationRequest, params: dict[str, Any]) -> ModelResponse:
+        response = await self._with_retries(lambda: self._send(request, params))
+        response.max_tokens = self.settings.output_cap
+        return response
+
+    async def _with_retries(self, send: Callable[[], Awaitable[T]]) -> T:
+        """`send()` under the retry policy (module docstring); what remains is a ProviderError or RequestRefused."""
         attempts = self.settings.max_retries + 1
         retrying = AsyncRetrying(
             stop=stop_after_attempt(attempts),
@@ -239,8 +276,7 @@ class OpenAIModel(ModelBase):
         try:
             async for attempt in retrying:
                 with attempt:
-                    response = await self._send(request, params)
-                    response.max_tokens = self.settings.output_cap
+                    response = await send()
         except openai.APIStatusError as exc:
             n = attempt.retry_state.attempt_number
             if exc.status_code in _REFUSALS:
@@ -395,6 +431,15 @@ class OpenAIModel(ModelBase):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _chat_completion(body: Any) -> dict[str, Any]:
+    """`body` when it is a chat completion with a message (retried as malformed otherwise)."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) \
+            or not isinstance(choices[0].get("message"), dict):
+        raise _MalformedResponse(f"malformed response (no message in its choices): {str(body)[:200]!r}")
+    return body
 
 
 def _reasoning_of(message: Any) -> str:

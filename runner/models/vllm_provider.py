@@ -15,7 +15,8 @@ from typing import Literal
 
 from pydantic import model_validator
 
-from runner.models.base import GenerationRequest, Model, ModelBase, ModelResponse, ProviderError, RequestLimits
+from runner.models.base import (ChatAnswer, GenerationRequest, Model, ModelBase, ModelResponse, ProviderError,
+                                RequestLimits)
 from runner.models.cache import ResponseCache
 from runner.models import server_keep
 from runner.models.openai_provider import GenerationSettings, OpenAIModel, OpenAIModelSettings
@@ -164,7 +165,13 @@ class VLLMModel(ModelBase):
             raise
         self._client = OpenAIModel(self.settings.openai_settings(base_url), cache=self._cache)
 
-    async def generate(self, request: GenerationRequest) -> ModelResponse:
+    @property
+    def answers_tool_calls(self) -> bool:
+        """The server parses tool calls out of the model's text (`enable_auto_tool_choice` with its
+        `tool_call_parser`); a server the user runs (attach) is taken at its word."""
+        return self.settings.server.enable_auto_tool_choice or self.settings.server.mode == "attach"
+
+    async def _started(self) -> OpenAIModel:
         if self._client is None:
             try:
                 await self.start()
@@ -172,7 +179,13 @@ class VLLMModel(ModelBase):
                 first = str(error).splitlines()[0]
                 raise ProviderError(f"{self.name}: the vLLM server failed to start: {first}") from error
         assert self._client is not None
-        return await self._client.generate(request)
+        return self._client
+
+    async def generate(self, request: GenerationRequest) -> ModelResponse:
+        return await (await self._started()).generate(request)
+
+    async def chat(self, body: dict, *, task_id: str, turn: int) -> ChatAnswer:
+        return await (await self._started()).chat(body, task_id=task_id, turn=turn)
 
     async def aclose(self) -> None:
         starting, self._starting = self._starting, None

@@ -13,7 +13,7 @@ exactly that part:
 - `check_model`: the provider's own check (registered with it, runner/kinds.py): weights in the hub cache,
   vLLM importable, Docker for a containerised server, an attached server reachable, an API key variable set;
 - `check_sandbox`, `check_kinds`, `check_browser`: the sandbox kind's own check (bubblewrap and node, or the
-  Docker engine and images), the judge's and actor's where they have one; Chromium;
+  Docker engine and images), the judge's, actor's and agent's where they have one; Chromium;
 - `check_paper_data`: with `suite.task_set=paper`, the paper's data pulled as pinned (runner/run/paper_data.py);
 - `check_tasks`: the task files (and tool backends) load;
 - `check_suite_resources`: what a suite loads itself (FlowEval's UIClip weights).
@@ -305,8 +305,9 @@ def check_sandbox(config: Any, suite: Any) -> list[Problem]:
 
 
 def check_kinds(config: Any, suite: Any) -> list[Problem]:
-    """The judge's and the actor's own preflight checks, for kinds that declare one."""
-    return _kind_problems("judge", config, suite) + _kind_problems("actor", config, suite)
+    """The judge's, the actor's and the agent's own preflight checks, for kinds that declare one."""
+    return (_kind_problems("judge", config, suite) + _kind_problems("actor", config, suite)
+            + _kind_problems("agent", config, suite))
 
 
 def _kind_problems(family: str, config: Any, suite: Any) -> list[Problem]:
