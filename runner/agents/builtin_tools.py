@@ -54,7 +54,7 @@ class ToolResult:
     text: str
     ok: bool = True
     image_png: bytes | None = None  # a screenshot to show the model (view_page)
-    files: dict[str, str] = field(default_factory=dict)  # agent/ files this call wrote: {"build_log": name, ...}
+    files: dict[str, str] = field(default_factory=dict)  # agent_files/ files this call wrote: {"build_log": name, ...}
     build: dict[str, Any] | None = None  # the build it ran: {"ok", "status"}
     finished: str | None = None  # finish's summary
 

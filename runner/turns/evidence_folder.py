@@ -30,7 +30,7 @@ Who writes what, and when (each file once; docs/ARCHITECTURE.md, "Evidence folde
     agent_calls.jsonl                   the model proxy: every call of the agent (request, answer, tokens, seconds)
     agent_steps.jsonl                   the agent's transcript: per step its answer, each tool call and result, the
                                           files it changed, the build it tried
-    agent/                              the agent's own files: step screenshots, build logs, its process's output
+    agent_files/                        the agent's own files: step screenshots, build logs, its process's output
     agent_workspace/                    the agent's workspace (scratch, not evidence; removed with the build's)
 
 A file written twice would mean two owners; the writers refuse it (EvidenceExistsError) unless the caller
@@ -107,7 +107,7 @@ class EvidenceFolder:
     AGENT = "agent.json"
     AGENT_CALLS = "agent_calls.jsonl"
     AGENT_STEPS = "agent_steps.jsonl"
-    AGENT_FILES = "agent"
+    AGENT_FILES = "agent_files"
     AGENT_WORKSPACE = "agent_workspace"
     # The runtime state as a judge reads it: the bridge's live state, else the snapshot carried to the next turn.
     RUNTIME_STATES = (STATE, STATE_CARRIED)

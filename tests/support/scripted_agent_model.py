@@ -73,13 +73,13 @@ def smoke_references() -> dict[str, dict[str, str]]:
 
 
 def working_app(messages: list[dict[str, Any]]) -> tuple[int, str]:
-    """list_files, then write the turn's reference files, build, view the page, and stop."""
+    """List and read the workspace, write the turn's reference files, build, view the page, and stop."""
     step = assistant_turns(messages)
     files = smoke_references().get(" ".join(current_request(messages).split()))
     if files is None:
         return answer("I do not know this request.")
     if step == 0:
-        return answer("Looking at the workspace.", [tool_call("list_files")])
+        return answer("Looking at the workspace.", [tool_call("list_files"), tool_call("read_file", path="src/App.jsx")])
     if step == 1:
         return answer("Writing the app.", [tool_call("write_file", path=path, content=content)
                                            for path, content in files.items()])
