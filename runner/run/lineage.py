@@ -143,16 +143,20 @@ def prompt_versions(suite: Any = None, config: Any = None) -> dict[str, str]:
 
 
 def sandbox_images(config: Any) -> dict[str, dict[str, Any]]:
-    """The sandbox's images (tag, digest, recorded versions), from its kind's `images` hook ({} if none)."""
-    kind = KINDS.find("sandbox", str(getattr(getattr(config, "sandbox", None), "kind", None)))
-    hook = kind.images if kind is not None else None
-    if hook is None:
-        return {}
-    try:
-        return hook(config)
-    except Exception as error:  # an unreachable engine must not stop the run; record that it was unknown
-        log.warning("could not read the sandbox images: %s", error)
-        return {"error": {"tag": "unavailable", "digest": "unavailable", "versions": {}}}
+    """The images the run's sandbox and agent run in (tag, digest, recorded versions), from their kinds' `images`
+    hooks ({} if none): the sandbox's build and browser images, an official CLI's agent image."""
+    images: dict[str, dict[str, Any]] = {}
+    for family in ("sandbox", "agent"):
+        kind = KINDS.find(family, str(getattr(getattr(config, family, None), "kind", None)))
+        hook = kind.images if kind is not None else None
+        if hook is None:
+            continue
+        try:
+            images.update(hook(config))
+        except Exception as error:  # an unreachable engine must not stop the run; record that it was unknown
+            log.warning("could not read the %s images: %s", family, error)
+            images[f"{family}-error"] = {"tag": "unavailable", "digest": "unavailable", "versions": {}}
+    return images
 
 
 def image_digests(images: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
