@@ -72,7 +72,10 @@ class SandboxConfig(KindConfig):
 
 class AgentConfig(KindConfig):
     """`agent`: who generates, in the slot's workspace (runner/agents/); `none`, one model call per turn (or the
-    suite's rounds), is the default."""
+    suite's rounds), is the default. `paper`: model name -> the agent a paper generated that model with (a
+    preset's, FlowEval §3.1's official CLIs); a run of a listed model with another agent records the deviation."""
+
+    paper: dict[str, str] = Field(default_factory=dict)
 
 
 def _no_agent() -> AgentConfig:
@@ -153,7 +156,7 @@ class RunnerConfig(_Strict):
         data = handler(self)
         if not self.plugins:
             data.pop("plugins", None)
-        if self.agent.kind == "none" and not self.agent.options and not self.agent.model_extra:
+        if self.agent.kind == "none" and not (self.agent.options or self.agent.paper or self.agent.model_extra):
             data.pop("agent", None)
         return data
 
@@ -165,6 +168,7 @@ class RunnerConfig(_Strict):
 # The sections that name a kind, with the field naming it; the model roles name a provider the same way.
 KIND_SECTIONS = {"judge": "kind", "actor": "kind", "sandbox": "kind", "agent": "kind"}
 SECTION_KEYS = {"name", "kind", "options"}
+FAMILY_KEYS = {"agent": {"paper"}}  # keys of a family's section besides those
 
 
 def parse_config(raw: dict[str, Any], *, kinds: Mapping[str, Collection[str]],
@@ -211,7 +215,8 @@ def _kind_errors(raw: dict[str, Any], kinds: Mapping[str, Collection[str]],
                          f"{', '.join(sorted(kinds.get(family, ())))}")
         if family == "model":
             continue  # a model section's other keys are its provider's settings
-        for extra in sorted(set(section) - SECTION_KEYS - set(sections.get(family, ()))):
+        for extra in sorted(set(section) - SECTION_KEYS - FAMILY_KEYS.get(family, set())
+                            - set(sections.get(family, ()))):
             lines.append(f"  {key}.{extra}: unknown key (value {_shown(section[extra])}); check its spelling")
         for name in sorted(set(sections.get(family, ())) & set(section)):
             if not isinstance(section[name], dict):

@@ -76,6 +76,9 @@ PAPER_VALUES: list[tuple[str, str, Any, str]] = [
     ("floweval-table1", "model.temperature", 1.0, "FlowEval §3.1 gives no temperature for its five independent "
                                                   "generations: the preset states one (docs/presets.md)"),
     ("floweval-table1", "suite.featurizer", "uiclip", "FlowEval §3.3: UIClip"),
+    ("floweval-table1", "agent.paper", {"qwen3-coder": "qwen-code", "qwen3-coder-480b-a35b-instruct": "qwen-code",
+                                        "gemini-2.5-pro": "gemini-cli"},
+     "FlowEval §3.1: each model's official coding agent, for the paper's models configured here"),
     ("web2code-table3-macro", "suite.name", "macro", "MT-Web2Code §4.1"),
     ("web2code-table3-macro", "suite.task_set", "project", "MT-Web2Code's data is not released: the project's"),
     ("web2code-table3-macro", "suite.turns", 5, "MT-Web2Code §4.1"),
@@ -203,3 +206,17 @@ def test_a_paper_model_as_generator_has_its_judge_configs_weights(model: str, ju
     as_model = composed(f"model={model}")["model"]["server"]
     as_judge = composed(f"judge={judge}")["judge"]["options"]["model"]["server"]
     assert (as_model["hf_repo"], as_model["revision"]) == (as_judge["hf_repo"], as_judge["revision"])
+
+
+def test_floweval_names_each_models_agent_and_a_run_without_it_records_the_deviation() -> None:
+    from runner.agents.settings import paper_agent_deviation
+
+    def deviation(*overrides: str) -> str | None:
+        return paper_agent_deviation(validate_config(composed("+experiment=floweval-table1", *overrides)))
+
+    assert deviation("model=qwen3-coder") == (
+        "the paper generated qwen3-coder with its agent qwen-code; this run used agent=none (add agent=qwen-code "
+        "for the paper's setting)")
+    assert "with its agent gemini-cli; this run used agent=builtin" in deviation("model=gemini-2.5-pro",
+                                                                                  "agent=builtin")
+    assert deviation("model=gpt-4o") is None  # not one of the paper's models: nothing to compare with

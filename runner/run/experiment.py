@@ -16,6 +16,7 @@ from runner.run import preflight
 from runner.run import progress
 from runner.actors.registry import build_actor
 from runner.agents.registry import build_agent
+from runner.agents.settings import paper_agent_deviation
 from runner.browser.launch import BrowserPool, BrowserPools, BrowserSettings
 from runner.errors import ConfigError, section_settings
 from runner.config import RunnerConfig
@@ -109,6 +110,9 @@ def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], t
                       "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks)}
     if config.agent.kind != "none":  # who generated, in the workspace (runner/agents/): part of what was measured
         summary["run"]["agent"] = config.agent.name
+    deviation = paper_agent_deviation(config)
+    if deviation is not None:
+        summary["run"]["agent_deviation"] = deviation
     # What the providers were sent where it differs from the config (a temperature only the provider's default can
     # take, a JSON schema an endpoint honours only as JSON mode): a number says what it measured.
     summary["run"]["provider_deviations"] = lineage_mod.request_record(config, suite)[1]
@@ -211,6 +215,9 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
     plan.write(run_dir.path)
     task_set = task_set_record(lineage.get("task_set"), len(tasks))
     console.print(describe_task_set(task_set), markup=False, highlight=False, soft_wrap=True)  # what is measured
+    deviation = paper_agent_deviation(config)
+    if deviation is not None:
+        console.print(f"agent: {deviation}", markup=False, highlight=False, soft_wrap=True)
     tags = {**lineage_mod.lineage_tags(lineage), **task_set_tags(task_set), **sandbox_tags}
     async with RunSession.open(config, run_dir, name=run_name(config), tags=tags, reattach=resumed,
                                console=console) as session:

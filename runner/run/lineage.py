@@ -54,7 +54,7 @@ COMPARED: dict[str, str] = {
 }
 # Recorded and tagged but not compared: the browser that does not render the run may update freely; what each
 # model role's requests carry and how that differs from its config follow from the config (its hash is compared).
-TAGGED_ONLY = ("browser_versions", "request_parameters", "provider_deviations")
+TAGGED_ONLY = ("browser_versions", "request_parameters", "provider_deviations", "agent_deviation")
 # Keys in model/judge/actor config that pin which weights answer (anything else is covered by the config hash).
 REVISION_KEYS = ("name", "provider", "model", "revision", "model_revision", "tokenizer_revision", "checkpoint",
                  "quantization", "dtype", "served_model_name")
@@ -139,24 +139,30 @@ def prompt_versions(suite: Any = None, config: Any = None) -> dict[str, str]:
             raise LineageError(f"suite {suite.name!r} declares no prompt_version; lineage.json must record it")
         versions[f"suite:{suite.name}"] = str(suite.prompt_version)
     versions.update(rubric_versions(config, suite))
+    agent = getattr(config, "agent", None)
+    if agent is not None and agent.kind != "none":  # what an agent is told besides the suite's payload
+        from runner.agents.prompt import AGENT_PROMPT_VERSION
+
+        versions[f"agent:{agent.name}"] = AGENT_PROMPT_VERSION
     return versions
 
 
 def sandbox_images(config: Any) -> dict[str, dict[str, Any]]:
-    """The images the run's sandbox and agent run in (tag, digest, recorded versions), from their kinds' `images`
-    hooks ({} if none): the sandbox's build and browser images, an official CLI's agent image."""
-    images: dict[str, dict[str, Any]] = {}
+    """The sandbox's images (tag, digest, recorded versions), from its kind's `images` hook ({} if none), and
+    an agent's (an official CLI's image), from the agent kind's."""
+    found: dict[str, dict[str, Any]] = {}
     for family in ("sandbox", "agent"):
         kind = KINDS.find(family, str(getattr(getattr(config, family, None), "kind", None)))
         hook = kind.images if kind is not None else None
         if hook is None:
             continue
         try:
-            images.update(hook(config))
+            found.update(hook(config))
         except Exception as error:  # an unreachable engine must not stop the run; record that it was unknown
             log.warning("could not read the %s images: %s", family, error)
-            images[f"{family}-error"] = {"tag": "unavailable", "digest": "unavailable", "versions": {}}
-    return images
+            found["error" if family == "sandbox" else f"{family}-error"] = {
+                "tag": "unavailable", "digest": "unavailable", "versions": {}}
+    return found
 
 
 def image_digests(images: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
@@ -207,8 +213,18 @@ def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dic
         "prompt_versions": prompt_versions(suite, config),
         "request_parameters": requests,
         "provider_deviations": deviations,
+        **({"agent_deviation": agent_deviation} if (agent_deviation := _agent_deviation(config)) else {}),
         **({"task_set": task_set_identity(config, suite, project_commit=commit)} if suite is not None else {}),
     }
+
+
+def _agent_deviation(config: Any) -> str | None:
+    """Where the run's agent is not the one the paper used for its model (runner/agents/settings.py)."""
+    if getattr(config, "agent", None) is None:
+        return None
+    from runner.agents.settings import paper_agent_deviation
+
+    return paper_agent_deviation(config)
 
 
 def request_record(config: Any, suite: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:

@@ -157,6 +157,8 @@ def merge_runs(run_dirs: Sequence[str | Path], out_dir: str | Path | None = None
     summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
                       "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks),
                       "merged_from": [str(p) for p in paths]}
+    if config.agent.kind != "none":
+        summary["run"]["agent"] = config.agent.name
     task_set = task_set_record(lineages[0].get("task_set"), len(tasks))
     if task_set is not None:  # the shards share it (a compared lineage item)
         summary["task_set"] = task_set

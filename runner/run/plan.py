@@ -94,6 +94,12 @@ def per_use_calls(config: RunnerConfig, roles: list[str]) -> dict[str, int]:
     return found
 
 
+def agent_settings(config: RunnerConfig) -> Any:
+    """The run's agent's settings (each holds its `budget`: runner/agents/settings.py); None: no agent."""
+    kind = KINDS.get("agent", config.agent.kind, key="agent.kind")
+    return kind.parse(config.agent.section(kind.section), f"agent.{kind.section}")
+
+
 def _role_plan(role: str, settings: dict[str, Any], calls: int | None) -> RolePlan:
     provider = str(settings.get("provider"))
     kind = KINDS.find("model", provider)
@@ -128,6 +134,14 @@ async def build_plan(config: RunnerConfig, context: preflight.RunContext | None 
         except (ValueError, OSError) as error:  # a task file's own error names the file and the field
             needs.append(f"missing suite tasks: {error}")
     bounds = suite.call_bounds(tasks, per_use_calls(config, used)) if tasks is not None else {}
+    agent_kind = KINDS.get("agent", config.agent.kind, key="agent.kind")
+    agent = agent_settings(config)
+    if agent is not None and agent_kind.calls_per_use is not None and tasks is not None:
+        # an agent: each slot's calls are bounded by its budget (the kind's calls_per_use: its steps)
+        bounds["generator"] = sum(len(task.turns) for task in tasks) * int(agent_kind.calls_per_use(agent))
+        notes.append(f"the generator works as agent {config.agent.name}: per slot at most {agent.budget.steps} "
+                     f"model calls and {agent.budget.tokens:,} tokens (prompt and output), "
+                     f"{agent.budget.wall_clock_s:g} s (its budget)")
     models = role_model_settings(config)
     role_plans = []
     for role in used:

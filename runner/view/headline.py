@@ -30,7 +30,7 @@ class Metric:
 
 
 def run_facts(run: RunData) -> dict[str, str]:
-    """model, suite, judge, actor, sandbox, the commit the run was made at (lineage.json) and its task set."""
+    """model, agent, suite, judge, actor, sandbox, the commit the run was made at (lineage.json) and its task set."""
     summary_run = run.summary.get("run") or {}
     sandbox = str(summary_run.get("sandbox") or (run.config.get("sandbox") or {}).get("name") or "")
     commit = ""
@@ -42,7 +42,8 @@ def run_facts(run: RunData) -> dict[str, str]:
         commit = str(lineage.get("git_commit") or "")[:10]
         if commit and str(lineage.get("git_dirty")).lower() == "true":
             commit += "+dirty"
-    return {"model": run.model, "suite": run.suite, "judge": run.judge, "actor": run.actor, "sandbox": sandbox,
+    return {"model": run.model, "agent": run.agent, "suite": run.suite, "judge": run.judge, "actor": run.actor,
+            "sandbox": sandbox,
             "commit": commit, "task set": task_set_fact(run.summary.get("task_set"))}
 
 

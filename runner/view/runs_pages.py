@@ -27,7 +27,7 @@ from runner.view.profiles import model_ids, model_profile
 from runner.view.rows import build_rows, outcome, read_human_labels, rows_script
 
 router = APIRouter()
-FACTS = ("model", "suite", "task set", "judge", "actor", "sandbox", "commit")
+FACTS = ("model", "agent", "suite", "task set", "judge", "actor", "sandbox", "commit")
 
 
 def run_summaries(runs: list[ViewRun]) -> tuple[list[str], list[dict[str, Any]]]:

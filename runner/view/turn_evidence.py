@@ -58,6 +58,30 @@ class Step:
 
 
 @dataclass
+class AgentToolCall:
+    name: str
+    arguments: Text
+    result: Text
+    ok: bool
+    build: dict[str, Any] | None = None  # the build it ran: {"ok", "status"}
+    build_log: str = ""  # run-relative paths ("" when it kept none)
+    screenshot: str = ""
+
+
+@dataclass
+class AgentStep:
+    """One step of an agent (runner/agents/): the model's answer, its tool calls with their results, the files
+    they changed."""
+
+    index: Any
+    assistant: Text
+    calls: list[AgentToolCall]
+    files_changed: dict[str, list[str]]
+    usage: dict[str, Any]
+    seconds: Any
+
+
+@dataclass
 class Requirement:
     id: str
     status: str
@@ -90,6 +114,8 @@ class TurnEvidence:
     final_dom: str = ""
     trace: dict[str, Any] | None = None
     steps: list[Step] = field(default_factory=list)
+    agent: dict[str, Any] | None = None  # agent.json: who worked the workspace, what stopped it, what it spent
+    agent_steps: list[AgentStep] = field(default_factory=list)
     verdict: Verdict | None = None
     requirements: list[Requirement] = field(default_factory=list)
     build_log: Text | None = None
@@ -246,13 +272,14 @@ def load_turn(run: ViewRun, record: TurnRecord) -> TurnEvidence:
     _read_answer(turn, ev)
     _read_screens(turn, folder)
     _read_trace(turn, ev)
+    _read_agent(turn, ev)
     packet = _read_packet(turn, ev)
     _read_requirements(turn, folder, packet)
     _read_logs(turn, ev)
     _read_sources(turn, run, record, ev)
     if (folder / EvidenceFolder.BROWSER_TRACE).is_file():
         turn.playwright_trace = turn.path(EvidenceFolder.BROWSER_TRACE)
-    shown = {EvidenceFolder.SOURCES, EvidenceFolder.WORKSPACE}
+    shown = {EvidenceFolder.SOURCES, EvidenceFolder.WORKSPACE, EvidenceFolder.AGENT_FILES}
     turn.other_files = sorted(turn.path(p.name) for p in folder.iterdir() if p.is_file() and p.name not in shown)
     return turn
 
@@ -314,6 +341,41 @@ def _read_trace(turn: TurnEvidence, ev: EvidenceFolder) -> None:
         turn.steps.append(Step(step.get("index"), str(action.get("kind") or action.get("action") or ""), _target(action),
                                bool(step.get("ok", True)), str(step.get("error") or ""), step.get("dom_changed"),
                                int(step.get("mutations") or 0), str(step.get("observation") or ""), *shots))
+
+
+AGENT_TEXT = 4_000  # an agent step's text, tool arguments and results as inlined (the files hold them whole)
+
+
+def _agent_file(turn: TurnEvidence, ev: EvidenceFolder, name: Any) -> str:
+    """The run-relative path of one of the agent's own files, when it is there ("" else)."""
+    if not isinstance(name, str) or not name or "/" in name or not (ev.agent_files / name).is_file():
+        return ""
+    return turn.path(f"{EvidenceFolder.AGENT_FILES}/{name}")
+
+
+def _read_agent(turn: TurnEvidence, ev: EvidenceFolder) -> None:
+    """An agent's slot: its summary and its transcript, step by step."""
+    turn.agent = ev.read_agent()
+    if turn.agent is None:
+        return
+    href = turn.path(EvidenceFolder.AGENT_STEPS)
+    for step in ev.read_agent_steps():
+        calls = []
+        for call in step.get("tool_calls") or []:
+            if not isinstance(call, dict):
+                continue
+            calls.append(AgentToolCall(
+                name=str(call.get("name") or ""), ok=bool(call.get("ok", True)),
+                arguments=Text.of(str(call.get("arguments") or ""), href, limit=AGENT_TEXT),
+                result=Text.of(str(call.get("result") or ""), href, limit=AGENT_TEXT),
+                build=call.get("build") if isinstance(call.get("build"), dict) else None,
+                build_log=_agent_file(turn, ev, call.get("build_log")),
+                screenshot=_agent_file(turn, ev, call.get("screenshot"))))
+        changed = step.get("files_changed") if isinstance(step.get("files_changed"), dict) else {}
+        turn.agent_steps.append(AgentStep(
+            index=step.get("step"), assistant=Text.of(str(step.get("assistant") or ""), href, limit=AGENT_TEXT),
+            calls=calls, files_changed={str(k): [str(p) for p in v] for k, v in changed.items() if isinstance(v, list)},
+            usage=step.get("usage") if isinstance(step.get("usage"), dict) else {}, seconds=step.get("seconds")))
 
 
 def _summary(value: Any) -> str:

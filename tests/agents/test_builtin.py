@@ -108,3 +108,19 @@ def test_a_looping_agent_stopped_by_its_steps_is_recorded_as_such(tmp_path: Path
     assert [(r["turn"], r["status"]) for r in records] == [(1, "invalid_output"), (2, "blocked"), (3, "blocked")]
     assert records[0]["extra"]["agent"]["stopped_by"] == "steps" and records[0]["extra"]["agent"]["steps"] == 3
     assert "no answer in its workspace" in records[0]["error"] and server.calls == 3
+
+
+def test_the_viewers_turn_page_shows_the_agents_steps(working_run) -> None:
+    from fastapi.testclient import TestClient
+
+    from runner.view.app import ViewState, create_app
+    from runner.view.catalog import Catalog
+
+    run_dir, _, _ = working_run
+    catalog = Catalog.from_paths([run_dir])
+    [run] = catalog.runs.values()
+    page = TestClient(create_app(ViewState(catalog))).get(f"/runs/{run.id}/tasks/smoke-counter/turns/2").text
+    assert 'id="agent-stopped-by">done<' in page and "5 step(s)" in page
+    for tool in ("list_files", "read_file", "write_file", "run_build", "view_page"):
+        assert f"<code>{tool}</code>" in page
+    assert "agent_files/step3-1.build.log" in page and "agent_files/step4-1.png" in page

@@ -430,3 +430,60 @@ def test_limits_are_a_validated_block():
     with pytest.raises(ConfigError, match="limits"):
         build_model({"name": "m", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1",
                      "limits": {"images_per_promt": 4}})
+
+
+# -- an agent's raw chat call (runner/agents/proxy.py) --------------------------------------------------------
+
+
+def _chat(model: OpenAIModel, body: dict[str, Any]):
+    async def go():
+        try:
+            return await model.chat(body, task_id="t1", turn=1)
+        finally:
+            await model.aclose()
+
+    return asyncio.run(go())
+
+
+TOOLS = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object"}}}]
+
+
+def test_an_agents_call_carries_its_tools_with_the_configs_model_settings_and_key(server, monkeypatch):
+    url, script = server
+    script.default = ("ok", "done")
+    monkeypatch.setenv("GENUI_TEST_KEY", "sk-run-key")
+    model = OpenAIModel(_settings(url, temperature=0.3, max_tokens=500, extra_body={"top_k": 5},
+                                  api_key_env="GENUI_TEST_KEY", dialect="openai"))
+    answer = _chat(model, {"messages": MSGS, "tools": TOOLS, "tool_choice": "auto", "max_tokens": 9000,
+                           "temperature": 2.0})
+    sent = script.requests[0]
+    assert sent["model"] == "served-id" and sent["tools"] == TOOLS and sent["tool_choice"] == "auto"
+    assert sent["temperature"] == 0.3 and sent["top_k"] == 5  # the config's, not the agent's
+    assert sent["max_completion_tokens"] == 500 and "max_tokens" not in sent  # the dialect's name, the smaller cap
+    assert sent["_auth"] == "Bearer sk-run-key"
+    assert answer.completion["choices"][0]["message"]["content"] == "done"
+    assert answer.usage == {"prompt_tokens": 11, "completion_tokens": 7} and answer.latency_s > 0
+    assert "sk-run-key" not in json.dumps(answer.request)  # the request as recorded holds no key
+
+
+def test_an_agents_smaller_cap_wins_and_failures_are_retried_as_for_generate(server):
+    url, script = server
+    script.queue = [("status", 503), ("raw", b'{"no": "choices"}', "application/json")]
+    answer = _chat(OpenAIModel(_settings(url, max_tokens=500)), {"messages": MSGS, "max_tokens": 40})
+    assert script.calls == 3 and script.requests[-1]["max_tokens"] == 40
+    assert answer.completion["model"] == "served-id"
+
+
+def test_an_agents_refused_request_is_not_retried_and_no_answer_is_a_provider_error(server):
+    from runner.models.fitting import RequestRefused
+
+    url, script = server
+    script.default = ("status", 400)
+    with pytest.raises(RequestRefused, match="injected 400"):
+        _chat(OpenAIModel(_settings(url)), {"messages": MSGS})
+    assert script.calls == 1
+    script.requests.clear()
+    script.default = ("status", 500)
+    with pytest.raises(ProviderError, match="HTTP 500"):
+        _chat(OpenAIModel(_settings(url, max_retries=1)), {"messages": MSGS})
+    assert script.calls == 2

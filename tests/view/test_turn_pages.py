@@ -227,3 +227,38 @@ def test_a_model_judges_bundle_and_the_images_its_requests_sent_are_shown(view_r
     assert turn.judge_bundle == {"screenshots": 2, "source_files": ["src/App.jsx"]}
     assert turn.judge_images == ["evidence/viewer-probe/2/screenshot.png", "evidence/viewer-probe/2/step_00_after.png"]
     assert turn.packet_images[:2] == ["evidence/viewer-probe/2/screenshot.png", "evidence/viewer-probe/2/screenshot_full.png"]
+
+
+def test_an_agents_steps_tool_calls_builds_and_screenshots_are_shown(view_runs: dict[str, Path], tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from runner.turns.evidence_folder import EvidenceFolder
+    from runner.view.app import ViewState, create_app
+
+    run_dir = shutil.copytree(view_runs["mixed"], tmp_path / "mixed", ignore=shutil.ignore_patterns("workspace"))
+    folder = EvidenceFolder(run_dir / "evidence" / "viewer-probe" / "1")
+    folder.write_agent({"kind": "builtin", "stopped_by": "steps", "budget": {"steps": 2, "tokens": 100, "wall_clock_s": 60},
+                        "spent": {"steps": 2, "tokens": 90, "seconds": 4.2}, "model_seconds": 1.5, "exit_code": None,
+                        "notes": ["changed outside src/, not part of the answer: README.md"]})
+    build_log = folder.write_agent_file("step2-1.build.log", "vite: built in 1s").name
+    shot = folder.write_agent_file("step2-2.png", b"\x89PNG\r\n\x1a\n").name
+    folder.append_agent_step({"step": 1, "assistant": "<script>alert(1)</script>Writing.", "files_changed": {"added": ["src/App.jsx"]},
+                              "tool_calls": [{"name": "write_file", "arguments": '{"path": "src/App.jsx"}', "ok": True,
+                                              "result": "wrote src/App.jsx"}]})
+    folder.append_agent_step({"step": 2, "assistant": "", "tool_calls": [
+        {"name": "run_build", "arguments": "{}", "ok": False, "result": "the build failed", "build": {"ok": False, "status": "build_failed"},
+         "build_log": build_log},
+        {"name": "view_page", "arguments": "{}", "ok": True, "result": "visible text: ready", "screenshot": shot}]})
+    catalog = Catalog.from_paths([run_dir])
+    [run] = catalog.runs.values()
+    turn = load_turn(run, catalog.record(run.id, "viewer-probe", 1))
+    assert [len(step.calls) for step in turn.agent_steps] == [1, 2]
+    assert turn.agent_steps[1].calls[0].build_log == "evidence/viewer-probe/1/agent_files/step2-1.build.log"
+    assert turn.agent_steps[1].calls[1].screenshot == "evidence/viewer-probe/1/agent_files/step2-2.png"
+    page = TestClient(create_app(ViewState(catalog))).get(f"/runs/{run.id}/tasks/viewer-probe/turns/1").text
+    assert 'id="agent-stopped-by">steps<' in page and "2 step(s)" in page and "spent 2 of 2 steps" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;Writing." in page and "<script>alert(1)" not in page
+    assert "build <span class=\"fail\">build_failed</span>" in page
+    assert f'href="/files/{run.id}/evidence/viewer-probe/1/agent_files/step2-1.build.log"' in page
+    assert f"/files/{run.id}/evidence/viewer-probe/1/agent_files/step2-2.png" in page
+    assert "added <code>src/App.jsx</code>" in page and "README.md" in page

@@ -6,7 +6,7 @@ Responses API, Claude Code's Anthropic Messages and Gemini CLI's generateContent
 One run per CLI (module-scoped), whose task set holds:
 - smoke-counter, three turns: the CLI writes each turn's reference app with its own file tool, in the same
   workspace turn after turn; the app builds and passes the smoke checks;
-- a hostile turn (tests/sandbox/hostile/agent_transcripts.py): the model has the CLI run shell commands that look
+- a hostile turn (CLI_PROBES in tests/sandbox/hostile/agent_transcripts.py): the model has the CLI run shell commands that look
   for the runner's environment, other processes, host files and the network. Each command's output is what the
   model got back, so it is in the evidence: the runner's key and a host file's secret appear in no file of the
   run dir or the MLflow store, the host's listeners receive nothing, and every probe shows it ran;
@@ -29,7 +29,7 @@ import yaml
 from runner.sandbox.agent_clis import cli_versions
 from runner.turns.evidence_folder import EvidenceFolder
 from tests.conftest import REPO_ROOT, cli_env, runner_command
-from tests.sandbox.hostile.agent_transcripts import PROBES
+from tests.sandbox.hostile.agent_transcripts import CLI_PROBES
 from tests.sandbox.test_hostile import HostListeners, docker_gateway, primary_address
 from tests.support.components import skip_missing
 from tests.support.fault_server import FaultServer
@@ -117,7 +117,7 @@ def cli_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         values = {"secret_file": str(secret_dir / "secret.txt"), "secret_dir": str(secret_dir),
                   "gateway": docker_gateway(None), "primary": primary_address(),
                   "tcp": str(listeners.tcp.getsockname()[1]), "udp": str(listeners.udp.getsockname()[1])}
-        commands = [probe.filled(**values) for probe in PROBES]
+        commands = [probe.filled(**values) for probe in CLI_PROBES]
         loops = {prompt: (command, usage) for prompt, (_, command, usage) in LOOPS.items()}
         script = cli_script(cli, hostile_commands={HOSTILE: commands}, loops=loops)
         with FaultServer(script) as server:
@@ -184,13 +184,13 @@ def test_a_hostile_transcript_reads_nothing_of_the_runner_the_host_or_the_networ
                if message.get("role") == "tool"}
     calls = [call for message in conversation if message.get("role") == "assistant"
              for call in message.get("tool_calls") or []]
-    for probe, call in zip(PROBES, calls, strict=False):
+    for probe, call in zip(CLI_PROBES, calls, strict=False):
         output = results.get(call["id"], "")
         for shown in probe.expected(**cli_run.values):
             assert json.dumps(shown)[1:-1] in output, f"{probe.id}: {shown!r} not in {output[:1500]}"
         for way_out in probe.never:
             assert way_out not in output, f"{probe.id}: {output[:1500]}"
-    assert len(calls) >= len(PROBES)
+    assert len(calls) >= len(CLI_PROBES)
     # Nothing of the runner or the host anywhere in what the run wrote, nothing at the host's listeners.
     for root in (cli_run.run_dir, cli_run.store):
         for path in root.rglob("*"):

@@ -12,7 +12,9 @@ const tools = ["list_files", "write_file", "run_build", "view_page"].map((name) 
 
 function probe() {
   const seen = {};
-  for (const file of ["/proc/1/environ", "/proc/self/environ", "/etc/passwd", "/root/.bash_history"]) {
+  const files = ["/proc/1/environ", "/proc/self/environ", "/etc/passwd", "/root/.bash_history"];
+  if (process.env.GENUI_PROBE_FILE) files.push(process.env.GENUI_PROBE_FILE);
+  for (const file of files) {
     try { seen[file] = fs.readFileSync(file, "utf8").slice(0, 200); } catch (error) { seen[file] = `error ${error.code}`; }
   }
   seen.env = Object.keys(process.env).sort().join(",");

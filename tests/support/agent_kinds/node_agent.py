@@ -21,6 +21,7 @@ class NodeAgentSettings(CommandAgentSettings):
     probe: bool = False  # try the ways out first, printing what each gave
     probe_host: str = "127.0.0.1"
     probe_port: int = 9
+    probe_file: str = ""  # a host file it tries to read too
 
 
 class NodeAgentSpec:
@@ -34,7 +35,7 @@ class NodeAgentSpec:
                "GENUI_MODEL": address.model}
         if self.settings.probe:
             env.update(GENUI_PROBE="1", GENUI_PROBE_HOST=self.settings.probe_host,
-                       GENUI_PROBE_PORT=str(self.settings.probe_port))
+                       GENUI_PROBE_PORT=str(self.settings.probe_port), GENUI_PROBE_FILE=self.settings.probe_file)
         return AgentCommand(argv=[NODE, INSIDE], env=env, mounts=[Mount(SCRIPT, INSIDE)], stdin=turn.prompt)
 
 
