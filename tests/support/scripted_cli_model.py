@@ -10,8 +10,8 @@ by their names and arguments in the pinned version (`CLI_TOOLS`):
 - a smoke turn: read the file the turn changes (the CLIs overwrite only a file read first), write each reference
   file with the CLI's file tool (Codex:
   `apply_patch`, which Codex applies itself), then say it is done;
-- a hostile turn (CLI_PROBES in tests/sandbox/hostile/agent_transcripts.py): run each hostile command with the CLI's shell tool,
-  one per step, then read and write a page that says "ready";
+- a hostile turn (CLI_PROBES in tests/sandbox/hostile/agent_transcripts.py): run each hostile command with the
+  CLI's shell tool, one per step, then read and write a page that says "ready";
 - a looping turn: run a command forever (the budget tests), each answer reporting the usage asked.
 """
 

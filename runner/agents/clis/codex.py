@@ -9,9 +9,10 @@ the proxy's /v1, `wire_api = "responses"`, with the placeholder key in the varia
 retries of its own (the proxy retries the model; a refused call is final). `--strict-config` makes a key this
 version does not know an error, not a silent no-op. Update checks, analytics and feedback reports are off, web
 search is disabled, sub-agents are off, and so are the features that would offer the model tools no chat model
-can serve (goals, apps, plugins, image generation, memories) and its endless wait for a network. `--dangerously-bypass-approvals-and-sandbox` runs its commands without
-its own sandbox ("for environments that are externally sandboxed", as its help says: the container is the
-sandbox; its bubblewrap could not start without the privileges the container drops). Its tools run commands in
+can serve (goals, apps, plugins, image generation, memories) and its endless wait for a network.
+`--dangerously-bypass-approvals-and-sandbox` runs its commands without its own sandbox ("for environments that are
+externally sandboxed", as its help says: the container is the sandbox; its bubblewrap could not start without the
+privileges the container drops). Its tools run commands in
 the workspace (`exec_command`) and write files with `apply_patch`, which it applies itself.
 References: https://developers.openai.com/codex/config-reference and the pinned version's `exec --help` and
 `features list`.

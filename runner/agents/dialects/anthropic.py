@@ -1,6 +1,7 @@
 """Anthropic's Messages API: what Claude Code speaks (`ANTHROPIC_BASE_URL` points it at the proxy).
 
-A request's `system` (a string or text blocks) and any message of role `system` become system messages; `user`
+A request's `system` (a string or text blocks) and any message of role `system` become system messages (those
+before the model's first answer joined into one system prompt, runner/agents/system_prompt.py); `user`
 messages keep their text and images (base64 or URL) and each `tool_result` block becomes a tool message, ahead of
 the user's own text as the API orders them (an image inside a tool result follows as a user message, since chat
 tool messages carry text only); `assistant` messages keep their text and each `tool_use` block becomes a tool
@@ -28,6 +29,7 @@ import json
 from typing import Any
 
 from runner.agents.dialects.base import ChatRequest, DialectBase, DialectError, ErrorKind, RouteMatch, SseEvent
+from runner.agents.system_prompt import leading_system_joined
 
 __all__ = ["DIALECT", "AnthropicMessages"]
 
@@ -202,7 +204,8 @@ def _tool_choice(choice: Any, offered: set[str]) -> tuple[Any, bool | None]:
         return "none", None
     if kind == "tool":
         if choice.get("name") not in offered:
-            raise DialectError(f"tool_choice names the tool {choice.get('name')!r}, which is not among the tools offered")
+            raise DialectError(f"tool_choice names the tool {choice.get('name')!r}, which is not among the tools "
+                               "offered")
         return {"type": "function", "function": {"name": choice["name"]}}, parallel
     raise DialectError(f"tool_choice.type = {kind!r}: expected auto, any, tool or none")
 
@@ -313,7 +316,7 @@ class AnthropicMessages(DialectBase):
 
     def chat_request(self, body: dict[str, Any], *, route: RouteMatch) -> ChatRequest:
         notes: list[str] = []
-        chat: dict[str, Any] = {"messages": _messages(body, notes)}
+        chat: dict[str, Any] = {"messages": leading_system_joined(_messages(body, notes))}
         tools = _tools(body, notes)
         if tools:
             chat["tools"] = tools
@@ -342,7 +345,8 @@ class AnthropicMessages(DialectBase):
         for position, call in enumerate(calls):
             function = call.get("function") or {}
             content.append({"type": "tool_use", "id": str(call.get("id") or f"toolu_proxy_{position}"),
-                            "name": str(function.get("name") or ""), "input": _input(str(function.get("arguments") or ""))})
+                            "name": str(function.get("name") or ""),
+                            "input": _input(str(function.get("arguments") or ""))})
         return {"id": f"msg_{completion.get('id') or 'proxy'}", "type": "message", "role": "assistant",
                 "model": _model(request, completion.get("model")), "content": content,
                 "stop_reason": _stop_reason(choice.get("finish_reason"), bool(calls)), "stop_sequence": None,

@@ -163,14 +163,15 @@ def _messages(body: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
                 call = part.get("functionCall") or part.get("function_call")
                 if isinstance(call, dict):
                     name = str(call.get("name", ""))
+                    arguments = json.dumps(call.get("args") or {}, ensure_ascii=False)
                     tool_calls.append({"id": calls.call(name, call.get("id")), "type": "function",
-                                       "function": {"name": name,
-                                                    "arguments": json.dumps(call.get("args") or {}, ensure_ascii=False)}})
+                                       "function": {"name": name, "arguments": arguments}})
                 elif "text" in part and not part.get("thought"):
                     texts.append(str(part["text"]))
                 elif "text" not in part:
                     notes.append(f"{where}.parts[{position}]: a part with {sorted(part)} is not passed to the model")
-            message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts or not tool_calls else None}
+            message: dict[str, Any] = {"role": "assistant",
+                                       "content": "".join(texts) if texts or not tool_calls else None}
             if tool_calls:
                 message["tool_calls"] = tool_calls
             chat.append(message)
@@ -237,7 +238,8 @@ def _tool_choice(body: dict[str, Any], offered: set[str]) -> Any:
         allowed = calling.get("allowedFunctionNames", calling.get("allowed_function_names")) or []
         if len(allowed) == 1:
             if allowed[0] not in offered:
-                raise DialectError(f"allowedFunctionNames names {allowed[0]!r}, which is not among the functions declared")
+                raise DialectError(f"allowedFunctionNames names {allowed[0]!r}, which is not among the functions "
+                                   "declared")
             return {"type": "function", "function": {"name": allowed[0]}}
         return "required"
     return "auto"

@@ -2,7 +2,8 @@
 a provider must say `wire_api = "responses"`).
 
 A request's `instructions` and `input` items become chat messages: `message` items by role (`developer` and
-`system` as system messages), `function_call` items as the assistant's tool calls and `function_call_output`
+`system` as system messages; those before the model's first answer joined with the instructions into one system
+prompt, runner/agents/system_prompt.py), `function_call` items as the assistant's tool calls and `function_call_output`
 items as tool messages; a `custom` tool (free-form text input, e.g. Codex's `apply_patch` when its model catalog
 asks for the free-form kind) is offered as a function of one string argument, `input`, and its calls go back as
 `custom_tool_call` items. Reasoning items the agent sends back are left out (a chat model takes no reasoning as
@@ -30,6 +31,7 @@ import json
 from typing import Any
 
 from runner.agents.dialects.base import ChatRequest, DialectBase, DialectError, RouteMatch, SseEvent
+from runner.agents.system_prompt import leading_system_joined
 
 __all__ = ["DIALECT", "Responses"]
 
@@ -156,7 +158,8 @@ def _messages(body: dict[str, Any]) -> _Messages:
             built.tool_call({"id": _call_id(item, where), "type": "function",
                              "function": {"name": str(item.get("name", "")), "arguments": arguments}})
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            built.add({"role": "tool", "tool_call_id": _call_id(item, where), "content": _output_text(item.get("output"))})
+            built.add({"role": "tool", "tool_call_id": _call_id(item, where),
+                       "content": _output_text(item.get("output"))})
         elif kind == "reasoning":
             reasoning_seen = True
         elif kind == "item_reference":
@@ -181,7 +184,8 @@ def _custom_parameters(tool: dict[str, Any]) -> dict[str, Any]:
     described = "The tool's whole input, as free text."
     tool_format = tool.get("format")
     if isinstance(tool_format, dict) and tool_format.get("type") == "grammar":
-        described += f" It must match this {tool_format.get('syntax', '')} grammar:\n{tool_format.get('definition', '')}"
+        syntax, definition = tool_format.get("syntax", ""), tool_format.get("definition", "")
+        described += f" It must match this {syntax} grammar:\n{definition}"
     return {"type": "object", "properties": {CUSTOM_INPUT: {"type": "string", "description": described}},
             "required": [CUSTOM_INPUT]}
 
@@ -205,7 +209,8 @@ def _tools(body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
                 raise DialectError(f"tools[{index}].name must be a non-empty string")
             chat_tools.append(_function(name, tool.get("description"), _custom_parameters(tool)))
         elif kind == "namespace":
-            notes.append(f"tools[{index}]: the namespace {tool.get('name')!r} and its tools are not offered to the model")
+            notes.append(f"tools[{index}]: the namespace {tool.get('name')!r} and its tools are not offered to the "
+                         "model")
         elif kind in HOSTED_TOOLS:
             notes.append(f"tools[{index}]: the hosted tool {kind!r} is not offered to the model (no network to run it)")
         else:
@@ -419,7 +424,7 @@ class Responses(DialectBase):
         built = _messages(body)
         tools, tool_notes = _tools(body)
         notes = built.notes + tool_notes
-        chat: dict[str, Any] = {"messages": built.messages}
+        chat: dict[str, Any] = {"messages": leading_system_joined(built.messages)}
         if tools:
             chat["tools"] = tools
             choice, choice_notes = _tool_choice(body.get("tool_choice"), {t["function"]["name"] for t in tools})

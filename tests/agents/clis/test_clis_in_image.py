@@ -6,10 +6,10 @@ Responses API, Claude Code's Anthropic Messages and Gemini CLI's generateContent
 One run per CLI (module-scoped), whose task set holds:
 - smoke-counter, three turns: the CLI writes each turn's reference app with its own file tool, in the same
   workspace turn after turn; the app builds and passes the smoke checks;
-- a hostile turn (CLI_PROBES in tests/sandbox/hostile/agent_transcripts.py): the model has the CLI run shell commands that look
-  for the runner's environment, other processes, host files and the network. Each command's output is what the
-  model got back, so it is in the evidence: the runner's key and a host file's secret appear in no file of the
-  run dir or the MLflow store, the host's listeners receive nothing, and every probe shows it ran;
+- a hostile turn (CLI_PROBES in tests/sandbox/hostile/agent_transcripts.py): the model has the CLI run shell
+  commands that look for the runner's environment, other processes, host files and the network. Each command's
+  output is what the model got back, so it is in the evidence: the runner's key and a host file's secret appear in
+  no file of the run dir or the MLflow store, the host's listeners receive nothing, and every probe shows it ran;
 - for one CLI (BUDGET_CLI), three looping turns, each stopped by one part of its budget, and the slot says which.
 """
 
@@ -47,7 +47,8 @@ LOOPS = {
     "Loop until the step budget stops you.": ("steps", "ls", {"prompt_tokens": 100, "completion_tokens": 20}),
     "Loop until the token budget stops you.": ("tokens", "ls",
                                                {"prompt_tokens": 140_000, "completion_tokens": 10_000}),
-    "Loop until the wall clock stops you.": ("wall_clock", "sleep 600", {"prompt_tokens": 100, "completion_tokens": 20}),
+    "Loop until the wall clock stops you.": ("wall_clock", "sleep 600",
+                                             {"prompt_tokens": 100, "completion_tokens": 20}),
 }
 BUDGET = {"steps": 12, "tokens": 400_000, "wall_clock_s": 60}
 

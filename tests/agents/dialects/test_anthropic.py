@@ -61,9 +61,8 @@ def test_system_messages_tool_uses_and_tool_results_become_chat_messages() -> No
     chat = DIALECT.chat_request(body, route=ROUTE)
     assert chat.stream is True and chat.body["max_tokens"] == 32000 and chat.body["stop"] == ["<stop>"]
     assert chat.body["messages"] == [
-        {"role": "system", "content": "You are Claude Code.\n\nBe brief."},
+        {"role": "system", "content": "You are Claude Code.\n\nBe brief.\n\n# Environment\nPrimary working directory: /app"},
         {"role": "user", "content": "<system-reminder>Tools ready.</system-reminder>\n\nBuild a counter."},
-        {"role": "system", "content": "# Environment\nPrimary working directory: /app"},
         {"role": "assistant", "content": "Reading it.", "tool_calls": [
             {"id": "toolu_1", "type": "function", "function": {"name": "Read",
                                                                "arguments": '{"file_path": "/app/src/App.jsx"}'}},

@@ -62,8 +62,7 @@ def test_instructions_and_input_items_become_chat_messages() -> None:
     chat = DIALECT.chat_request(body, route=ROUTE)
     assert chat.stream is True
     assert chat.body["messages"] == [
-        {"role": "system", "content": "You are a coding agent."},
-        {"role": "system", "content": "Sandbox: none."},
+        {"role": "system", "content": "You are a coding agent.\n\nSandbox: none."},
         {"role": "user", "content": [{"type": "text", "text": "Make the page."},
                                      {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA",
                                                                          "detail": "low"}}]},
