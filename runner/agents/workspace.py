@@ -14,7 +14,6 @@ and what is left out is said.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -28,6 +27,7 @@ __all__ = ["AgentWorkspace", "WorkspaceAnswer", "WorkspaceError", "diff_snapshot
 SKIPPED_DIRS = frozenset({"node_modules", "dist", ".git"})  # the template's install, build output, a CLI's repo
 MAX_ENTRIES = 5000  # a workspace walked for an answer or a snapshot stops here (an agent may write millions)
 READ_CAP_BYTES = 4 * 1024 * 1024  # a file read back is cut past this (the sandbox's own cap is far below)
+ANSWER_CAP_BYTES = 64 * 1024 * 1024  # an answer read back stops here (the sandbox refuses one over 32 MiB anyway)
 
 
 class WorkspaceError(ValueError):
@@ -41,7 +41,7 @@ class WorkspaceAnswer:
 
 
 def diff_snapshots(before: dict[str, str], after: dict[str, str]) -> dict[str, list[str]]:
-    """Files added, modified and deleted between two snapshots (path -> content hash)."""
+    """Files added, modified and deleted between two snapshots."""
     return {"added": sorted(set(after) - set(before)), "deleted": sorted(set(before) - set(after)),
             "modified": sorted(path for path in set(before) & set(after) if before[path] != after[path])}
 
@@ -112,17 +112,27 @@ class AgentWorkspace:
 
     def answer(self, *, max_file_bytes: int = READ_CAP_BYTES) -> WorkspaceAnswer:
         """The workspace's answer (module docstring); a file over `max_file_bytes` is taken cut to one byte past
-        it, so the sandbox refuses it for its size."""
+        it, so the sandbox refuses it for its size. Files outside the answer are read only to compare them with
+        the template's own, and the whole read stops at ANSWER_CAP_BYTES."""
         paths, notes = self._walk()
         files: dict[str, str] = {}
         outside: list[str] = []
+        read = 0
         for relative in paths:
+            in_answer = self.static or relative.startswith("src/")
+            template = self._template_text(relative)
+            if not in_answer and template is None:
+                outside.append(relative)  # no file of the template: changed, whatever it holds
+                continue
+            if read > ANSWER_CAP_BYTES:
+                notes.append(f"the workspace's files past {ANSWER_CAP_BYTES} bytes were not read")
+                break
             data = self._read_bytes(relative, limit=max_file_bytes + 1)
             if data is None:
                 notes.append(f"{relative}: could not be read as a regular file, not taken")
                 continue
-            in_answer = self.static or relative.startswith("src/")
-            unchanged = data == self._template_text(relative)
+            read += len(data)
+            unchanged = data == template
             if not in_answer:
                 if not unchanged:
                     outside.append(relative)
@@ -139,13 +149,15 @@ class AgentWorkspace:
         return WorkspaceAnswer(files, notes)
 
     def snapshot(self) -> dict[str, str]:
-        """path -> sha256 of every regular file (node_modules and dist aside)."""
-        paths, _ = self._walk()
+        """path -> "size:mtime" of every regular file (node_modules and dist aside): cheap enough to take as each
+        of an agent's requests arrives (a file written again shows as modified, even with the same text)."""
         found = {}
-        for relative in paths:
-            data = self._read_bytes(relative, limit=READ_CAP_BYTES)
-            if data is not None:
-                found[relative] = hashlib.sha256(data).hexdigest()
+        for relative in self._walk()[0]:
+            try:
+                info = os.stat(self.root / relative, follow_symlinks=False)
+            except OSError:
+                continue
+            found[relative] = f"{info.st_size}:{info.st_mtime_ns}"
         return found
 
     # -- file tools (the built-in agent's, runner-side) ----------------------------------------------

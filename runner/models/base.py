@@ -21,13 +21,41 @@ class GenerationRequest:
     sample: int = 0
 
 
+# How an answer ended when it did not end by itself: the server's output cap (OpenAI's `finish_reason: length`),
+# or the runner's own bound on a run of whitespace outside JSON strings (runner/models/whitespace_guard.py).
+CUT_REASONS = ("length", "whitespace_run")
+
+
 @dataclass
 class ModelResponse:
-    text: str
-    usage: dict[str, int] = field(default_factory=dict)
+    text: str  # the answer (a reasoning model's final content, its reasoning apart)
+    usage: dict[str, int] = field(default_factory=dict)  # prompt_tokens, completion_tokens, reasoning_tokens
     latency_s: float = 0.0
     cached: bool = False
     raw: Any = None
+    finish_reason: str | None = None  # the server's ("stop", "length", ...), or "whitespace_run"
+    reasoning: str = ""  # what a reasoning model thought before answering, where the server returns it apart
+    max_tokens: int | None = None  # the output cap the request was sent with (reasoning included)
+
+    @property
+    def cut(self) -> bool:
+        """The answer did not end by itself: the output cap, or the whitespace bound, stopped it."""
+        return self.finish_reason in CUT_REASONS
+
+    @property
+    def cut_in_reasoning(self) -> bool:
+        """Cut before any answer was written: the whole cap went to the reasoning."""
+        return self.cut and bool(self.reasoning.strip()) and not self.text.strip()
+
+    def cut_record(self) -> dict[str, Any] | None:
+        """What a cut answer spent: where it was cut, its tokens against the cap (None: it ended by itself)."""
+        if not self.cut:
+            return None
+        completion = int(self.usage.get("completion_tokens", 0) or 0)
+        reasoning = int(self.usage.get("reasoning_tokens", 0) or 0)
+        return {"finish_reason": self.finish_reason, "in": "reasoning" if self.cut_in_reasoning else "answer",
+                "completion_tokens": completion, "reasoning_tokens": reasoning,
+                "answer_tokens": max(completion - reasoning, 0), "max_tokens": self.max_tokens}
 
 
 @dataclass

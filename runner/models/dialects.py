@@ -213,7 +213,9 @@ def check_settings(settings: Any) -> None:
 def sampling_parameters(settings: Any) -> dict[str, Any]:
     """The sampling and output-cap parameters of every request, named as the dialect names them."""
     chosen = dialect_of(str(_get(settings, "dialect", "openai-compatible")))
-    params: dict[str, Any] = {chosen.token_parameter: int(_get(settings, "max_tokens"))}
+    # the request's cap: the answer's, plus a thinking model's reasoning budget where one is set
+    cap = int(_get(settings, "max_tokens")) + int(_get(settings, "reasoning_budget_tokens", None) or 0)
+    params: dict[str, Any] = {chosen.token_parameter: cap}
     if _get(settings, "fixed_temperature") is None:  # else the provider's own default applies: nothing is sent
         params["temperature"] = float(_get(settings, "temperature"))
         if _get(settings, "top_p") is not None:

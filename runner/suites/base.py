@@ -340,8 +340,8 @@ class SuiteBase:
 
 
 # Buckets that say nothing about the answer: the harness, the judge or the chain failed, not the model.
-NO_REWARD = frozenset({FailureBucket.INFRA, FailureBucket.JUDGE_ERROR, FailureBucket.BLOCKED,
-                       FailureBucket.PROVIDER_ERROR})
+NO_REWARD = frozenset({FailureBucket.INFRA, FailureBucket.JUDGE_ERROR, FailureBucket.TRUNCATED,
+                       FailureBucket.BLOCKED, FailureBucket.PROVIDER_ERROR})
 
 
 def requirement_reward(record: TurnRecord) -> float | None:

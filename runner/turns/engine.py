@@ -378,6 +378,9 @@ class Engine:
                 and tools.last.files == generation.answer.files else None
         builds = generation.builds
         generation_extra = {"strategy": generation.strategy, "rounds": len(generation.rounds), "builds": builds}
+        cut = response.cut_record()
+        if cut is not None:  # the answer ended by its output cap: named, whatever the build makes of it
+            generation_extra["truncated"] = {"role": "generator", **cut}
         record_extra = {"generation": generation_extra, **generation.extra}
 
         # 2. Parse the output contract (an agent's answer is its workspace's files).
@@ -394,7 +397,9 @@ class Engine:
                 builds.append(False)  # the answer never reached a build
             return _TurnOutcome(
                 # An empty or unparsable answer is still a response: countable, p = 0 (EvoGenUI-Bench §4.3).
-                record=record(FailureBucket.INVALID_OUTPUT, error=error.reason, usage=usage, model_responded=True,
+                record=record(FailureBucket.INVALID_OUTPUT, usage=usage, model_responded=True,
+                              error=(f"the answer was cut at its output cap ({cut['completion_tokens']} of "
+                                     f"{cut['max_tokens']} tokens): {error.reason}" if cut else error.reason),
                               model_call=ModelCall.ANSWERED, extra=record_extra),
                 files=episode.files,
             )

@@ -26,6 +26,10 @@ Who writes what, and when (each file once; docs/ARCHITECTURE.md, "Evidence folde
                                           held and what was fitted out to fit the server (runner/models/fitting.py)
     verdict.json                        the judging phase (the judge writes it, the phase writes the final one)
     judge_requests.jsonl                the judge: the same record for each of its requests (appended)
+    failed_calls.jsonl                  the actor, tester, caption model and the suites' execution roles: each
+                                          structured call that failed (malformed or truncated) or was accepted
+                                          only after rejected attempts, with every attempt's raw text
+    judge_failed_calls.jsonl            the judge, the diagnostic judge and the pairwise judge: the same, appended
     agent.json                          an agent's slot (runner/agents/): who worked, what stopped it, what it spent
     agent_calls.jsonl                   the model proxy: every call of the agent (request, answer, tokens, seconds)
     agent_steps.jsonl                   the agent's transcript: per step its answer, each tool call and result, the
@@ -104,6 +108,8 @@ class EvidenceFolder:
     VERDICT = "verdict.json"
     REQUESTS_FITTED = "requests_fitted.jsonl"  # execution roles' requests as fitted (actor, tester, generator)
     JUDGE_REQUESTS = "judge_requests.jsonl"  # the judge's requests as fitted
+    FAILED_CALLS = "failed_calls.jsonl"  # execution roles' failed structured calls, with what the model wrote
+    JUDGE_FAILED_CALLS = "judge_failed_calls.jsonl"  # the judging roles' (judge, diagnostic, pairwise)
     AGENT = "agent.json"
     AGENT_CALLS = "agent_calls.jsonl"
     AGENT_STEPS = "agent_steps.jsonl"
@@ -119,7 +125,7 @@ class EvidenceFolder:
     CROP_GOLDEN = "crop_golden.png"
     CROP_MODEL = "crop_model.png"
     # Written by judges; never carried into a re-judged run.
-    JUDGE_OUTPUTS = frozenset({VERDICT, SCORED_RENDER, CROP_GOLDEN, CROP_MODEL, JUDGE_REQUESTS})
+    JUDGE_OUTPUTS = frozenset({VERDICT, SCORED_RENDER, CROP_GOLDEN, CROP_MODEL, JUDGE_REQUESTS, JUDGE_FAILED_CALLS})
     NOT_EVIDENCE = frozenset({WORKSPACE, AGENT_WORKSPACE})
 
     def __init__(self, path: Path) -> None:
@@ -378,10 +384,10 @@ class EvidenceFolder:
             raise ValueError(f"{name!r} is not a judge output of the evidence folder ({sorted(self.JUDGE_OUTPUTS)})")
         return self.write_bytes(name, png, replace=True)
 
-    def append_request_record(self, record: dict[str, Any], *, judging: bool) -> Path:
+    def append_request_record(self, record: dict[str, Any], *, judging: bool, name: str | None = None) -> Path:
         """One model request's fitting record (runner/models/fitting.py), appended: a role asks many times.
         The judge's go to judge_requests.jsonl (a judge output), the execution roles' to requests_fitted.jsonl."""
-        path = self.path / (self.JUDGE_REQUESTS if judging else self.REQUESTS_FITTED)
+        path = self.path / (name or (self.JUDGE_REQUESTS if judging else self.REQUESTS_FITTED))
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True, default=str) + "\n")
@@ -390,6 +396,19 @@ class EvidenceFolder:
     def read_request_records(self, *, judging: bool) -> list[dict[str, Any]]:
         path = self.path / (self.JUDGE_REQUESTS if judging else self.REQUESTS_FITTED)
         return read_json_objects(path) if path.exists() else []
+
+    def append_failed_call(self, record: dict[str, Any], *, judging: bool) -> Path:
+        """One structured call that failed, or was accepted after rejected attempts (runner/models/structured.py,
+        `failed_call_record`): appended, with every attempt's raw text. The judging roles' go to
+        judge_failed_calls.jsonl (a judge output), the execution roles' to failed_calls.jsonl."""
+        return self.append_request_record(record, judging=judging, name=self.JUDGE_FAILED_CALLS if judging
+                                          else self.FAILED_CALLS)
+
+    def read_failed_calls(self, *, judging: bool | None = None) -> list[dict[str, Any]]:
+        """The failed calls kept in this folder: the judging roles', the execution roles', or (None) both."""
+        names = {True: [self.JUDGE_FAILED_CALLS], False: [self.FAILED_CALLS],
+                 None: [self.FAILED_CALLS, self.JUDGE_FAILED_CALLS]}[judging]
+        return [entry for name in names if (self.path / name).exists() for entry in read_json_objects(self.path / name)]
 
     # -- an agent's slot ----------------------------------------------------------------------------------
 

@@ -91,6 +91,8 @@ def headline(run: RunData) -> list[Metric]:
     for name, entry in sorted((run.summary.get("floweval") or {}).items()):
         if isinstance(entry, dict) and number(entry.get("median")) is not None:  # FlowEval Appendix D: medians
             metrics.append(Metric(f"{name} (median)", number(entry["median"]), "num"))
+        if isinstance(entry, dict) and isinstance(entry.get("incomplete_slots"), dict):  # beside DTW: who stopped
+            metrics.append(Metric("slots with an incomplete flow", len(entry["incomplete_slots"]), "int"))
     seen: set[str] = set()
     unique = []
     for metric in metrics:  # the overview's "score" is MT-Web2Code Table 3's "Score": shown once

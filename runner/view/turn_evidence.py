@@ -91,6 +91,34 @@ class Requirement:
 
 
 @dataclass
+class FailedAttempt:
+    """One rejected answer of a failed model call, as the viewer shows it: what the model wrote, how it ended."""
+
+    attempt: Any
+    finish_reason: str
+    tokens: str  # "64 of 64 tokens (0 reasoning)"
+    error: str
+    next: str  # what the next attempt changed, or why none followed
+    text: Text
+    trailing_whitespace: int  # whitespace characters the answer ends with (a decoder loop shows here)
+    reasoning: Text | None = None
+
+
+@dataclass
+class FailedCall:
+    """A structured model call that failed (or was accepted after rejected attempts), from failed_calls.jsonl or
+    judge_failed_calls.jsonl (runner/models/structured.py, failed_call_record)."""
+
+    role: str
+    model: str
+    outcome: str  # truncated | malformed | recovered | empty
+    error: str
+    where: str  # the folder's place: "" for the slot, "cases/<id>" for a tester's case, "step 3" for an actor step
+    href: str  # the JSONL file holding it whole
+    attempts: list[FailedAttempt] = field(default_factory=list)
+
+
+@dataclass
 class PacketPart:
     name: str
     summary: str
@@ -128,6 +156,7 @@ class TurnEvidence:
     packet_parts: list[PacketPart] = field(default_factory=list)
     packet_images: list[str] = field(default_factory=list)
     judge_requests: Text | None = None
+    failed_calls: list[FailedCall] = field(default_factory=list)  # what every failed model call wrote
     judge_bundle: dict[str, Any] = field(default_factory=dict)  # what a model judge's bundle included (counts, names)
     judge_images: list[str] = field(default_factory=list)
     playwright_trace: str = ""
@@ -276,6 +305,7 @@ def load_turn(run: ViewRun, record: TurnRecord) -> TurnEvidence:
     packet = _read_packet(turn, ev)
     _read_requirements(turn, folder, packet)
     _read_logs(turn, ev)
+    _read_failed_calls(turn, folder)
     _read_sources(turn, run, record, ev)
     if (folder / EvidenceFolder.BROWSER_TRACE).is_file():
         turn.playwright_trace = turn.path(EvidenceFolder.BROWSER_TRACE)
@@ -388,6 +418,45 @@ def _summary(value: Any) -> str:
     if isinstance(value, str):
         return f"{len(value)} character(s)"
     return str(value)
+
+
+def _read_failed_calls(turn: TurnEvidence, folder: Path) -> None:
+    """The slot's failed model calls (the execution roles', the judging roles'), and its test cases' (cases/<id>/)."""
+    folders = [folder, *sorted(path for path in folder.glob("cases/*") if path.is_dir())]
+    for place in folders:
+        ev = EvidenceFolder(place)
+        where = place.relative_to(folder).as_posix() if place != folder else ""
+        for judging in (False, True):
+            name = EvidenceFolder.JUDGE_FAILED_CALLS if judging else EvidenceFolder.FAILED_CALLS
+            href = turn.path(f"{where}/{name}" if where else name)
+            for entry in ev.read_failed_calls(judging=judging):
+                turn.failed_calls.append(_failed_call(entry, where, href))
+
+
+def _failed_call(entry: dict[str, Any], where: str, href: str) -> FailedCall:
+    place = [where] if where else []
+    if entry.get("step") is not None:
+        place.append(f"step {entry['step']}")
+    if entry.get("compared_with"):
+        place.append(f"compared with {entry['compared_with']}")
+    call = FailedCall(role=str(entry.get("role") or "model"), model=str(entry.get("model") or ""),
+                      outcome=str(entry.get("outcome") or ""), error=strip_ansi(str(entry.get("error") or "")),
+                      where=", ".join(place), href=href)
+    for attempt in entry.get("attempts") or []:
+        if not isinstance(attempt, dict):
+            continue
+        usage = attempt.get("usage") if isinstance(attempt.get("usage"), dict) else {}
+        tokens = f"{usage.get('completion_tokens', '?')} of {attempt.get('max_tokens') or '?'} tokens"
+        if usage.get("reasoning_tokens"):
+            tokens += f" ({usage['reasoning_tokens']} reasoning)"
+        text = str(attempt.get("text") or "")
+        reasoning = str(attempt.get("reasoning") or "")
+        call.attempts.append(FailedAttempt(
+            attempt=attempt.get("attempt"), finish_reason=str(attempt.get("finish_reason") or ""), tokens=tokens,
+            error=str(attempt.get("error") or ""), next=str(attempt.get("next") or ""),
+            text=Text.of(text, href, limit=8_000), trailing_whitespace=len(text) - len(text.rstrip()),
+            reasoning=Text.of(reasoning, href, limit=8_000) if reasoning else None))
+    return call
 
 
 def _read_packet(turn: TurnEvidence, ev: EvidenceFolder) -> dict[str, Any]:

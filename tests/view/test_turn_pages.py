@@ -262,3 +262,43 @@ def test_an_agents_steps_tool_calls_builds_and_screenshots_are_shown(view_runs: 
     assert f'href="/files/{run.id}/evidence/viewer-probe/1/agent_files/step2-1.build.log"' in page
     assert f"/files/{run.id}/evidence/viewer-probe/1/agent_files/step2-2.png" in page
     assert "added <code>src/App.jsx</code>" in page and "README.md" in page
+
+
+def test_failed_model_calls_show_what_the_model_wrote_escaped(view_runs: dict[str, Path], tmp_path: Path) -> None:
+    """A judge's truncated verdict, an actor step's malformed action and a tester case's call: each attempt's raw
+    text (escaped), finish reason, tokens against the cap and what followed, on the turn page."""
+    from runner.turns.evidence_folder import EvidenceFolder
+
+    run_dir = shutil.copytree(view_runs["mixed"], tmp_path / "mixed", ignore=shutil.ignore_patterns("workspace"))
+    folder = EvidenceFolder(run_dir / "evidence" / "viewer-probe" / "2")
+    loop = '{"reason"' + "\t" * 300
+    cut = {"finish_reason": "length", "in": "answer", "completion_tokens": 301, "reasoning_tokens": 0,
+           "answer_tokens": 301, "max_tokens": 301}
+    folder.append_failed_call({"role": "judge", "model": "mimo-v2.5", "outcome": "truncated", "cut": cut,
+                               "error": "judge answer truncated: cut at the output cap in the answer",
+                               "attempts": [{"attempt": 1, "text": loop, "finish_reason": "length", "cut": cut,
+                                             "usage": {"completion_tokens": 301}, "max_tokens": 301,
+                                             "next": "asked again, changed"}]}, judging=True)
+    folder.append_failed_call({"role": "actor", "outcome": "malformed", "step": 3, "error": "no valid action",
+                               "attempts": [{"attempt": 1, "text": XSS_TEXT, "finish_reason": "stop",
+                                             "usage": {"completion_tokens": 9}, "max_tokens": 4096}]}, judging=False)
+    EvidenceFolder(folder.path / "cases" / "c1").append_failed_call(
+        {"role": "tester", "outcome": "malformed", "attempts": [{"attempt": 1, "text": "not json"}]}, judging=False)
+    catalog = Catalog.from_paths([run_dir])
+    [run] = catalog.runs.values()
+    turn = load_turn(run, catalog.record(run.id, "viewer-probe", 2))
+    calls = {call.role: call for call in turn.failed_calls}
+    assert set(calls) == {"judge", "actor", "tester"}
+    judge = calls["judge"]
+    assert judge.outcome == "truncated" and judge.attempts[0].text.text == loop
+    assert judge.attempts[0].trailing_whitespace == 300 and judge.attempts[0].tokens == "301 of 301 tokens"
+    assert calls["actor"].where == "step 3" and calls["tester"].where == "cases/c1"
+    assert calls["tester"].href == "evidence/viewer-probe/2/cases/c1/failed_calls.jsonl"
+    from fastapi.testclient import TestClient
+
+    from runner.view.app import ViewState, create_app
+
+    page = TestClient(create_app(ViewState(catalog))).get(f"/runs/{run.id}/tasks/viewer-probe/turns/2").text
+    assert 'id="failed-calls"' in page and "Failed model calls: 3" in page
+    assert "ends with 300 whitespace character(s)" in page and "{&#34;reason&#34;" in page
+    assert XSS_TEXT not in page  # the model's text is shown escaped, never as markup

@@ -76,7 +76,7 @@ class EvoGenUISuiteSettings(SuiteSettings):
     bootstrap_resamples: int = Field(default=1000, ge=1)  # Appendix C.2 task-level bootstrap
     bootstrap_seed: int = 0
     ci_alpha: float = Field(default=0.05, gt=0, lt=1)  # 95% intervals
-    # EvoGenUI-Bench eq. 3: a transition into an infra / judge_error / missing slot has no observed p_{T,t}:
+    # EvoGenUI-Bench eq. 3: a transition into an infra / judge_error / truncated / missing slot has no observed p_{T,t}:
     # "exclude" leaves it out (counted beside APR); "fail" counts it as a failed retention (older reading).
     apr_unobserved: Unobserved = "exclude"
     # Who labels the failure mechanism of a non-passing turn (§6.1, Appendix D.2.2; diagnosis.py):

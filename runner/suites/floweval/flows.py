@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.actors.base import Actor, ActorContext
+from runner.actors.flow_text import EXCLUDE_REGIONS_KEY
 from runner.actors.scripted import FLOW_STEPS_KEY
 from runner.browser.launch import BrowserPools
 from runner.turns.evidence import Evidence, Trace
@@ -50,9 +51,11 @@ def flow_run_dir(root: Path, flow_id: str, run: int) -> Path:
 
 
 async def record_flow_traces(actor: Actor, browsers: BrowserPools, sandbox: Sandbox, site_dir: Path, *, task: Task,
-                             turn: TurnSpec, flows: list[FlowSpec], runs: int, out_dir: Path) -> dict[str, list[str]]:
+                             turn: TurnSpec, flows: list[FlowSpec], runs: int, out_dir: Path,
+                             exclude_regions: list[str] | None = None) -> dict[str, list[str]]:
     """Serve the built site in `site_dir` and run every flow `runs` times on it, each from a freshly loaded
-    page in a fresh browser context (FlowEval §3.2: a new browser per trace capture).
+    page in a fresh browser context (FlowEval §3.2: a new browser per trace capture). `exclude_regions`: CSS
+    selectors whose text the actor records beside each state (runner/actors/flow_text.py).
 
     Returns flow id -> the trace.json paths, one per run, in run order.
     """
@@ -67,7 +70,9 @@ async def record_flow_traces(actor: Actor, browsers: BrowserPools, sandbox: Sand
                     async with pool.session(served.url) as session:
                         await session.goto()
                         context = ActorContext(task=task, turn=flow_turn(turn, flow), evidence=Evidence(url=served.url),
-                                               out_dir=run_dir, goal=flow.goal, extra={"flow": flow.id, "run": run})
+                                               out_dir=run_dir, goal=flow.goal,
+                                               extra={"flow": flow.id, "run": run,
+                                                      EXCLUDE_REGIONS_KEY: list(exclude_regions or [])})
                         await actor.act(session, context)  # the actor writes run_dir/trace.json
                     paths[flow.id].append(str(run_dir / EvidenceFolder.TRACE))
     return paths

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import Field
 
 from runner.turns.evidence_folder import EvidenceFolder
-from runner.judges.base import Judge, JudgeError, JudgeInput
+from runner.judges.base import Judge, JudgeError, JudgeInput, structured_judge_error
 from runner.metrics.basic import basic_summary
 from runner.models.base import ProviderError
 from runner.models.structured import StructuredOutputError
@@ -188,8 +188,8 @@ class IWebGenSuite(SuiteBase):
                 result = await judge.ask(self.rubric, messages, ids=[], task_id=judge_input.task.id,
                                          turn=judge_input.turn.index, out_dir=Path(judge_input.out_dir),
                                          request_record=request, trim_order=("spec",))
-            except StructuredOutputError as error:
-                raise JudgeError(f"{judge.name}: malformed iwebgen verdict: {error}") from error
+            except StructuredOutputError as error:  # what it wrote is in judge_failed_calls.jsonl (judge.ask)
+                raise structured_judge_error(error, judge=judge.name, what="iwebgen verdict") from error
             except ProviderError as error:  # no answer after the endpoint's own retries: the judge failed
                 raise JudgeError(f"{judge.name}: judge model failed: {error}") from error
             outcome = result.value
