@@ -14,6 +14,7 @@ from runner.kinds import register_kind
 
 if TYPE_CHECKING:
     from runner.agents.builtin import BuiltinAgentSettings
+    from runner.agents.command import CommandAgentSettings
     from runner.agents.settings import AgentSettings
     from runner.config import RunnerConfig
     from runner.turns.generation import GenerationStrategy
@@ -36,3 +37,39 @@ def builtin_agent(settings: BuiltinAgentSettings, *, config: RunnerConfig) -> Ge
 
     return agent_generation(BuiltinAgent(settings), settings, kind="builtin", config=config)
 
+
+# The official CLIs (runner/agents/clis/): each runs in the agent image, with the docker sandbox only.
+_CLI = dict(settings="runner.agents.command:CommandAgentSettings", preflight="runner.agents.clis.image:check_cli_agent",
+            calls_per_use=agent_calls, images="runner.agents.clis.image:agent_images")
+
+
+@register_kind("agent", "qwen-code", **_CLI)
+def qwen_code_agent(settings: CommandAgentSettings, *, config: RunnerConfig) -> GenerationStrategy:
+    from runner.agents.clis.image import cli_agent
+    from runner.agents.clis.qwen_code import QwenCode
+
+    return cli_agent(QwenCode, settings, config=config)
+
+
+@register_kind("agent", "codex", **_CLI)
+def codex_agent(settings: CommandAgentSettings, *, config: RunnerConfig) -> GenerationStrategy:
+    from runner.agents.clis.codex import Codex
+    from runner.agents.clis.image import cli_agent
+
+    return cli_agent(Codex, settings, config=config)
+
+
+@register_kind("agent", "gemini-cli", **_CLI)
+def gemini_cli_agent(settings: CommandAgentSettings, *, config: RunnerConfig) -> GenerationStrategy:
+    from runner.agents.clis.gemini_cli import GeminiCli
+    from runner.agents.clis.image import cli_agent
+
+    return cli_agent(GeminiCli, settings, config=config)
+
+
+@register_kind("agent", "claude-code", **_CLI)
+def claude_code_agent(settings: CommandAgentSettings, *, config: RunnerConfig) -> GenerationStrategy:
+    from runner.agents.clis.claude_code import ClaudeCode
+    from runner.agents.clis.image import cli_agent
+
+    return cli_agent(ClaudeCode, settings, config=config)
