@@ -84,6 +84,9 @@ class ProxySession:
         self.stopped = asyncio.Event()
         self.failure: str | None = None  # the model's failure that ended the session
         self.calls = 0  # calls received, answered or not
+        # Requests no dialect serves (a CLI's side call: telemetry, an update check, a route it tried first):
+        # answered 404/405 and listed in agent.json, so what an agent tried to reach is visible, not only its calls.
+        self.unrouted: list[dict[str, Any]] = []
         self.model_seconds = 0.0  # time upstream (the model's own), over the answered calls
         self._messages: list[Any] = []  # the last call's messages as sent upstream (records hold what is new)
         self._tools: Any = None
@@ -93,16 +96,21 @@ class ProxySession:
         if request.method == "GET":
             dialect = find_listing(request.target)
             if dialect is None:
-                return json_response(404, _openai_error(f"no route for GET {request.target}", "not_found"))
+                return self._unrouted(request, 404, f"no route for GET {request.target}", "not_found")
             return json_response(200, dialect.listing(self.model_name))
         if request.method != "POST":
-            return json_response(405, _openai_error(f"method {request.method} is not served", "invalid_request"))
+            return self._unrouted(request, 405, f"method {request.method} is not served", "invalid_request")
         found = find_route(request.target)
         if found is None:
-            return json_response(404, _openai_error(f"no route for POST {request.target}", "not_found"))
+            return self._unrouted(request, 404, f"no route for POST {request.target}", "not_found")
         dialect, route = found
         async with self._lock:
             return await self._call(dialect, request, route)
+
+    def _unrouted(self, request: HttpRequest, status: int, message: str, kind: str) -> HttpResponse:
+        self.unrouted.append({"method": request.method, "target": request.target[:500], "status": status,
+                              "at": round(time.time(), 3)})
+        return json_response(status, _openai_error(message, kind))
 
     async def _call(self, dialect: Dialect, request: HttpRequest, route: Any) -> HttpResponse:
         index = self.calls

@@ -81,6 +81,8 @@ class AgentGeneration:
                    "spent": meter.summary(), "calls": session.calls, "model_seconds": round(session.model_seconds, 3),
                    "seconds": round(time.perf_counter() - started, 3), "exit_code": outcome.exit_code,
                    "files": sorted(answer.files), "notes": [*outcome.notes, *answer.notes]}
+        if session.unrouted:
+            summary["unrouted_requests"] = session.unrouted
         if session.failure is not None:
             summary["error"] = session.failure
         tools.evidence.write_agent(summary)

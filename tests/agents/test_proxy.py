@@ -221,6 +221,9 @@ def test_what_is_no_request_of_any_dialect_is_refused_and_recorded() -> None:
         assert elsewhere.status_code == 404 and outside.status_code == 404
         assert upstream.sent == [] and meter.steps == 0
         assert [r["error_kind"] for r in records.calls] == ["invalid_request", "invalid_request"]
+        # what no dialect serves is answered, not forwarded, and listed (agent.json's unrouted_requests)
+        assert [(r["method"], r["target"], r["status"]) for r in session.unrouted] == [
+            ("POST", "/v1/embeddings", 404), ("GET", "/etc/passwd", 404)]
 
     asyncio.run(scenario())
 
