@@ -141,7 +141,8 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     check_declared_roles(config, suite)  # also when the caller ran the preflight
     # Seconds of checks before minutes of preparation: every missing thing at once, each with its fix.
     if not preflight_done:
-        for note in await preflight.run_preflight(config, suite, run_context):
+        for note in await preflight.run_preflight(config, suite, run_context) + \
+                await preflight.limits_notes(config, suite):
             log.info("preflight: %s", note)
     sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
     async with AsyncExitStack() as shared:
