@@ -432,7 +432,8 @@ def write_evogenui_copies(folder: Path, copies: int) -> None:
     for path in sorted(source.glob("*.json")):
         task = json.loads(path.read_text())
         for copy in range(copies):
-            (folder / f"{path.stem}_{copy}.json").write_text(json.dumps(dict(task, id=f"{task['id']}_{copy}")))
+            key = "task_id" if "task_id" in task else "episode_id"
+            (folder / f"{path.stem}_{copy}.json").write_text(json.dumps(dict(task, **{key: f"{task[key]}_{copy}"})))
 
 
 def _without_timings(value: object) -> object:
@@ -498,7 +499,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=2.0, help="seconds the stand-in model takes per answer")
     parser.add_argument("--max-browsers", type=int, default=8,
                         help="generator: browsers per level = min(level, this)")
-    parser.add_argument("--steps", type=int, default=5, help="actor: model steps per visit")
+    parser.add_argument("--steps", type=int, default=10, help="actor: model steps per visit")
     parser.add_argument("--copies", type=int, default=4, help="same-summaries: copies of each EvoGenUI task")
     parser.add_argument("--in-flight", type=int, default=32, help="same-summaries: episodes and visits at once")
     args = parser.parse_args()

@@ -172,7 +172,9 @@ def choose_limits(config: Any, *, episodes_available: int | None, machine: Machi
         reasons["model_calls"] = f"the generator server batches {generator}" + (
             ", bounded by the episodes" if episodes < generator else "")
     else:
-        model_calls, reasons["model_calls"] = DEFAULT_MODEL_CALLS, "the default (the generator's capacity is unknown)"
+        model_calls = DEFAULT_MODEL_CALLS
+        reasons["model_calls"] = ("the default (the generator's capacity is unknown; a hosted generator's calls often "
+                                  "bound the whole run: set concurrency.model_calls to what its API quota allows)")
 
     # Visits: the actor's server waits on them; the machine holds what its memory and cores allow.
     browser_cap_mb = _browser_memory_mb(config)
