@@ -355,7 +355,8 @@ def run_actor_level(level: int, episodes: int, base_url: str, scratch: Path, ste
     bad = [r for r in records if r["status"] != "ok"]
     if len(records) != episodes or bad:
         errors = sorted({str(r.get("error"))[:300] for r in bad})
-        raise SystemExit(f"level {level}: {len(records)} records, {len(bad)} not ok: the harness failed; errors: {errors}")
+        raise SystemExit(f"level {level}: {len(records)} records, {len(bad)} not ok: the harness failed; "
+                         f"errors: {errors}")
     steps_taken = [json.loads((run_dir / r["evidence_dir"] / "trace.json").read_text())["summary"]["steps"]
                    for r in records]
     if set(steps_taken) != {steps}:
@@ -439,7 +440,7 @@ def write_evogenui_copies(folder: Path, copies: int) -> None:
 def _without_timings(value: object) -> object:
     if isinstance(value, dict):
         return {k: _without_timings(v) for k, v in value.items()
-                if not any(word in k for word in ("timing", "seconds", "duration", "_s"))}
+                if not (k.endswith("_s") or any(word in k for word in ("timing", "seconds", "duration")))}
     if isinstance(value, list):
         return [_without_timings(v) for v in value]
     return value

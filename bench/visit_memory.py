@@ -111,7 +111,8 @@ def main() -> None:
     waiting = r["visit_pss_mib"] + max(0.0, r["runner_per_visit_mib"])
     print(f"{r['visits']} waiting visits on {r['browsers']} browser(s) (at most {r['per_browser']} on one), "
           f"sandbox {args.sandbox}, {time.monotonic() - started:.0f} s, load average {load[0]:.1f} {load[1]:.1f}")
-    print(f"  a browser with no page: PSS {r['browser_pss_mib']:.0f} MiB (RSS of its processes {r['browser_rss_mib']:.0f} MiB)")
+    print(f"  a browser with no page: PSS {r['browser_pss_mib']:.0f} MiB "
+          f"(RSS of its processes {r['browser_rss_mib']:.0f} MiB)")
     print(f"  a waiting visit: PSS {r['visit_pss_mib']:.1f} MiB in its renderer, artifact server and their sandboxes "
           f"(RSS {r['visit_rss_mib']:.1f} MiB), plus {r['runner_per_visit_mib']:.1f} MiB of the runner process")
     print(f"  per waiting visit, all told: {waiting:.1f} MiB (goal <= {GOAL_VISIT_MIB:g} MiB: "

@@ -148,7 +148,7 @@ class BrowserPool:
     relaunched on the next `session()` call, so one bad artifact cannot poison the rest of a worker.
     """
 
-    # Every launch (or connect) of any pool in this process: a run's count must equal concurrency.browsers.
+    # Every launch (or connect) of any pool in this process: a run's count is at most concurrency.browsers.
     launched_in_process: ClassVar[int] = 0
 
     def __init__(self, settings: BrowserSettings | None = None, *,

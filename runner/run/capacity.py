@@ -14,8 +14,8 @@ Visits and judge calls are then bounded by what the machine holds, from measured
 docs/performance.md "Visits that wait"): a waiting visit holds memory (its renderer and artifact server) and no
 CPU, a step of its actor takes a little CPU. Browsers follow the visits: enough that each browser's memory cap
 keeps half its room for the page at work, and one per core (up to two per build) for the pages' CPU (each
-confined browser has a CPU quota). Models whose capacity is unknown (hosted endpoints, replays, an attached server without
-`max_num_seqs`) keep the fixed defaults. `choose_limits` says why each number was chosen; preflight and the
+confined browser has a CPU quota). Models whose capacity is unknown (hosted endpoints, replays, an attached server
+without `max_num_seqs`) keep the fixed defaults. `choose_limits` says why each number was chosen; preflight and the
 run's plan print it.
 """
 

@@ -109,8 +109,8 @@ class Estimate:
             + (f"; {_duration(self.start_hours)} starting {w.server_starts} model server(s)" if w.server_starts else "")
             + ")",
             f"  slots/min each bound allows: {rates}",
-            f"  peak memory about {self.peak_memory_mib / 1024:.1f} GiB of the {self.machine.memory_mib / 1024:.0f} GiB "
-            f"available ({self.machine.cores} cores)",
+            f"  peak memory about {self.peak_memory_mib / 1024:.1f} GiB of the "
+            f"{self.machine.memory_mib / 1024:.0f} GiB available ({self.machine.cores} cores)",
             "  stated latencies (not measured): " + (", ".join(stated) or "none: no model call waits"),
         ]
 
@@ -174,7 +174,8 @@ def workload_for(config: Any, suite: Any, tasks: list[Any], *, staged: bool, lat
         slots=slots,
         turns_per_episode=max((len(task.turns) for task in tasks), default=0),
         episodes=len(tasks),
-        visits_per_slot=(sum(suite.visits_per_slot(task) * len(task.turns) for task in tasks) / slots) if slots else 1.0,
+        visits_per_slot=(sum(suite.visits_per_slot(task) * len(task.turns) for task in tasks) / slots
+                         if slots else 1.0),
         actor_steps=min(max_steps, latencies.actor_steps) if _calls_model(actor) else 0.0,
         generator_calls=_calls_model(settings.get("generator")),
         judge_calls=_calls_model(settings.get("judge")) and suite.uses_judge,

@@ -407,8 +407,9 @@ def test_a_visit_cannot_reach_the_tool_bridge_of_another_on_the_same_browser(tmp
     def bridge(name: str) -> ToolBridge:
         folder = tmp_path / name
         folder.mkdir()
-        return ToolBridge(backends_path=backends, fixture_ids={"add_note": "notes"}, state_in=tmp_path / "state_in.json",
-                          log_out=folder / "tool_log.jsonl", state_out=folder / "state.json", runtime=BRIDGE_RUNTIME)
+        return ToolBridge(backends_path=backends, fixture_ids={"add_note": "notes"},
+                          state_in=tmp_path / "state_in.json", log_out=folder / "tool_log.jsonl",
+                          state_out=folder / "state.json", runtime=BRIDGE_RUNTIME)
 
     bridges = {"a": bridge("a"), "b": bridge("b")}
     attack = """async (other) => {

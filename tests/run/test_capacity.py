@@ -17,7 +17,8 @@ SMALL = Machine(cores=2, memory_mib=18_000)  # the 2-core, 24 GB machine with wh
 
 def _config(model: dict, judge_model: dict | None = None, actor_model: dict | None = None, *,
             browser: dict | None = None, **limits: int) -> SimpleNamespace:
-    judge = JudgeConfig(name="j", kind="llm", options={"model": judge_model}) if judge_model else JudgeConfig(name="rules", kind="rules")
+    judge = JudgeConfig(name="j", kind="llm", options={"model": judge_model}) if judge_model else \
+        JudgeConfig(name="rules", kind="rules")
     actor = ActorConfig(name="llm", kind="llm", options={"model": actor_model}) if actor_model else \
         ActorConfig(name="none", kind="none")
     return SimpleNamespace(model=ModelConfig.model_validate(model), judge=judge, actor=actor, roles={},
