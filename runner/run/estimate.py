@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.config import ConcurrencyConfig
+from runner.kinds import KINDS
 from runner.run.capacity import COSTS, Costs, Limits, Machine, choose_limits
 from runner.run.roles import role_model_settings
 
@@ -155,8 +156,12 @@ def estimate_run(workload: Workload, limits: ConcurrencyConfig, *, machine: Mach
 
 
 def _calls_model(settings: dict[str, Any] | None) -> bool:
-    """Whether a role's model takes time to answer (an endpoint or a served model; not an oracle or a replay)."""
-    return bool(settings) and str(settings.get("provider")) not in ("oracle", "identity", "null", "replay")
+    """Whether a role's model takes time to answer: a provider that calls a model (runner/kinds.py `traced`: an
+    endpoint or a served model), not an oracle or a replay."""
+    if not settings:
+        return False
+    provider = KINDS.find("model", str(settings.get("provider")))
+    return provider is not None and provider.traced
 
 
 def workload_for(config: Any, suite: Any, tasks: list[Any], *, staged: bool, latencies: Latencies) -> Workload:
