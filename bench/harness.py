@@ -13,7 +13,7 @@ judge either; the bench also prints the overhead with the checks counted in.
 
 `local-fresh-page` is `sandbox=local` with `browser.spare_page=false`: every session creates its context and
 page when the turn needs them instead of taking the one the pool prepared while the turn built.
-`local-cold-build` is `sandbox=local` with `sandbox.local.spare_build=false`: every build starts its sandbox, Node
+`local-cold-build` is `sandbox=local` with `+sandbox.local.spare_build=false`: every build starts its sandbox, Node
 and Vite when it is asked for, instead of taking the one started ahead after the last build.
 
 Naive: the same reference artifacts, each with a fresh `npm install` and `vite build` in a copy of the
@@ -66,7 +66,7 @@ def overhead(timings: dict[str, float], *, excluded: tuple[str, ...] = JUDGING) 
 
 PIPELINES = {"local": ["sandbox=local"], "docker": ["sandbox=docker"],
              "local-fresh-page": ["sandbox=local", "browser.spare_page=false"],
-             "local-cold-build": ["sandbox=local", "sandbox.local.spare_build=false"]}
+             "local-cold-build": ["sandbox=local", "+sandbox.local.spare_build=false"]}
 
 
 def runner_turns(pipeline: str, repeats: int, scratch: Path) -> list[dict[str, float]]:

@@ -15,7 +15,7 @@ micro: MT-Web2Code micro (§3.4) on `--pages` of tasks/web2code/pages, mode=inde
 from the golden page and needs no state; static pages, scored by pixels (eqs. 9-12). smoke: turn 1 of each
 smoke task (a React build), scored by the rules judge's live checks (actor=none).
 Goals: median latency of one call under 0.4 s; >= 200 rewards per minute at concurrency 4 on two cores.
-`--override` adds config overrides to every suite's (e.g. `sandbox.local.spare_build=false` or
+`--override` adds config overrides to every suite's (e.g. `+sandbox.local.spare_build=false` or
 `+judge.rules.reuse_loaded_page=false`, to measure without them; `--all-evidence` turns the service's lean evidence
 off); the machine's load average is printed beside the figures, which move with it.
 """
