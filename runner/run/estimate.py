@@ -117,7 +117,9 @@ class Estimate:
 
 
 def _duration(hours: float) -> str:
-    return f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.0f} min"
+    if hours >= 1:
+        return f"{hours:.1f} h"
+    return f"{hours * 60:.0f} min" if hours * 60 >= 1 else f"{hours * 3600:.0f} s"
 
 
 def estimate_run(workload: Workload, limits: ConcurrencyConfig, *, machine: Machine, latencies: Latencies = Latencies(),
