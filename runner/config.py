@@ -83,15 +83,17 @@ def _no_agent() -> AgentConfig:
 
 
 class ConcurrencyConfig(_Strict):
-    """Separate limits per kind of work: model calls, builds, browsers and judge calls.
+    """Separate limits per kind of work: episodes, model calls, builds, browser visits, browsers and judge calls.
 
-    None (the default for episodes, model calls and judge calls): follow the serving model's batch capacity
-    (runner/run/capacity.py), else 4, 4 and 2."""
+    None (the default for all but builds): follow the serving models' batch capacity, bounded by the machine's
+    memory and cores (runner/run/capacity.py, which says why for each); else 4 episodes, 4 model calls, visits as
+    episodes, browsers one per core, 2 judge calls."""
 
     episodes: int | None = Field(default=None, ge=1)
     model_calls: int | None = Field(default=None, ge=1)
     builds: int = Field(default=2, ge=1)
-    browsers: int = Field(default=2, ge=1)
+    visits: int | None = Field(default=None, ge=1)  # browser pages open at once, over all browsers
+    browsers: int | None = Field(default=None, ge=1)  # browser processes; each holds many visits' contexts
     judge_calls: int | None = Field(default=None, ge=1)
 
 

@@ -21,6 +21,7 @@ reshaped by the caller until it can (an object keyed by requirement id, every id
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -136,10 +137,17 @@ def decoding_schema(model: type[BaseModel] | TypeAdapter[Any]) -> dict[str, Any]
     model must be reshaped until its types say it (the rubrics' requirement-keyed objects, tagged unions).
     Titles, descriptions and defaults are dropped: a decoder has no use for them.
     """
+    return json.loads(_decoding_schema_text(model))  # a copy of its own for each caller
+
+
+@functools.lru_cache(maxsize=128)
+def _decoding_schema_text(model: type[BaseModel] | TypeAdapter[Any]) -> str:
+    """decoding_schema's work, once per validator: pydantic's schema generation costs milliseconds, and an actor
+    asks for its action's schema every step, in the event loop every visit shares."""
     adapter = model if isinstance(model, TypeAdapter) else None
     raw = adapter.json_schema() if adapter is not None else model.model_json_schema()  # type: ignore[union-attr]
     definitions = raw.pop("$defs", {})
-    return _inline(raw, definitions, ())
+    return json.dumps(_inline(raw, definitions, ()))
 
 
 def _inline(node: Any, definitions: dict[str, Any], stack: tuple[str, ...]) -> Any:

@@ -28,7 +28,7 @@ from runner.models import server_keep
 from runner.models.cache import ResponseCache
 from runner.models.serving import SERVER_LOG_DIR
 from runner.run.roles import RunRoles, check_declared_roles, roles_used, server_claims
-from runner.run.capacity import resolve_concurrency
+from runner.run.capacity import choose_limits, resolve_concurrency
 from runner.run.placement import PhasePlan, detect_gpus, phase_roles, plan_phases
 from runner.turns.records import RunDirectory, TurnRecord
 from runner.models.base import Model
@@ -91,13 +91,15 @@ def prepare_run_dir(config: RunnerConfig, run_dir: RunDirectory, lineage: dict[s
 
 
 async def open_browsers(config: RunnerConfig, sandbox: Sandbox, *, start: bool = True) -> BrowserPools:
-    """The run's `concurrency.browsers` browsers, each worker's own (docker: its own browser container).
+    """The run's `concurrency.browsers` browsers (docker: each its own browser container), shared by its
+    `concurrency.visits` visits (runner/run/capacity.py: neither depends on the task count, unknown here).
     `start=False`: each launches on its first use only (a re-judging run rarely needs one)."""
     browser = section_settings(BrowserSettings, config.browser, "browser")
-    settings = [await sandbox.browser_settings(browser) for _ in range(config.concurrency.browsers)]
+    limits = resolve_concurrency(config, episodes_available=None)
+    settings = [await sandbox.browser_settings(browser) for _ in range(limits.browsers or 1)]
     killed_by_page = sandbox.browser_killed_by_page
-    return await BrowserPools.start(settings, killed_by_page=killed_by_page) if start else \
-        BrowserPools([BrowserPool(item, killed_by_page=killed_by_page) for item in settings])
+    return await BrowserPools.start(settings, visits=limits.visits, killed_by_page=killed_by_page) if start else \
+        BrowserPools([BrowserPool(item, killed_by_page=killed_by_page) for item in settings], visits=limits.visits)
 
 
 def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], tasks: list[Any], *,
@@ -128,8 +130,10 @@ def plan_run(config: RunnerConfig, suite: Any, *, tasks: int) -> tuple[PhasePlan
     claims = server_claims(config, roles)
     gpus = detect_gpus() if any(not claim.attached for claim in claims) else []
     plan = plan_phases(config.run.phases, claims, gpus, roles=roles)
-    resolved = config.model_copy(update={"concurrency": resolve_concurrency(config, episodes_available=tasks)})
+    limits = choose_limits(config, episodes_available=tasks)
+    resolved = config.model_copy(update={"concurrency": limits.concurrency})
     plan.concurrency = resolved.concurrency.model_dump()
+    plan.concurrency_reasons = dict(limits.reasons)
     return plan, resolved, roles
 
 
@@ -152,7 +156,8 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     check_declared_roles(config, suite)  # also when the caller ran the preflight
     # Seconds of checks before minutes of preparation: every missing thing at once, each with its fix.
     if not preflight_done:
-        for note in await preflight.run_preflight(config, suite, run_context):
+        for note in await preflight.run_preflight(config, suite, run_context) + \
+                await preflight.limits_notes(config, suite):
             log.info("preflight: %s", note)
     sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
     async with AsyncExitStack() as shared:

@@ -19,7 +19,8 @@ exactly that part:
 - `check_suite_resources`: what a suite loads itself (FlowEval's UIClip weights).
 
 Once all of that passes, `run_preflight` sends one live request per hosted model role (runner/run/live_check.py,
-`run.live_check`), the one check here that reaches the network.
+`run.live_check`), the one check here that reaches the network. `check_run` (the command line's) then notes the
+concurrency the run will choose, why, and what the run will cost (`limits_notes`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ __all__ = [
     "check_suite_resources",
     "check_tasks",
     "check_vllm_model",
+    "limits_notes",
     "model_roles",
     "pull_command",
     "run_preflight",
@@ -446,7 +448,23 @@ async def check_run(config: Any, context: RunContext | None = None) -> list[str]
         raise PreflightError(missing)
     suite = build_run_suite(config)
     suite.configure_run(config)
-    return await run_preflight(config, suite, context)
+    notes = await run_preflight(config, suite, context)
+    return notes + await limits_notes(config, suite)
+
+
+async def limits_notes(config: Any, suite: Any) -> list[str]:
+    """The concurrency the run will choose and why (runner/run/capacity.py), and what the run will cost
+    (runner/run/estimate.py). The episodes are bounded by the task count where loading the tasks is the suite's
+    own check (cheap); otherwise by the servers and the machine alone until the run loads them."""
+    from runner.run.capacity import choose_limits
+    from runner.run.estimate import estimate_for_config
+
+    tasks = await suite.load_tasks() if suite.check_task_sources() is None else []
+    if not tasks:
+        limits = choose_limits(config, episodes_available=None)
+        return [f"concurrency: {line}" for line in limits.lines()]
+    estimate, limits = estimate_for_config(config, suite, tasks, staged=config.run.phases == "staged")
+    return [f"concurrency: {line}" for line in limits.lines()] + estimate.lines()
 
 
 async def run_preflight(config: Any, suite: Any, context: RunContext | None = None) -> list[str]:

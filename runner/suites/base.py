@@ -243,6 +243,10 @@ class Suite(Protocol):
     def artifact_assets(self, task: Task, turn: TurnSpec) -> Path | None:
         """Read-only files served beside a static artifact (a golden page's images)."""
 
+    def visits_per_slot(self, task: Task) -> int:
+        """Browser visits one slot of `task` makes (1: the slot's page; FlowEval: every flow x run), for the run's
+        cost estimate (runner/run/estimate.py)."""
+
     async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
         """Execution-phase material for judge_turn (renders, located elements), frozen into the packet as
         `judge_input.suite_context`, so judging never browses."""
@@ -328,6 +332,9 @@ class SuiteBase:
 
     def artifact_assets(self, task: Task, turn: TurnSpec) -> Path | None:
         return None
+
+    def visits_per_slot(self, task: Task) -> int:
+        return 1
 
     async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
         return {}

@@ -8,6 +8,7 @@ shares (FlowEval §3.2 "traces"): `TraceStep.screenshot_before` is the screensho
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -57,24 +58,31 @@ async def record_flow_traces(actor: Actor, browsers: BrowserPools, sandbox: Sand
     page in a fresh browser context (FlowEval §3.2: a new browser per trace capture). `exclude_regions`: CSS
     selectors whose text the actor records beside each state (runner/actors/flow_text.py).
 
-    Returns flow id -> the trace.json paths, one per run, in run order.
+    Every run is a visit of its own (its own context and artifact server, on the browser the run's visits share),
+    all at once within the run's `concurrency.visits`: a computer-use agent's runs wait on its model server, which
+    batches them. Returns flow id -> the trace.json paths, one per run, in run order.
     """
-    paths: dict[str, list[str]] = {}
-    async with browsers.checkout() as pool:
-        async with sandbox.serve(site_dir, network=pool.network_namespace) as served:
-            for flow in flows:
-                paths[flow.id] = []
-                for run in range(1, runs + 1):
-                    run_dir = flow_run_dir(out_dir, flow.id, run)
-                    run_dir.mkdir(parents=True, exist_ok=True)
-                    async with pool.session(served.url) as session:
-                        await session.goto()
-                        context = ActorContext(task=task, turn=flow_turn(turn, flow), evidence=Evidence(url=served.url),
-                                               out_dir=run_dir, goal=flow.goal,
-                                               extra={"flow": flow.id, "run": run,
-                                                      EXCLUDE_REGIONS_KEY: list(exclude_regions or [])})
-                        await actor.act(session, context)  # the actor writes run_dir/trace.json
-                    paths[flow.id].append(str(run_dir / EvidenceFolder.TRACE))
+
+    async def one_run(flow: FlowSpec, run: int) -> str:
+        run_dir = flow_run_dir(out_dir, flow.id, run)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        async with browsers.checkout() as pool:
+            async with sandbox.serve(site_dir, network=pool.network_namespace) as served:
+                async with pool.session(served.url) as session:
+                    await session.goto()
+                    context = ActorContext(task=task, turn=flow_turn(turn, flow), evidence=Evidence(url=served.url),
+                                           out_dir=run_dir, goal=flow.goal,
+                                           extra={"flow": flow.id, "run": run,
+                                                  EXCLUDE_REGIONS_KEY: list(exclude_regions or [])})
+                    await actor.act(session, context)  # the actor writes run_dir/trace.json
+        return str(run_dir / EvidenceFolder.TRACE)
+
+    pairs = [(flow, run) for flow in flows for run in range(1, runs + 1)]
+    async with asyncio.TaskGroup() as group:  # one run failing cancels the others, as the slot fails
+        traces = [group.create_task(one_run(flow, run)) for flow, run in pairs]
+    paths: dict[str, list[str]] = {flow.id: [] for flow in flows}
+    for (flow, _), trace in zip(pairs, traces):
+        paths[flow.id].append(trace.result())
     return paths
 
 

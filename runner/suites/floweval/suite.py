@@ -160,6 +160,9 @@ class FlowEvalSuite(SuiteBase):
         kind = self._actor_config.kind if self._actor_config is not None else "scripted"
         return 1 if kind in DETERMINISTIC_ACTORS else STOCHASTIC_RUNS
 
+    def visits_per_slot(self, task: Task) -> int:
+        return len(task.extra.get("flows", [])) * self.runs  # every flow `runs` times on the generated site
+
     def _path(self, spec: str) -> Path:
         return Path(spec) if Path(spec).is_absolute() else self.project_root / spec
 
