@@ -31,6 +31,6 @@ bench:
 images:
     bash scripts/build-images.sh
 
-# Download pinned weights for offline runs, e.g. `just pull model=qwen3-coder judge=kimi`.
+# Download the papers' data and the pinned weights for offline runs, e.g. `just pull +experiment=evogenui-table2 model=qwen3-coder`.
 pull *overrides:
     .venv/bin/python -m runner.pull {{overrides}}

@@ -1,4 +1,5 @@
-"""Resident memory of a process and of everything below it, read from /proc (the benches' peak-RSS figures)."""
+"""Resident memory of a process and of everything below it, read from /proc (the benches' peak-RSS figures), and
+its proportional share (PSS: each shared page divided among the processes that map it)."""
 
 from __future__ import annotations
 
@@ -23,18 +24,38 @@ def _processes() -> tuple[dict[int, int], dict[int, int]]:
     return parents, rss
 
 
-def process_tree_rss(root: int) -> tuple[int, int]:
-    """(RSS of `root`, RSS of all its descendants), in bytes."""
-    parents, rss = _processes()
+def _descendants(root: int, parents: dict[int, int]) -> list[int]:
     children: dict[int, list[int]] = {}
     for pid, parent in parents.items():
         children.setdefault(parent, []).append(pid)
-    below, stack, seen = 0, list(children.get(root, [])), {root}
+    found, stack, seen = [], list(children.get(root, [])), {root}
     while stack:
         pid = stack.pop()
         if pid in seen:
             continue
         seen.add(pid)
-        below += rss.get(pid, 0)
+        found.append(pid)
         stack += children.get(pid, [])
-    return rss.get(root, 0), below
+    return found
+
+
+def process_tree_rss(root: int) -> tuple[int, int]:
+    """(RSS of `root`, RSS of all its descendants), in bytes."""
+    parents, rss = _processes()
+    return rss.get(root, 0), sum(rss.get(pid, 0) for pid in _descendants(root, parents))
+
+
+def _pss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass  # ended while it was read, or not ours to read
+    return 0
+
+
+def process_tree_pss(root: int) -> int:
+    """PSS of all of `root`'s descendants, in bytes."""
+    parents, _ = _processes()
+    return sum(_pss(pid) for pid in _descendants(root, parents))

@@ -50,7 +50,8 @@ def main(cfg: DictConfig) -> None:
             raise  # a multirun job must fail as a job: Hydra records it and the sweep goes on
         user_errors.report(error)
         sys.exit(user_errors.EXIT_USER_ERROR)
-    print(run_dir)
+    if run_dir is not None:  # run.plan=true ran nothing, so there is no run dir to name
+        print(run_dir)
 
 
 def _in_multirun() -> bool:
@@ -60,8 +61,9 @@ def _in_multirun() -> bool:
     return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
-def run_job(cfg: DictConfig) -> str:
-    """Validate, run, and return the run dir. Expected failures raise their own (user-phrased) errors."""
+def run_job(cfg: DictConfig) -> str | None:
+    """Validate, run, and return the run dir (None: `run.plan=true` printed the plan and ran nothing). Expected
+    failures raise their own (user-phrased) errors."""
     raw = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(raw, dict)
     raw["project_root"] = get_original_cwd()
@@ -69,9 +71,14 @@ def run_job(cfg: DictConfig) -> str:
     hydra_config = HydraConfig.get()
     from runner.run import preflight
 
-    # Before the heavy imports (MLflow, Playwright): a run that cannot start says so within seconds.
     context = preflight.RunContext(choices={str(k): str(v) for k, v in hydra_config.runtime.choices.items()},
                                    overrides=[str(o) for o in hydra_config.overrides.task])
+    if config.run.plan:
+        from runner.run.plan import plan_text
+
+        print(asyncio.run(plan_text(config, context)))
+        return None
+    # Before the heavy imports (MLflow, Playwright): a run that cannot start says so within seconds.
     for note in asyncio.run(preflight.check_run(config, context)):
         logging.getLogger("runner.run.preflight").info("preflight: %s", note)
     from runner.tracking.sweep import attach_to_sweep

@@ -70,16 +70,30 @@ class SandboxConfig(KindConfig):
     pass
 
 
-class ConcurrencyConfig(_Strict):
-    """Separate limits per kind of work: model calls, builds, browsers and judge calls.
+class AgentConfig(KindConfig):
+    """`agent`: who generates, in the slot's workspace (runner/agents/); `none`, one model call per turn (or the
+    suite's rounds), is the default. `paper`: model name -> the agent a paper generated that model with (a
+    preset's, FlowEval §3.1's official CLIs); a run of a listed model with another agent records the deviation."""
 
-    None (the default for episodes, model calls and judge calls): follow the serving model's batch capacity
-    (runner/run/capacity.py), else 4, 4 and 2."""
+    paper: dict[str, str] = Field(default_factory=dict)
+
+
+def _no_agent() -> AgentConfig:
+    return AgentConfig(name="none", kind="none")
+
+
+class ConcurrencyConfig(_Strict):
+    """Separate limits per kind of work: episodes, model calls, builds, browser visits, browsers and judge calls.
+
+    None (the default for all but builds): follow the serving models' batch capacity, bounded by the machine's
+    memory and cores (runner/run/capacity.py, which says why for each); else 4 episodes, 4 model calls, visits as
+    episodes, browsers one per core, 2 judge calls."""
 
     episodes: int | None = Field(default=None, ge=1)
     model_calls: int | None = Field(default=None, ge=1)
     builds: int = Field(default=2, ge=1)
-    browsers: int = Field(default=2, ge=1)
+    visits: int | None = Field(default=None, ge=1)  # browser pages open at once, over all browsers
+    browsers: int | None = Field(default=None, ge=1)  # browser processes; each holds many visits' contexts
     judge_calls: int | None = Field(default=None, ge=1)
 
 
@@ -88,6 +102,10 @@ class RunSettings(_Strict):
 
     phases: Literal["auto", "together", "staged"] = "auto"
     stage: Literal["all", "generate", "judge"] = "all"
+    # One minimal request per hosted or attached model role, with the run's own parameters, before any slot: a
+    # refused parameter or a bad key stops the run in seconds (runner/run/live_check.py). false: skip it.
+    live_check: bool = True
+    plan: bool = False  # print what the run would do and need (runner/run/plan.py), then stop before any work
 
 
 class RunnerConfig(_Strict):
@@ -102,6 +120,7 @@ class RunnerConfig(_Strict):
     judge: JudgeConfig
     actor: ActorConfig
     sandbox: SandboxConfig
+    agent: AgentConfig = Field(default_factory=_no_agent)
     tracking: TrackingSettings = Field(default_factory=TrackingSettings)
     browser: dict[str, Any] = Field(default_factory=dict)  # runner.browser.launch.BrowserSettings
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
@@ -121,6 +140,8 @@ class RunnerConfig(_Strict):
     turn_timeout_s: float | None = Field(default=None, gt=0)
     model_timeout_s: float | None = Field(default=None, gt=0)
     cache_dir: str = ".cache"
+    # Where `python -m runner.pull` puts the papers' data, each source at its pin (runner/run/paper_data.py).
+    data_dir: str = ".cache/data"
     project_root: str = "."  # filled in by the entry point; relative paths resolve against it
 
     @model_validator(mode="after")
@@ -131,11 +152,14 @@ class RunnerConfig(_Strict):
         return self
 
     @model_serializer(mode="wrap")
-    def _without_empty_plugins(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # A run without plugins dumps as before: its config.yaml and config hash stay comparable on resume.
+    def _without_defaults_of_new_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A run without plugins, and one without an agent, dumps as before: its config.yaml and config hash stay
+        # comparable on resume with runs written before these keys.
         data = handler(self)
         if not self.plugins:
             data.pop("plugins", None)
+        if self.agent.kind == "none" and not (self.agent.options or self.agent.paper or self.agent.model_extra):
+            data.pop("agent", None)
         return data
 
     def resolve_path(self, value: str | Path) -> Path:
@@ -144,8 +168,9 @@ class RunnerConfig(_Strict):
 
 
 # The sections that name a kind, with the field naming it; the model roles name a provider the same way.
-KIND_SECTIONS = {"judge": "kind", "actor": "kind", "sandbox": "kind"}
+KIND_SECTIONS = {"judge": "kind", "actor": "kind", "sandbox": "kind", "agent": "kind"}
 SECTION_KEYS = {"name", "kind", "options"}
+FAMILY_KEYS = {"agent": {"paper"}}  # keys of a family's section besides those
 
 
 def parse_config(raw: dict[str, Any], *, kinds: Mapping[str, Collection[str]],
@@ -192,7 +217,8 @@ def _kind_errors(raw: dict[str, Any], kinds: Mapping[str, Collection[str]],
                          f"{', '.join(sorted(kinds.get(family, ())))}")
         if family == "model":
             continue  # a model section's other keys are its provider's settings
-        for extra in sorted(set(section) - SECTION_KEYS - set(sections.get(family, ()))):
+        for extra in sorted(set(section) - SECTION_KEYS - FAMILY_KEYS.get(family, set())
+                            - set(sections.get(family, ()))):
             lines.append(f"  {key}.{extra}: unknown key (value {_shown(section[extra])}); check its spelling")
         for name in sorted(set(sections.get(family, ())) & set(section)):
             if not isinstance(section[name], dict):

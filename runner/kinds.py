@@ -1,4 +1,4 @@
-"""One registry for every kind a config names: judges, actors, sandboxes and model providers.
+"""One registry for every kind a config names: judges, actors, sandboxes, model providers, suites and agents.
 
 An implementation registers itself with one decorator on its factory, next to where it is defined (suites
 are registered from the string maps their packages declare, runner/run/plugins.py):
@@ -46,10 +46,11 @@ BUILTIN_MODULES: dict[str, str] = {
     "sandbox": "runner.sandbox.kinds",
     "model": "runner.models.providers",
     "suite": "runner.suites.registry",  # registers what each suite package declares (runner/run/plugins.py)
+    "agent": "runner.agents.kinds",
 }
 # family -> the config field that names the kind (`judge.kind`, `model.provider`)
 FAMILY_FIELD: dict[str, str] = {"judge": "kind", "actor": "kind", "sandbox": "kind", "model": "provider",
-                                "suite": "name"}
+                                "suite": "name", "agent": "kind"}
 
 Reference = str | Callable[..., Any]  # the object, or "module:attribute" imported on first use
 FactoryT = TypeVar("FactoryT", bound=Callable[..., Any])
@@ -72,12 +73,14 @@ class Kind:
     `section`: the config section holding its settings (`options`; the probe actor, the rules judge and the
     local sandbox keep their own section names, `actor.probe`, `judge.rules`, `sandbox.local`). For a model
     provider the settings model validates the whole model section. `preflight`: the cheap check run before
-    work starts (runner/run/preflight.py passes a sandbox's, judge's or actor's `(config, suite)` and a
-    provider's `(role)`; it returns preflight Problems). `calls_model`: a judge or actor whose
-    `options.model` is a model role the run calls. `traced`: a provider whose calls cost tokens (traced, never
-    replays). `images`: a sandbox's images for lineage, `(config) -> {name: {tag, digest, versions}}`;
-    `tracking_tags`: a sandbox's run tags, `async (config) -> {tag: value}`. `rubrics`: the rubric names a
-    judge's config uses, `(judge config) -> [name]`, whose versions lineage records.
+    work starts (runner/run/preflight.py passes a sandbox's, judge's, actor's or agent's `(config, suite)` and a
+    provider's `(role)`; it returns preflight Problems). `calls_model`: a judge or actor whose `options.model` is
+    a model role the run calls. `traced`: a provider whose calls cost tokens (traced, never
+    replays). `images`: a sandbox's or an agent's images for lineage, `(config) -> {name: {tag, digest,
+    versions}}`; `tracking_tags`: a sandbox's run tags, `async (config) -> {tag: value}`. `rubrics`: the rubric names a
+    judge's config uses, `(judge config) -> [name]`, whose versions lineage records. `calls_per_use`: for a kind
+    that calls a model, the most calls one use makes (a judged slot, an actor's trace), `(settings) -> int`,
+    which `run.plan=true` bounds the run's calls by (runner/run/plan.py).
     """
 
     family: str
@@ -91,6 +94,7 @@ class Kind:
     images_ref: Reference | None = None
     tracking_tags_ref: Reference | None = None
     rubrics_ref: Reference | None = None
+    calls_per_use_ref: Reference | None = None
 
     @property
     def settings(self) -> type[BaseModel] | None:
@@ -113,6 +117,10 @@ class Kind:
     @property
     def rubrics(self) -> Callable[[Any], list[str]] | None:
         return resolve(self.rubrics_ref)
+
+    @property
+    def calls_per_use(self) -> Callable[[Any], int] | None:
+        return resolve(self.calls_per_use_ref)
 
     def parse(self, raw: Mapping[str, Any] | None, prefix: str) -> BaseModel | None:
         """The section's settings, validated by the kind's model; errors name `prefix.key`. A settings model
@@ -202,17 +210,19 @@ def register_kind(
     images: Reference | None = None,
     tracking_tags: Reference | None = None,
     rubrics: Reference | None = None,
+    calls_per_use: Reference | None = None,
 ) -> Callable[[FactoryT], FactoryT]:
     """Register the decorated factory as `family` kind `name` (see Kind for what each argument declares).
 
     The factory's arguments are its family's: a judge's `(settings, *, name, model)`, an actor's
     `(settings, *, model)` (None: no actor), a sandbox's `(settings, *, config)`, a model provider's
-    `(data, *, tasks, cache)` with `data` the model section as a dict, a suite's `(settings, *, project_root)`."""
+    `(data, *, tasks, cache)` with `data` the model section as a dict, a suite's `(settings, *, project_root)`, an
+    agent's `(settings, *, config)` (the run's generation strategy; None for agent=none)."""
 
     def register(factory: FactoryT) -> FactoryT:
         KINDS.add(Kind(family=family, name=name, factory=factory, settings_ref=settings, section=section,
                        preflight_ref=preflight, calls_model=calls_model, traced=traced, images_ref=images,
-                       tracking_tags_ref=tracking_tags, rubrics_ref=rubrics))
+                       tracking_tags_ref=tracking_tags, rubrics_ref=rubrics, calls_per_use_ref=calls_per_use))
         return factory
 
     return register

@@ -85,6 +85,7 @@ def test_a_plugin_kinds_bad_value_names_the_key_and_the_value() -> None:
     ("judge.kind=oracle", "judge.kind", "oracle", "llm, rules"),
     ("sandbox.kind=vm", "sandbox.kind", "vm", "docker, local"),
     ("model.provider=nope", "model.provider", "nope", "identity, null, openai, oracle, vllm"),
+    ("agent.kind=robot", "agent.kind", "robot", "builtin, none"),
 ])
 def test_an_unknown_kind_names_the_key_the_value_and_the_known_kinds(override: str, key: str, value: str,
                                                                        known: str) -> None:
@@ -114,6 +115,10 @@ def test_a_plugin_module_that_does_not_import_is_named() -> None:
     (("judge=gpt-4o", "judge.options.rubric=nope"), "judge.options.rubric"),
     (("sandbox=docker", "+sandbox.options.cpuz=2"), "sandbox.options.cpuz"),
     (("sandbox=docker", "sandbox.options.memory_mb=-1"), "sandbox.options.memory_mb"),
+    (("agent=builtin", "+agent.options.budgett.steps=3"), "agent.options.budgett"),
+    (("agent=builtin", "agent.options.budget.steps=0"), "agent.options.budget.steps"),
+    (("agent=builtin", "agent.options.tool_choice=always"), "agent.options.tool_choice"),
+    (("agent=builtin", "+agent.optionz.x=1"), "agent.optionz"),
 ])
 def test_llm_uitars_and_docker_options_are_refused_before_work_starts(overrides: tuple[str, ...], key: str) -> None:
     with pytest.raises(ConfigError, match=key.replace(".", "[.]")):
@@ -123,7 +128,8 @@ def test_llm_uitars_and_docker_options_are_refused_before_work_starts(overrides:
 def test_every_kind_family_is_registered_with_the_same_decorator() -> None:
     builtin = {"judge": {"llm", "rules"}, "actor": {"llm", "none", "probe", "scripted", "uitars"},
                "sandbox": {"docker", "local"}, "model": {"identity", "null", "openai", "oracle", "vllm"},
-               "suite": {"evogenui", "floweval", "iwebgen", "macro", "micro", "smoke", "webgen"}}
+               "suite": {"evogenui", "floweval", "iwebgen", "macro", "micro", "smoke", "webgen"},
+               "agent": {"none", "builtin"}}
     assert set(KINDS.families) == set(builtin)
     for family, names in builtin.items():
         assert names <= set(KINDS.names(family))  # a plugin test earlier in this process may have added more
@@ -156,3 +162,18 @@ def test_the_command_refuses_a_bad_option_before_any_work(tmp_path: Path, overri
     assert result.returncode == 2, result.stderr[-2000:]
     assert f"{key}: unknown key" in result.stderr
     assert not (run_dir / "config.yaml").exists()  # nothing prepared, nothing recorded
+
+
+def test_an_agent_changes_the_turns_time_limit_to_its_wall_clock_and_none_changes_nothing() -> None:
+    plain = validate_config(_composed("model=local-openai"))
+    agent = validate_config(_composed("model=local-openai", "agent=builtin", "agent.options.budget.wall_clock_s=900"))
+    assert agent.turn_timeout_s == 900 + 600 and agent.model_timeout_s == plain.model_timeout_s
+    assert "agent" not in plain.model_dump()  # a run without an agent dumps (and hashes) as before agents
+    assert agent.model_dump()["agent"]["kind"] == "builtin"
+
+
+def test_the_unknown_agent_option_names_the_choices() -> None:
+    result = subprocess.run(runner_command("agent=robot"), cwd=REPO_ROOT, env=cli_env(), capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode != 0
+    assert "agent/robot" in result.stderr and "builtin" in result.stderr and "none" in result.stderr

@@ -52,6 +52,14 @@ def test_default_experiment_passes_every_smoke_turn(oracle_run) -> None:
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["turn_pass"] == 1.0
     assert summary["requested_slots"] == summary["recorded_slots"] == len(_records(run_dir))
+    # The project's own set, and it says so wherever the numbers are read (runner/run/task_set.py)
+    task_set = summary["task_set"]
+    assert task_set | {"revision": None} == {"name": "project", "suite": "smoke", "source": "tasks/smoke",
+                                             "revision": None, "checksum": None, "paper_tasks": None, "tasks_run": 3}
+    assert re.fullmatch(r"[0-9a-f]{40}|unknown", task_set["revision"])  # the project's commit
+    assert "task set: project (tasks/smoke" in result.stderr and "3 task(s); no paper set" in result.stderr
+    assert "task set: project (tasks/smoke" in (run_dir / "report.html").read_text()
+    assert json.loads((run_dir / "lineage.json").read_text())["task_set"]["name"] == "project"
     assert (run_dir / "config.yaml").exists()
     first = run_dir / "evidence" / "smoke-counter" / "1"
     for name in ("screenshot.png", "screenshot_full.png", "dom.html", "console.json", "trace.json", "verdict.json"):
@@ -72,6 +80,8 @@ def test_default_experiment_is_tracked_in_mlflow(oracle_run) -> None:
     assert job.data.metrics["turn_pass"] == 1.0
     assert job.data.params["model.name"] == "oracle"
     assert job.info.run_name == "smoke/oracle/rules/probe"
+    assert {key: job.data.tags.get(f"genui.task_set.{key}") for key in ("name", "source", "tasks_run")} == \
+        {"name": "project", "source": "tasks/smoke", "tasks_run": "3"}
     children = [run for run in runs if run.data.tags.get("mlflow.parentRunId") == job.info.run_id]
     assert len(children) == 3, "one nested run per task"
     child = next(run for run in children if run.data.tags.get("genui.task_id") == "smoke-counter")

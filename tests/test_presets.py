@@ -24,6 +24,9 @@ UITARS_REVISION = "683d002dd99d8f95104d31e70391a39348857f4e"  # conf/actor/ui-ta
 # (preset, dotted key, the paper's value, where the paper says so)
 PAPER_VALUES: list[tuple[str, str, Any, str]] = [
     ("evogenui-table2", "suite.name", "evogenui", "EvoGenUI-Bench §5.1"),
+    ("evogenui-table2", "suite.task_set", "paper", "EvoGenUI-Bench §5.1, App. A: the released 150 tasks"),
+    ("evogenui-table2", "suite.paper_data.evogenui-bench.git.url",
+     "https://github.com/MAPS-research/EvoGenUI-Bench.git", "EvoGenUI-Bench App. A: the release"),
     ("evogenui-table2", "suite.turns", None, "EvoGenUI-Bench §5.1: five requested turns per task (all of them)"),
     ("evogenui-table2", "suite.sub_suites", [], "EvoGenUI-Bench §5.1: the same 150 tasks, all three suites"),
     ("evogenui-table2", "model.temperature", 0.0, "EvoGenUI-Bench App. D.1"),
@@ -45,10 +48,12 @@ PAPER_VALUES: list[tuple[str, str, Any, str]] = [
     ("evogenui-table2", "repeats", 1, "EvoGenUI-Bench §5.5: one generation per model-task-turn slot"),
     ("evogenui-table2", "suite.diagnosis", "judge", "EvoGenUI-Bench §6.1, App. D.2.2: a separate diagnostic call"),
     ("evogenui-table8", "repeats", 3, "EvoGenUI-Bench App. D.2, Table 8: three independent generations"),
+    ("evogenui-table8", "suite.task_set", "paper", "EvoGenUI-Bench §5.1, App. A: the released 150 tasks"),
     ("evogenui-table8", "actor.options.model.server.hf_repo", "XiaomiMiMo/MiMo-V2.5", "EvoGenUI-Bench §5.2"),
     ("evogenui-table8", "judge.options.screenshot", "full", "EvoGenUI-Bench §5.2"),
     ("evogenui-table8", "model.max_tokens", 32768, "EvoGenUI-Bench App. D.1"),
     ("iwebgen-table2", "suite.name", "iwebgen", "I-WebGenBench §4"),
+    ("iwebgen-table2", "suite.task_set", "project", "the authors released no specifications: the project's stand in"),
     ("iwebgen-table2", "suite.generation", "single_pass", "I-WebGenBench §4.1: a single pass, no refinement"),
     ("iwebgen-table2", "suite.pipeline", "single", "I-WebGenBench §4.1"),
     ("iwebgen-table2", "suite.domains", [], "I-WebGenBench §3.1: all five domains"),
@@ -60,6 +65,7 @@ PAPER_VALUES: list[tuple[str, str, Any, str]] = [
     ("iwebgen-table2", "judge.options.include_screenshot", True, "I-WebGenBench App. B.1"),
     ("iwebgen-table2", "repeats", 1, "I-WebGenBench §4.1"),
     ("floweval-table1", "suite.name", "floweval", "FlowEval §3"),
+    ("floweval-table1", "suite.task_set", "project", "the authors released no sites: the project's stand in"),
     ("floweval-table1", "actor.kind", "uitars", "FlowEval §3.2: UI-TARS-1.5-7B"),
     ("floweval-table1", "actor.options.model.server.hf_repo", "ByteDance-Seed/UI-TARS-1.5-7B", "FlowEval §3.2"),
     ("floweval-table1", "actor.options.model.server.revision", UITARS_REVISION, "weights pinned"),
@@ -67,8 +73,14 @@ PAPER_VALUES: list[tuple[str, str, Any, str]] = [
     ("floweval-table1", "actor.options.max_steps", 50, "FlowEval §3.2: up to 50 steps"),
     ("floweval-table1", "suite.runs", 3, "FlowEval §3.3: three CUA runs per site and task"),
     ("floweval-table1", "suite.repeats", 5, "FlowEval §3.1: five outputs per prompt"),
+    ("floweval-table1", "model.temperature", 1.0, "FlowEval §3.1 gives no temperature for its five independent "
+                                                  "generations: the preset states one (docs/presets.md)"),
     ("floweval-table1", "suite.featurizer", "uiclip", "FlowEval §3.3: UIClip"),
+    ("floweval-table1", "agent.paper", {"qwen3-coder": "qwen-code", "qwen3-coder-480b-a35b-instruct": "qwen-code",
+                                        "gemini-2.5-pro": "gemini-cli"},
+     "FlowEval §3.1: each model's official coding agent, for the paper's models configured here"),
     ("web2code-table3-macro", "suite.name", "macro", "MT-Web2Code §4.1"),
+    ("web2code-table3-macro", "suite.task_set", "project", "MT-Web2Code's data is not released: the project's"),
     ("web2code-table3-macro", "suite.turns", 5, "MT-Web2Code §4.1"),
     ("web2code-table3-macro", "suite.macro_outbox", "judge", "MT-Web2Code §3.5"),
     ("web2code-table3-macro", "suite.mode", "chain", "MT-Web2Code §5.3"),
@@ -79,6 +91,7 @@ PAPER_VALUES: list[tuple[str, str, Any, str]] = [
     ("web2code-table3-macro", "actor.kind", "none", "MT-Web2Code §3.3: static pages"),
     ("web2code-table3-macro", "repeats", 3, "MT-Web2Code Table 3: three independent runs"),
     ("web2code-table3-micro", "suite.name", "micro", "MT-Web2Code §4.1"),
+    ("web2code-table3-micro", "suite.task_set", "project", "MT-Web2Code's data is not released: the project's"),
     ("web2code-table3-micro", "suite.turns", 5, "MT-Web2Code §4.1"),
     ("web2code-table3-micro", "suite.k_defects", 3, "MT-Web2Code §4.1"),
     ("web2code-table3-micro", "suite.mode", "chain", "MT-Web2Code §5.3"),
@@ -193,3 +206,17 @@ def test_a_paper_model_as_generator_has_its_judge_configs_weights(model: str, ju
     as_model = composed(f"model={model}")["model"]["server"]
     as_judge = composed(f"judge={judge}")["judge"]["options"]["model"]["server"]
     assert (as_model["hf_repo"], as_model["revision"]) == (as_judge["hf_repo"], as_judge["revision"])
+
+
+def test_floweval_names_each_models_agent_and_a_run_without_it_records_the_deviation() -> None:
+    from runner.agents.settings import paper_agent_deviation
+
+    def deviation(*overrides: str) -> str | None:
+        return paper_agent_deviation(validate_config(composed("+experiment=floweval-table1", *overrides)))
+
+    assert deviation("model=qwen3-coder") == (
+        "the paper generated qwen3-coder with its agent qwen-code; this run used agent=none (add agent=qwen-code "
+        "for the paper's setting)")
+    assert "with its agent gemini-cli; this run used agent=builtin" in deviation("model=gemini-2.5-pro",
+                                                                                  "agent=builtin")
+    assert deviation("model=gpt-4o") is None  # not one of the paper's models: nothing to compare with

@@ -37,7 +37,8 @@ from runner.judges.llm_bundle import clip, image_data_url, tail
 from runner.models.untrusted import quote, with_rule
 from runner.models.base import Model, ProviderError
 from runner.models.fitting import RequestRefused, collapse_text, fit_for_model
-from runner.models.structured import MAX_ECHO_CHARS, StructuredOutputError, ask_structured, decoding_schema
+from runner.models.structured import (MAX_ECHO_CHARS, StructuredOutputError, TruncatedAnswer, ask_structured,
+                                      decoding_schema, failed_call_record)
 
 if TYPE_CHECKING:
     from runner.browser.session import PageSession
@@ -322,14 +323,21 @@ class LLMActor:
                         self._model, messages=messages, answer=ActionAnswer, validate=validate_action,
                         name="actor_action", mode=s.structured_output, strict=s.strict_schema,
                         max_attempts=s.max_attempts, task_id=context.task.id, turn=context.turn.index,
+                        role=self.role,
                     ),
                     timeout=max(1.0, deadline - time.monotonic()),
                 )
-            except StructuredOutputError as error:
-                trace.steps.append(TraceStep(index=step_index, action={"kind": "invalid_action"}, ok=False,
+            except StructuredOutputError as error:  # what the model wrote is kept; a cut answer is named
+                EvidenceFolder(out_dir).append_failed_call(failed_call_record(
+                    error, role=self.role, model=self._model.name, task_id=context.task.id,
+                    turn=context.turn.index, step=step_index), judging=False)
+                truncated = isinstance(error, TruncatedAnswer)
+                action = {"kind": "truncated", "cut": error.cut} if truncated else {"kind": "invalid_action"}
+                trace.steps.append(TraceStep(index=step_index, action=action, ok=False,
                                              error=clip(str(error), 600), screenshot_before=shot,
                                              duration_s=round(time.monotonic() - started, 3)))
-                stop_reason = "the model returned no valid action"
+                stop_reason = (f"the model's action was truncated: {clip(str(error), 300)}" if truncated
+                               else "the model returned no valid action")
                 break
             except ProviderError as error:  # a refusal (RequestRefused) carries the server's own message
                 if isinstance(error, RequestRefused):
@@ -340,6 +348,10 @@ class LLMActor:
             except asyncio.TimeoutError:
                 stop_reason = f"time budget of {s.max_total_s:g} s exhausted"
                 break
+            if result.rejected:  # accepted after rejected attempts: what they said is kept too
+                EvidenceFolder(out_dir).append_failed_call(failed_call_record(
+                    result, role=self.role, model=self._model.name, task_id=context.task.id,
+                    turn=context.turn.index, step=step_index), judging=False)
             for key, value in result.usage.items():
                 usage[key] = usage.get(key, 0) + value
             action: ActorAction = result.value

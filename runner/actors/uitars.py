@@ -11,8 +11,9 @@ keyboard input in the Playwright page.
 Trace: per step, `screenshot_before` is the screenshot the model saw, `observation` the page's visible text at
 that moment, `action` the parsed action with the model's raw answer; `summary["final_screenshot"]` and
 `summary["final_text"]` are the page after the last action. A malformed answer is retried with the parse error
-fed back (the rejected answers are kept in the step's action record); when no attempt parses, the step is
-recorded as `invalid_action` and the trace stops unfinished. `finished(content=...)` ends it; its content
+fed back (the rejected answers are kept in the step's action record, and whole in the slot's failed_calls.jsonl);
+when no attempt parses, the step is recorded as `invalid_action` (`truncated` when the answer was cut at the
+output cap, which is re-asked once) and the trace stops unfinished. `finished(content=...)` ends it; its content
 goes to Trace.claim, advisory only.
 """
 
@@ -38,6 +39,7 @@ from runner.judges.llm_bundle import clip, image_data_url
 from runner.models.fitting import RequestRefused, fit_for_model, model_limits
 from runner.judges.llm_settings import validate_endpoint
 from runner.models.base import GenerationRequest, Model, ProviderError
+from runner.models.structured import attempt_record
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -253,12 +255,20 @@ class UITarsActor:
             try:
                 answer, thought, actions, rejected = await asyncio.wait_for(
                     self._ask(messages, screen, context, usage), timeout=max(1.0, deadline - time.monotonic()))
-            except _NoValidAnswer as failure:
+            except _NoValidAnswer as failure:  # what every attempt wrote is kept; a cut answer is named
+                cut = failure.attempts[-1].get("cut")
+                EvidenceFolder(out_dir).append_failed_call({
+                    "role": "actor", "model": self._model.name, "task_id": context.task.id, "turn": context.turn.index,
+                    "step": step_index, "outcome": "truncated" if cut else "malformed",
+                    "error": failure.rejected[-1]["error"], "attempts": failure.attempts,
+                    **({"cut": cut} if cut else {})}, judging=False)
+                kind = "truncated" if cut else "invalid_action"
                 trace.steps.append(TraceStep(
-                    index=step_index, action={"kind": "invalid_action", "rejected": failure.rejected}, ok=False,
-                    error=clip(failure.rejected[-1]["error"], 600), observation=visible_text,
+                    index=step_index, action={"kind": kind, "rejected": failure.rejected, **({"cut": cut} if cut else {})},
+                    ok=False, error=clip(failure.rejected[-1]["error"], 600), observation=visible_text,
                     screenshot_before=shot, duration_s=round(time.monotonic() - started, 3)))
-                stop_reason = "the model returned no valid action"
+                stop_reason = ("the model's action was truncated at its output cap" if cut
+                               else "the model returned no valid action")
                 break
             except ProviderError as error:  # a refusal (RequestRefused) carries the server's own message
                 if isinstance(error, RequestRefused):
@@ -311,7 +321,8 @@ class UITarsActor:
         """(answer, thought, actions, rejected attempts); _NoValidAnswer after max_attempts malformed ones."""
         conversation = list(messages)
         rejected: list[dict[str, str]] = []
-        for _ in range(self.settings.max_attempts):
+        attempts: list[dict[str, Any]] = []  # every rejected answer whole, as runner/models/structured.py keeps them
+        for attempt in range(1, self.settings.max_attempts + 1):
             response = await self._model.generate(
                 GenerationRequest(task_id=context.task.id, turn=context.turn.index, messages=conversation))
             for key, value in response.usage.items():
@@ -320,15 +331,22 @@ class UITarsActor:
             try:
                 thought, actions = parse_answer(text, screen)
             except UITarsParseError as error:
-                rejected.append({"raw": clip(text, 2000), "error": str(error)})
+                reason = f"cut at the output cap ({error})" if response.cut else str(error)
+                rejected.append({"raw": clip(text, 2000), "error": reason})
+                attempts.append(attempt_record(attempt, response, error=reason))
+                if response.cut and sum(1 for a in attempts if a.get("cut")) > 1:
+                    attempts[-1]["next"] = "not asked again: a second answer was cut too (a cut is re-asked once)"
+                    break
                 # Fed back so a deterministic (temperature 0) model can answer differently; this correction
                 # turn is dropped from later steps' history, which keeps the native layout.
+                said = ("That answer was cut off at the output limit before its Action. Keep the Thought short."
+                        if response.cut else f"That answer could not be executed: {error}.")
                 conversation = [*conversation, {"role": "assistant", "content": clip(text, 2000) or "(empty)"},
-                                {"role": "user", "content": f"That answer could not be executed: {error}. Answer "
-                                 "again with one Thought and one Action from the action space."}]
+                                {"role": "user", "content": f"{said} Answer again with one Thought and one Action "
+                                 "from the action space."}]
                 continue
             return text, thought, actions, rejected
-        raise _NoValidAnswer(rejected)
+        raise _NoValidAnswer(rejected, attempts)
 
     async def _perform(self, session: "PageSession", actions: list[ScreenAction], step: TraceStep) -> None:
         """Run the actions as mouse and keyboard input; fill in ok/error/dom_changed/mutations of the step."""
@@ -393,9 +411,10 @@ async def perform(page: "Page", action: ScreenAction, settings: UITarsSettings) 
 
 
 class _NoValidAnswer(Exception):
-    def __init__(self, rejected: list[dict[str, str]]) -> None:
+    def __init__(self, rejected: list[dict[str, str]], attempts: list[dict[str, Any]]) -> None:
         super().__init__("no valid action")
         self.rejected = rejected
+        self.attempts = attempts  # each whole, with its finish reason, tokens and cap (the slot's failed_calls.jsonl)
 
 
 async def _screenshot(session: "PageSession", out_dir: Path, name: str) -> str:

@@ -4,8 +4,10 @@ Why a network namespace: WebRTC (STUN/TURN over UDP), speculative prefetch/prere
 made by the browser itself, below the per-request filter of PageSession and beside the page's CSP. Only
 the kernel stops them for sure: the browser runs in a namespace that has nothing but its own loopback, so
 no packet reaches the host's services or leaves the machine. The artifact server of the session listens
-inside that namespace (LocalSandbox.serve binds its socket there), and since each BrowserPool has its own
-namespace and serves one artifact at a time, the page reaches its own artifact origin and nothing else.
+inside that namespace (LocalSandbox.serve binds its socket there). Each BrowserPool has its own namespace; the
+visits that share its browser (BrowserPools) have their artifact servers there, each on its own port: a page's own
+requests to another's are refused by PageSession's request filter, and what the browser sends below that filter
+(speculative prefetch, preconnect) is a GET, which no artifact server answers with more than files and tool lists.
 
 Why a memory cgroup: the browser's memory is capped (as the docker sandbox caps its browser container);
 the kernel's OOM killer then ends the renderer over the cap (Chromium gives renderers the highest OOM

@@ -152,7 +152,7 @@ class BrowserPool:
     relaunched on the next `session()` call, so one bad artifact cannot poison the rest of a worker.
     """
 
-    # Every launch (or connect) of any pool in this process: a run's count must equal concurrency.browsers.
+    # Every launch (or connect) of any pool in this process: a run's count is at most concurrency.browsers.
     launched_in_process: ClassVar[int] = 0
 
     def __init__(self, settings: BrowserSettings | None = None, *,
@@ -482,27 +482,40 @@ async def _close(context: BrowserContext) -> None:
 
 
 class BrowserPools:
-    """The run's browsers, `concurrency.browsers` of them: a worker checks one out, uses it, returns it.
+    """The run's browsers, `concurrency.browsers` of them, and its visits, `concurrency.visits` at once.
 
-    The engine's workers and a suite's own rendering (MT-Web2Code) share this one set, so a run never
-    launches a browser outside it.
+    A visit (`checkout()`) gets a browser for as long as it lasts: the one with the fewest visits on it, a launched
+    one before one that has not launched yet. Each visit opens its own context and page on it (PageSession), so
+    many visits share one browser process: a visit that waits on a model (an actor's step, UI-TARS) holds a
+    context, a renderer and its artifact server, never a browser of its own (docs/performance.md "Visits that
+    wait"). The first browser launches at start, each other one when a visit first needs it, so a run launches
+    no more browsers than it has visits at once. The engine's workers and a suite's own rendering (MT-Web2Code)
+    share this one set, so a run never launches a browser outside it.
     """
 
-    def __init__(self, pools: Sequence[BrowserPool]) -> None:
+    def __init__(self, pools: Sequence[BrowserPool], *, visits: int | None = None) -> None:
         self._pools = list(pools)
-        self._free: asyncio.Queue[BrowserPool] = asyncio.Queue()
-        for pool in self._pools:
-            self._free.put_nowait(pool)
+        # None: one visit per browser at a time (a caller that sets no limit gets browsers as workers).
+        self.visits = visits if visits is not None else max(1, len(self._pools))
+        if self.visits < 1:
+            raise ValueError(f"visits = {visits}: at least one visit at a time")
+        self._slots: asyncio.Semaphore | None = None  # made in the event loop that checks out
+        self._slots_loop: asyncio.AbstractEventLoop | None = None
+        self._active = [0] * len(self._pools)  # visits on each browser now
+        self.in_flight = 0  # visits now, all browsers together
+        self.peak_in_flight = 0  # the most visits at once (benches, tests)
+        self.peak_per_browser = 0  # the most visits one browser held at once
 
     @classmethod
-    async def start(cls, settings: Sequence[BrowserSettings], *,
+    async def start(cls, settings: Sequence[BrowserSettings], *, visits: int | None = None,
                     killed_by_page: Callable[[BrowserSettings], Awaitable[bool]] | None = None) -> "BrowserPools":
-        """One started pool per settings (each worker's own; docker: each its own browser container);
-        `killed_by_page`: the sandbox's Sandbox.browser_killed_by_page."""
-        pools = cls([BrowserPool(item, killed_by_page=killed_by_page) for item in settings])
+        """One pool per settings (docker: each its own browser container), the first one started; `visits`: how
+        many visits at once over all of them (None: one per browser); `killed_by_page`: the sandbox's
+        Sandbox.browser_killed_by_page."""
+        pools = cls([BrowserPool(item, killed_by_page=killed_by_page) for item in settings], visits=visits)
         try:
-            for pool in pools:
-                await pool.start()
+            if pools._pools:
+                await pools._pools[0].start()
         except BaseException:
             await pools.aclose()
             raise
@@ -519,14 +532,34 @@ class BrowserPools:
         """Browser launches of all pools together (relaunches included)."""
         return sum(pool.launches for pool in self._pools)
 
+    def _least_busy(self) -> int:
+        """The browser for the next visit: fewest visits on it, then one already launched, then the first."""
+        return min(range(len(self._pools)),
+                   key=lambda i: (self._active[i], self._pools[i].launches == 0, i))
+
     @asynccontextmanager
     async def checkout(self) -> AsyncIterator[BrowserPool]:
-        """A pool for this caller alone until the block ends; waits while all are checked out."""
-        pool = await self._free.get()
-        try:
-            yield pool
-        finally:
-            self._free.put_nowait(pool)
+        """A browser for one visit until the block ends (shared with other visits, each in its own context);
+        waits while `visits` visits are under way."""
+        if not self._pools:
+            raise RuntimeError("no browser to visit with: the run has none")
+        loop = asyncio.get_running_loop()
+        if self._slots is None or (self._slots_loop is not loop and self.in_flight == 0):
+            self._slots, self._slots_loop = asyncio.Semaphore(self.visits), loop  # a pool set may outlive a loop
+        async with self._slots:
+            index = self._least_busy()
+            self._active[index] += 1
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            self.peak_per_browser = max(self.peak_per_browser, self._active[index])
+            try:
+                pool = self._pools[index]
+                if pool.launches == 0:  # launched now: a confined browser's namespace, where servers listen, with it
+                    await pool.start()
+                yield pool
+            finally:
+                self._active[index] -= 1
+                self.in_flight -= 1
 
     async def aclose(self) -> None:
         for pool in self._pools:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from runner.judges.rubrics import Rubric, RubricOutcome
+from runner.models.structured import StructuredOutputError, TruncatedAnswer
 from runner.turns.evidence import Evidence, Trace
 from runner.turns.records import Verdict
 from runner.sandbox.base import BuildResult
@@ -48,6 +49,25 @@ class JudgeInput:
 
 class JudgeError(RuntimeError):
     """The judge could not produce a valid verdict (bucket `judge_error`)."""
+
+
+class JudgeTruncated(JudgeError):
+    """The judge's answer was cut at its output cap, in the answer or inside its reasoning, and the one changed
+    re-ask was cut too (bucket `truncated`). `cut`: the role, where it was cut, its tokens and the cap."""
+
+    def __init__(self, message: str, *, cut: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.cut = cut
+
+
+def structured_judge_error(error: StructuredOutputError, *, judge: str, what: str = "verdict",
+                           role: str = "judge") -> JudgeError:
+    """The JudgeError of a judging call that ended without a valid answer: JudgeTruncated (bucket `truncated`,
+    with the role, where it was cut, its tokens and the cap) when its last answer was cut, else malformed."""
+    if isinstance(error, TruncatedAnswer) and error.cut is not None:
+        return JudgeTruncated(f"{judge}: {what} truncated: {error}", cut={"role": role, "model": error.model,
+                                                                          **error.cut})
+    return JudgeError(f"{judge}: malformed {what}: {error}")
 
 
 class Judge(Protocol):

@@ -17,6 +17,7 @@ import json
 import re
 import time
 from dataclasses import asdict, dataclass, field
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Callable
 
 from playwright.async_api import Error as PlaywrightError
@@ -29,9 +30,13 @@ from runner.judges.checks import (
     CheckStep,
     ClickStep,
     CountAssertion,
+    DoubleClickStep,
+    DragStep,
     FillStep,
+    HoverStep,
     MutationAssertion,
     PressStep,
+    ScrollStep,
     SelectStep,
     StateAssertion,
     Target,
@@ -39,6 +44,7 @@ from runner.judges.checks import (
     ToolCalledAssertion,
     ToolNotCalledAssertion,
     ValueAssertion,
+    WaitForTextStep,
     WaitStep,
 )
 from runner.turns.records import RequirementStatus
@@ -152,11 +158,81 @@ async def _present(locator: Locator, target: Target, timeout_s: float) -> None:
         raise StepFailed(f"no element matches {describe_target(target)}") from None
 
 
-async def perform_step(page: Page, step: Any, *, timeout_s: float = DEFAULT_STEP_TIMEOUT_S) -> None:
-    """Perform one step; raises StepFailed with a reason naming the target when it cannot."""
+async def _ready(locator: Locator, target: Target, timeout_s: float, *, visible: bool = True) -> None:
+    """Wait, within `timeout_s`, until the target is present, (for a pointer or form step) visible, and enabled:
+    the condition a person waits for before using a control, so a slow page is waited for, never raced."""
+    deadline = time.monotonic() + timeout_s
+    await _present(locator, target, timeout_s)
+    if visible:
+        try:
+            await locator.wait_for(state="visible", timeout=max(1.0, (deadline - time.monotonic()) * 1000))
+        except PlaywrightTimeoutError:
+            raise StepFailed(f"{describe_target(target)} is not visible") from None
+    while True:
+        try:  # the element is there: its lookup is immediate, the limit only covers a page that stopped answering
+            if await locator.is_enabled(timeout=timeout_s * 1000):
+                return
+        except PlaywrightTimeoutError:
+            raise StepFailed(f"{describe_target(target)} is no longer there") from None
+        if time.monotonic() >= deadline:
+            raise StepFailed(f"{describe_target(target)} stayed disabled for {timeout_s:g} s")
+        await asyncio.sleep(_POLL_INTERVAL_S)
+
+
+TextReader = Callable[[], Awaitable[str]]
+
+
+async def _wait_for_text(page: Page, step: WaitForTextStep, timeout_s: float, read_text: TextReader | None) -> None:
+    """Poll the visible text (as the text_visible assertion reads it) until `step.text` is shown (or gone)."""
+    wait_s = step.ms / 1000 if step.ms > 0 else timeout_s
+    wanted = _normalize_space(step.text)
+    deadline = time.monotonic() + wait_s
+    while True:
+        text = await read_text() if read_text is not None else await page.locator("body").inner_text()
+        if (wanted in _normalize_space(text)) == step.present:
+            return
+        if time.monotonic() >= deadline:
+            state = "did not appear" if step.present else "was still visible"
+            raise StepFailed(f"text {step.text!r} {state} within {wait_s:g} s")
+        await asyncio.sleep(_POLL_INTERVAL_S)
+
+
+async def _scroll(page: Page, locator: Locator | None, step: ScrollStep, timeout_ms: float) -> None:
+    if locator is None:
+        await page.evaluate("([dx, dy]) => window.scrollBy(dx, dy)", [step.dx, step.dy])
+    elif step.dx == 0 and step.dy == 0:
+        await locator.scroll_into_view_if_needed(timeout=timeout_ms)
+    else:
+        await locator.evaluate("(el, [dx, dy]) => el.scrollBy(dx, dy)", [step.dx, step.dy], timeout=timeout_ms)
+
+
+async def step_ready(page: Page, step: Any, *, timeout_s: float = DEFAULT_STEP_TIMEOUT_S) -> None:
+    """Wait, within `timeout_s`, until a step's target (and a drag's destination) can be used: present, visible
+    where a person must see it (a key press goes to an element that only has to be there), and enabled. A step
+    without a target, or one that waits itself, has nothing to wait for. Raises StepFailed naming the target."""
+    target: Target | None = getattr(step, "target", None)
+    if target is None or isinstance(step, (WaitStep, WaitForTextStep)):
+        return
+    try:
+        await _ready(locate(page, target), target, timeout_s, visible=not isinstance(step, (PressStep, ScrollStep)))
+        if isinstance(step, DragStep):
+            await _ready(locate(page, step.to), step.to, timeout_s)
+    except PlaywrightError as error:
+        raise StepFailed(f"{step.action} on {describe_target(target)} failed: {_short(error)}") from None
+
+
+async def perform_step(page: Page, step: Any, *, timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
+                       read_text: TextReader | None = None, ready: bool = False) -> None:
+    """Perform one step; raises StepFailed with a reason naming the target when it cannot.
+
+    A step on a target first waits until it can be used (`step_ready`; `ready`: the caller has just waited).
+    `read_text`: how `wait_for_text` reads the page's visible text (the session's tamper-proof read; default:
+    the body's innerText through Playwright)."""
     timeout_ms = timeout_s * 1000
     target: Target | None = getattr(step, "target", None)
     locator = locate(page, target) if target is not None else None
+    if not ready:
+        await step_ready(page, step, timeout_s=timeout_s)
     try:
         if isinstance(step, WaitStep):
             if locator is None:
@@ -169,13 +245,22 @@ async def perform_step(page: Page, step: Any, *, timeout_s: float = DEFAULT_STEP
                 waited = f"{wait_ms / 1000:g} s"
                 raise StepFailed(f"{describe_target(target)} did not become visible within {waited}") from None
             return
+        if isinstance(step, WaitForTextStep):
+            await _wait_for_text(page, step, timeout_s, read_text)
+            return
         if isinstance(step, PressStep) and locator is None:
             await page.keyboard.press(step.key)
             return
+        if isinstance(step, ScrollStep):
+            await _scroll(page, locator, step, timeout_ms)
+            return
         assert locator is not None and target is not None
-        await _present(locator, target, timeout_s)
         if isinstance(step, ClickStep):
             await locator.click(timeout=timeout_ms)
+        elif isinstance(step, DoubleClickStep):
+            await locator.dblclick(timeout=timeout_ms)
+        elif isinstance(step, HoverStep):
+            await locator.hover(timeout=timeout_ms)
         elif isinstance(step, FillStep):
             await locator.fill(step.value, timeout=timeout_ms)
         elif isinstance(step, SelectStep):
@@ -188,6 +273,8 @@ async def perform_step(page: Page, step: Any, *, timeout_s: float = DEFAULT_STEP
                 await locator.check(timeout=timeout_ms)
             else:
                 await locator.uncheck(timeout=timeout_ms)
+        elif isinstance(step, DragStep):
+            await locator.drag_to(locate(page, step.to), timeout=timeout_ms)
         else:  # pragma: no cover - the discriminated union has no other members
             raise StepFailed(f"unknown step {step!r}")
     except StepFailed:
@@ -491,7 +578,7 @@ async def run_check(
         step_started = time.monotonic()
         error = ""
         try:
-            await perform_step(session.page, step, timeout_s=step_timeout_s)
+            await perform_step(session.page, step, timeout_s=step_timeout_s, read_text=session.visible_text)
         except StepFailed as failure:
             error = str(failure)
         took = round(time.monotonic() - step_started, 3)

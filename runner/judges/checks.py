@@ -82,8 +82,54 @@ class WaitStep(_Step):
     target: Target | None = None  # wait until visible
 
 
+class DoubleClickStep(_Step):
+    action: Literal["dblclick"]
+    target: Target
+
+
+class HoverStep(_Step):
+    action: Literal["hover"]
+    target: Target
+
+
+class DragStep(_Step):
+    """Press the mouse on `target`, move it onto `to` and release it there (native drag and drop too)."""
+
+    action: Literal["drag"]
+    target: Target
+    to: Target
+
+
+class ScrollStep(_Step):
+    """Scroll by (dx, dy) CSS pixels: the element `target` when given (else the page); with no offset, bring
+    `target` into view. Scrolling is instant (no smooth scrolling), so where it ends does not depend on time."""
+
+    action: Literal["scroll"]
+    target: Target | None = None
+    dx: int = 0
+    dy: int = 0
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> "ScrollStep":
+        if self.target is None and self.dx == 0 and self.dy == 0:
+            raise ValueError("a scroll step needs a target to bring into view, or an offset dx/dy")
+        return self
+
+
+class WaitForTextStep(_Step):
+    """Wait until the page's visible text shows `text` (whitespace normalised), or until it no longer does
+    (`present: false`); `ms` bounds the wait (0: the step timeout)."""
+
+    action: Literal["wait_for_text"]
+    text: str = Field(min_length=1)
+    present: bool = True
+    ms: int = Field(default=0, ge=0, le=30_000)
+
+
 Step = Annotated[
-    ClickStep | FillStep | SelectStep | PressStep | CheckStep | WaitStep, Field(discriminator="action")
+    ClickStep | DoubleClickStep | HoverStep | FillStep | SelectStep | PressStep | CheckStep | DragStep | ScrollStep
+    | WaitStep | WaitForTextStep,
+    Field(discriminator="action"),
 ]
 
 

@@ -26,8 +26,13 @@ def llm_judge_rubrics(judge: Any) -> list[str]:
     return [str((judge.options or {}).get("rubric", "evogenui"))]
 
 
+def llm_judge_calls(settings: LLMJudgeSettings) -> int:
+    """One verdict: the first answer and the retries of a malformed one."""
+    return settings.max_attempts
+
+
 @register_kind("judge", "llm", settings="runner.judges.llm_settings:LLMJudgeSettings", calls_model=True,
-               rubrics=llm_judge_rubrics)
+               rubrics=llm_judge_rubrics, calls_per_use=llm_judge_calls)
 def llm_judge(settings: LLMJudgeSettings, *, name: str, model: Model | None = None) -> Judge:
     from runner.judges.llm import LLMJudge
 

@@ -4,7 +4,9 @@ Default rubric `evogenui` (EvoGenUI-Bench §4.2 and Appendix C.1): Presentation,
 each with reasons, failure types from a fixed list and, for a failing turn, one of the six diagnostic
 mechanisms of §6.1. The verdict is requested as structured output (the rubric's JSON schema as
 `response_format`), validated, and retried when malformed; after `max_attempts` the turn is recorded
-as `judge_error` (JudgeError). The official decision is the paper's (§4.3): the turn passes only if
+as `judge_error` (JudgeError), or `truncated` (JudgeTruncated) when the answer was cut at the output cap, in the
+answer or inside a reasoning model's reasoning; what the model wrote is kept in the slot's judge_failed_calls.jsonl.
+The official decision is the paper's (§4.3): the turn passes only if
 generation succeeded, the artifact was evaluable and all three scores are at least 4. A turn whose
 artifact is not evaluable (no build, page did not load) fails without a model call, unless
 `judge_unevaluable` asks for the model's scores anyway (the decision is the same).
@@ -17,17 +19,20 @@ from pathlib import Path
 from typing import Any
 
 from runner.turns.evidence_folder import EvidenceFolder
-from runner.judges.base import JudgeBase, JudgeError, JudgeInput
+from runner.judges.base import JudgeBase, JudgeError, JudgeInput, structured_judge_error
 from runner.judges.llm_bundle import TRIM_ORDER, build_bundle, join_text
 from runner.judges.llm_settings import LLMJudgeSettings
 from runner.judges.rubrics import Rubric, RubricOutcome, get_rubric
 from runner.models.base import Model, ProviderError
 from runner.models.fitting import FitResult, RequestRefused, correction_reserve_chars, fit_messages, model_limits
-from runner.models.structured import MAX_ECHO_CHARS, StructuredOutputError, StructuredResult, ask_structured
+from runner.models.structured import (MAX_ECHO_CHARS, StructuredOutputError, StructuredResult, ask_structured,
+                                      failed_call_record)
 from runner.turns.records import DimensionScore, RequirementResult, RequirementStatus, Verdict
 from runner.models.untrusted import RULE, with_rule
 
 __all__ = ["LLMJudge", "build_endpoint_model"]
+
+_REASONING_KEPT = 4000  # characters of an accepted verdict's reasoning kept in the record (turns.jsonl)
 
 
 def build_endpoint_model(model: dict[str, Any]) -> Model:
@@ -97,6 +102,17 @@ class LLMJudge(JudgeBase):
         if out_dir is not None:
             EvidenceFolder(out_dir).append_request_record(record, judging=True)
 
+    def keep_failed_call(self, out_dir: Path | None, failure: StructuredOutputError | StructuredResult[Any], *,
+                         role: str = "judge", task_id: str = "", turn: int = 0, **context: Any) -> None:
+        """What the model wrote in a failed call (or before a call's accepted answer), in the slot's
+        judge_failed_calls.jsonl: nothing the judge's model said is lost."""
+        if out_dir is None or (isinstance(failure, StructuredResult) and not failure.rejected):
+            return
+        EvidenceFolder(out_dir).append_failed_call(
+            failed_call_record(failure, role=role, model=self._model.name, task_id=task_id, turn=turn, **context),
+            judging=True)
+
+
     async def ask(self, rubric: Rubric, messages: list[dict[str, Any]], *, ids: list[str],
                   max_attempts: int | None = None, task_id: str = "", turn: int = 0,
                   out_dir: Path | None = None, request_record: dict[str, Any] | None = None,
@@ -123,8 +139,11 @@ class LLMJudge(JudgeBase):
         if request_record is not None:
             request_record.update(record)
         try:
-            return await self._ask_fitted(rubric, fitted.messages, ids=ids, max_attempts=max_attempts,
-                                          task_id=task_id, turn=turn)
+            result = await self._ask_fitted(rubric, fitted.messages, ids=ids, max_attempts=max_attempts,
+                                            task_id=task_id, turn=turn)
+        except StructuredOutputError as error:
+            self.keep_failed_call(out_dir, error, task_id=task_id, turn=turn, rubric=rubric.name)
+            raise
         except RequestRefused as error:
             record["refused"] = error.server_message or str(error)
             if request_record is not None:
@@ -132,11 +151,14 @@ class LLMJudge(JudgeBase):
             raise
         finally:
             self.record_request(out_dir, record)
+        self.keep_failed_call(out_dir, result, task_id=task_id, turn=turn, rubric=rubric.name)
+        return result
 
     async def _ask_fitted(self, rubric: Rubric, messages: list[dict[str, Any]], *, ids: list[str],
                           max_attempts: int | None, task_id: str, turn: int) -> StructuredResult[RubricOutcome]:
         return await ask_structured(
             self._model,
+            role="judge",
             messages=messages,
             answer=rubric.answer_model(ids),
             validate=lambda data: rubric.parse(data, ids),
@@ -211,16 +233,21 @@ class LLMJudge(JudgeBase):
                 max_attempts=s.max_attempts,
                 task_id=judge_input.task.id,
                 turn=judge_input.turn.index,
+                role="judge",
             )
         except StructuredOutputError as error:
             self.record_request(judge_input.out_dir, request)
-            raise JudgeError(f"{self.name}: malformed verdict: {error}") from error
+            self.keep_failed_call(judge_input.out_dir, error, task_id=judge_input.task.id,
+                                  turn=judge_input.turn.index, rubric=self.rubric.name)
+            raise structured_judge_error(error, judge=self.name) from error
         except ProviderError as error:  # a refusal is recorded with the server's own words, never retried
             outcome_key = "refused" if isinstance(error, RequestRefused) else "error"
             message = (error.server_message if isinstance(error, RequestRefused) else "") or str(error)
             self.record_request(judge_input.out_dir, {**request, outcome_key: message})
             raise
         self.record_request(judge_input.out_dir, request)
+        self.keep_failed_call(judge_input.out_dir, result, task_id=judge_input.task.id, turn=judge_input.turn.index,
+                              rubric=self.rubric.name)
         outcome: RubricOutcome = result.value
         passed = self.rubric.decide(outcome, generation_ok=generation_ok, evaluable=evaluable)
 
@@ -253,7 +280,10 @@ class LLMJudge(JudgeBase):
                 "response": result.data,
                 "attempts": result.attempts,
                 "rejected": result.errors,
-                "usage": result.usage,
+                "usage": result.usage,  # reasoning_tokens apart, where the server counts them
+                # a thinking model's reasoning, apart from the answer (its start: the record stays small)
+                **({"reasoning": {"chars": len(result.reasoning), "text": result.reasoning[:_REASONING_KEPT]}}
+                   if result.reasoning else {}),
                 "latency_s": round(time.perf_counter() - started, 3),
                 "evidence": bundle.included,
                 "request": request,  # what the request held and what was fitted out (runner/models/fitting.py)

@@ -20,7 +20,7 @@ class LLMJudgeSettings(BaseModel):
     # The endpoint: the keys of a model config (provider openai: OpenAIModelSettings; name defaults to `model`).
     model: dict[str, Any]
     rubric: str = "evogenui"
-    max_attempts: int = Field(3, ge=1, le=10)  # malformed verdicts are retried, then judge_error
+    max_attempts: int = Field(3, ge=1, le=10)  # malformed verdicts are retried, then judge_error (a cut one: truncated)
     structured_output: Literal["json_schema", "json_object", "none"] = "json_schema"
     strict_schema: bool = False  # OpenAI strict mode; most local servers ignore it
     judge_unevaluable: bool = False  # also ask the model when the artifact did not build or load

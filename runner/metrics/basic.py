@@ -14,6 +14,7 @@ _BUILD_ATTEMPTED = {
     FailureBucket.BUILD_FAILED,
     FailureBucket.RUNTIME_ERROR,
     FailureBucket.JUDGE_ERROR,
+    FailureBucket.TRUNCATED,
     FailureBucket.TIMEOUT,
 }
 

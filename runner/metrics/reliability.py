@@ -10,6 +10,7 @@ that task's requested turns in order (turn 1 first). An outcome is one of
     unassessed   p=0, e=1   the judge's verdict could not decide; never counted as a pass
     infra        p=0, e=1   the harness failed (not the model): unobserved
     judge_error  p=0, e=1   the judge gave no verdict at all: unobserved
+    truncated    p=0, e=1   the judge's answer was cut at its output cap: no verdict, unobserved
     missing      p=0, e=1   a requested slot that was never recorded (the run stopped): unobserved
 
 `p` is the paper's official pass indicator p_{T,t} and `e` its response indicator e_{T,t} (§4.3, eq. 3).
@@ -47,11 +48,12 @@ class Outcome(StrEnum):
     UNASSESSED = "unassessed"
     INFRA = "infra"
     JUDGE_ERROR = "judge_error"
+    TRUNCATED = "truncated"
     MISSING = "missing"
 
 
 # Slots whose outcome was never observed: eq. 3 has no p_{T,t} for them (see the module docstring).
-UNOBSERVED = (Outcome.INFRA, Outcome.JUDGE_ERROR, Outcome.MISSING)
+UNOBSERVED = (Outcome.INFRA, Outcome.JUDGE_ERROR, Outcome.TRUNCATED, Outcome.MISSING)
 # How APR treats a transition into an unobserved slot: "exclude" (outside eq. 3, counted beside it) or
 # "fail" (a failed retention: the reading before unobserved slots were told apart).
 Unobserved = Literal["exclude", "fail"]
@@ -347,6 +349,8 @@ def outcome_of(record: TurnRecord) -> Outcome:
         return Outcome.INFRA
     if record.status is FailureBucket.JUDGE_ERROR:
         return Outcome.JUDGE_ERROR
+    if record.status is FailureBucket.TRUNCATED:
+        return Outcome.TRUNCATED
     if record.passed is None:
         return Outcome.UNASSESSED
     return Outcome.FAILED

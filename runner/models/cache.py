@@ -1,5 +1,9 @@
 """A persistent response cache: identical requests to the same endpoint and model are answered once.
 
+What makes requests identical is what the caller puts in the key: the endpoint, the model, the messages and the
+parameters as sent, with the request's `sample` (independent generations of one prompt, FlowEval §3.1, each get
+their own entry) and, here, the run's `draw` (its repeat).
+
 One sqlite table in WAL mode, so several runner processes (Hydra multirun jobs) and many async tasks
 can share a file: readers never block, writers wait on the lock (busy timeout) instead of failing.
 """

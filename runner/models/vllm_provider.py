@@ -15,7 +15,8 @@ from typing import Literal
 
 from pydantic import model_validator
 
-from runner.models.base import GenerationRequest, Model, ModelBase, ModelResponse, ProviderError, RequestLimits
+from runner.models.base import (ChatAnswer, GenerationRequest, Model, ModelBase, ModelResponse, ProviderError,
+                                RequestLimits)
 from runner.models.cache import ResponseCache
 from runner.models import server_keep
 from runner.models.openai_provider import GenerationSettings, OpenAIModel, OpenAIModelSettings
@@ -53,6 +54,14 @@ class VLLMModelSettings(GenerationSettings):
             self.limits = declared.model_copy(update=update)
         return self
 
+    @model_validator(mode="after")
+    def _reasoning_budget(self) -> VLLMModelSettings:
+        """vLLM refuses `thinking_token_budget` (HTTP 400) from a server started without a reasoning parser."""
+        if self.reasoning_budget_tokens is not None and self.server.mode != "attach" and not self.server.reasoning_parser:
+            raise ValueError("reasoning_budget_tokens needs a server started with a reasoning parser "
+                             "(server.reasoning_parser, e.g. kimi_k2): vLLM ends the reasoning at the budget only then")
+        return self
+
     @property
     def served_model_name(self) -> str:
         return self.server.served_model_name or self.name
@@ -66,8 +75,17 @@ class VLLMModelSettings(GenerationSettings):
             return f"vllm:{Path(s.model_path).expanduser().resolve()}"
         return f"vllm:{s.hf_repo}@{s.revision}"
 
+    @property
+    def writes_compact_json(self) -> bool:
+        """The runner starts this server with vLLM's `disable_any_whitespace`: a JSON-schema answer has no
+        whitespace between tokens to loop on (an attached server's flags are not the runner's to know)."""
+        s = self.server
+        return s.mode != "attach" and bool((s.structured_outputs or {}).get("disable_any_whitespace"))
+
     def openai_settings(self, base_url: str) -> OpenAIModelSettings:
         generation = self.model_dump(exclude={"name", "provider", "server"})
+        if self.writes_compact_json:
+            generation["whitespace_run_limit"] = None  # nothing to bound: the answer is read whole
         return OpenAIModelSettings(
             name=self.name,
             provider="openai",
@@ -99,7 +117,7 @@ class VLLMModel(ModelBase):
 
     @property
     def max_output_tokens(self) -> int:
-        return self.settings.max_tokens
+        return self.settings.output_cap
 
     @property
     def log_path(self) -> Path | None:
@@ -147,7 +165,13 @@ class VLLMModel(ModelBase):
             raise
         self._client = OpenAIModel(self.settings.openai_settings(base_url), cache=self._cache)
 
-    async def generate(self, request: GenerationRequest) -> ModelResponse:
+    @property
+    def answers_tool_calls(self) -> bool:
+        """The server parses tool calls out of the model's text (`enable_auto_tool_choice` with its
+        `tool_call_parser`); a server the user runs (attach) is taken at its word."""
+        return self.settings.server.enable_auto_tool_choice or self.settings.server.mode == "attach"
+
+    async def _started(self) -> OpenAIModel:
         if self._client is None:
             try:
                 await self.start()
@@ -155,7 +179,13 @@ class VLLMModel(ModelBase):
                 first = str(error).splitlines()[0]
                 raise ProviderError(f"{self.name}: the vLLM server failed to start: {first}") from error
         assert self._client is not None
-        return await self._client.generate(request)
+        return self._client
+
+    async def generate(self, request: GenerationRequest) -> ModelResponse:
+        return await (await self._started()).generate(request)
+
+    async def chat(self, body: dict, *, task_id: str, turn: int) -> ChatAnswer:
+        return await (await self._started()).chat(body, task_id=task_id, turn=turn)
 
     async def aclose(self) -> None:
         starting, self._starting = self._starting, None

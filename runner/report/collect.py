@@ -61,6 +61,11 @@ class RunData:
         return self._name("actor")
 
     @property
+    def agent(self) -> str:
+        """Who generated in the workspace (runner/agents/); "none" for one model call per turn."""
+        return self._name("agent") or "none"
+
+    @property
     def domains(self) -> dict[str, str]:
         """task id -> domain, from the task library."""
         return {task["id"]: task.get("domain", "") for task in self.library}

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from runner.report.sections import console_sections
+from runner.run.task_set import describe_task_set
 from runner.turns.records import TurnRecord
 
 
@@ -36,6 +37,8 @@ def print_summary(console: Console, summary: dict[str, Any], records: list[TurnR
     for bucket, count in summary.get("status_counts", {}).items():
         table.add_row(f"status:{bucket}", str(count))
     console.print(table)
+    if summary.get("task_set"):  # which tasks these numbers are of (runner/run/task_set.py)
+        console.print(describe_task_set(summary["task_set"]), markup=False, highlight=False, soft_wrap=True)
 
     turns = Table(title="turns", show_lines=False)
     for column in ("task", "turn", "status", "passed", "error"):

@@ -41,6 +41,7 @@ from runner.turns.records import TurnRecord
 from runner.view.turn_evidence import message_text
 
 from runner.report.collect import RunData, load_run_dir
+from runner.run.task_set import describe_task_set
 
 REPORT_FILE = "report.html"
 DEFAULT_IMAGE_BUDGET = 40 * 1024 * 1024
@@ -544,6 +545,7 @@ def render_run_report(run: RunData, *, report_dir: Path, image_budget: int = DEF
     header = (f"<h1>Run report: {esc(title)}</h1><p class='hint'>run dir {esc(str(run.path))}; "
               f"{len(records)} recorded slot(s) of {esc(_fmt(run.summary.get('requested_slots')))} requested; "
               f"sandbox {esc(str(meta.get('sandbox', '')))}</p>"
+              f"<p class='task-set'>{esc(describe_task_set(run.summary.get('task_set')))}</p>"
               "<nav><a href='#summary'>scores</a><a href='#library'>task library</a><a href='#turns'>results</a>"
               "<a href='#evidence'>evidence</a></nav>")
     body = [head, header, _summary_section(run.summary), _library_section(run, first_anchor),

@@ -39,7 +39,7 @@ from runner.reward.episodes import EpisodeStore, EpisodeTurnError, HeldEpisode, 
 from runner.reward.result import Reward
 from runner.run.roles import RunRoles, roles_used
 from runner.suites.base import EpisodeState, Suite
-from runner.suites.registry import build_suite
+from runner.suites.registry import build_run_suite
 from runner.turns.tasks import Task, TurnSpec
 from runner.tracking.tracker import NullTracker
 
@@ -121,7 +121,7 @@ class RewardService:
         config sets it). `lean_evidence`: a call without keep_evidence captures no screenshot or DOM file where
         neither the judge, the suite nor an actor reads them (the reward is the same); False: always."""
         config = with_spare_builds(config)
-        suite = build_suite(config.suite, project_root=Path(config.project_root))
+        suite = build_run_suite(config)
         suite.configure_run(config)
         for note in await preflight.run_preflight(config, suite):
             log.info("preflight: %s", note)

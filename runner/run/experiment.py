@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from runner.run import preflight
 
 from runner.run import progress
 from runner.actors.registry import build_actor
+from runner.agents.registry import build_agent
+from runner.agents.settings import paper_agent_deviation
 from runner.browser.launch import BrowserPool, BrowserPools, BrowserSettings
 from runner.errors import ConfigError, section_settings
 from runner.config import RunnerConfig
@@ -25,21 +28,23 @@ from runner.models import server_keep
 from runner.models.cache import ResponseCache
 from runner.models.serving import SERVER_LOG_DIR
 from runner.run.roles import RunRoles, check_declared_roles, roles_used, server_claims
-from runner.run.capacity import resolve_concurrency
+from runner.run.capacity import choose_limits, resolve_concurrency
 from runner.run.placement import PhasePlan, detect_gpus, phase_roles, plan_phases
 from runner.turns.records import RunDirectory, TurnRecord
 from runner.models.base import Model
 from runner.sandbox.base import Sandbox
 from runner.sandbox.registry import build_sandbox, sandbox_tracking_tags
 from runner.suites.base import Suite, SuiteContext
-from runner.suites.registry import build_suite
+from runner.suites.registry import build_run_suite
 from runner.run.session import RunSession, run_name
+from runner.run.task_set import describe_task_set, task_set_record, task_set_tags
 from runner.tracking.protocol import RunTracker
 
 log = logging.getLogger(__name__)
 
 # Keys that may change between a run and its resumption without mixing results.
-_RESUME_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s", "run"}
+_RESUME_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s", "run",
+                   "data_dir"}
 
 
 def _comparable(config: dict[str, Any]) -> dict[str, Any]:
@@ -86,21 +91,36 @@ def prepare_run_dir(config: RunnerConfig, run_dir: RunDirectory, lineage: dict[s
 
 
 async def open_browsers(config: RunnerConfig, sandbox: Sandbox, *, start: bool = True) -> BrowserPools:
-    """The run's `concurrency.browsers` browsers, each worker's own (docker: its own browser container).
+    """The run's `concurrency.browsers` browsers (docker: each its own browser container), shared by its
+    `concurrency.visits` visits (runner/run/capacity.py: neither depends on the task count, unknown here).
     `start=False`: each launches on its first use only (a re-judging run rarely needs one)."""
     browser = section_settings(BrowserSettings, config.browser, "browser")
-    settings = [await sandbox.browser_settings(browser) for _ in range(config.concurrency.browsers)]
+    limits = resolve_concurrency(config, episodes_available=None)
+    settings = [await sandbox.browser_settings(browser) for _ in range(limits.browsers or 1)]
     killed_by_page = sandbox.browser_killed_by_page
-    return await BrowserPools.start(settings, killed_by_page=killed_by_page) if start else \
-        BrowserPools([BrowserPool(item, killed_by_page=killed_by_page) for item in settings])
+    return await BrowserPools.start(settings, visits=limits.visits, killed_by_page=killed_by_page) if start else \
+        BrowserPools([BrowserPool(item, killed_by_page=killed_by_page) for item in settings], visits=limits.visits)
 
 
-def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], tasks: list[Any]) -> dict[str, Any]:
-    """summary.json: the suite's metrics over the records in slot order, and what ran."""
+def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], tasks: list[Any], *,
+                  task_set: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """summary.json: the suite's metrics over the records in slot order, what ran, and on which task set
+    (`task_set`: lineage.json's, runner/run/task_set.py)."""
     records = sorted(records, key=lambda record: (record.task_id, record.turn))
     summary = suite.summarize(records, tasks)
     summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
                       "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks)}
+    if config.agent.kind != "none":  # who generated, in the workspace (runner/agents/): part of what was measured
+        summary["run"]["agent"] = config.agent.name
+    deviation = paper_agent_deviation(config)
+    if deviation is not None:
+        summary["run"]["agent_deviation"] = deviation
+    # What the providers were sent where it differs from the config (a temperature only the provider's default can
+    # take, a JSON schema an endpoint honours only as JSON mode): a number says what it measured.
+    summary["run"]["provider_deviations"] = lineage_mod.request_record(config, suite)[1]
+    record = task_set_record(task_set, len(tasks))
+    if record is not None:
+        summary["task_set"] = record
     return summary
 
 
@@ -110,8 +130,10 @@ def plan_run(config: RunnerConfig, suite: Any, *, tasks: int) -> tuple[PhasePlan
     claims = server_claims(config, roles)
     gpus = detect_gpus() if any(not claim.attached for claim in claims) else []
     plan = plan_phases(config.run.phases, claims, gpus, roles=roles)
-    resolved = config.model_copy(update={"concurrency": resolve_concurrency(config, episodes_available=tasks)})
+    limits = choose_limits(config, episodes_available=tasks)
+    resolved = config.model_copy(update={"concurrency": limits.concurrency})
     plan.concurrency = resolved.concurrency.model_dump()
+    plan.concurrency_reasons = dict(limits.reasons)
     return plan, resolved, roles
 
 
@@ -129,12 +151,13 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
                           run_context: preflight.RunContext | None, preflight_done: bool) -> dict[str, Any]:
     project_root = Path(config.project_root)
     run_dir = RunDirectory(run_dir_path)
-    suite = build_suite(config.suite, project_root=project_root)
+    suite = build_run_suite(config)
     suite.configure_run(config)
     check_declared_roles(config, suite)  # also when the caller ran the preflight
     # Seconds of checks before minutes of preparation: every missing thing at once, each with its fix.
     if not preflight_done:
-        for note in await preflight.run_preflight(config, suite, run_context):
+        for note in await preflight.run_preflight(config, suite, run_context) + \
+                await preflight.limits_notes(config, suite):
             log.info("preflight: %s", note)
     sandbox_tags = await sandbox_tracking_tags(config)  # builds missing images first: lineage records them
     async with AsyncExitStack() as shared:
@@ -195,7 +218,12 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
     server_keep.allow(not plan.staged)  # `repeats`: a staged run's servers are down between its phases
     console.print(plan.describe())  # before any work starts
     plan.write(run_dir.path)
-    tags = {**lineage_mod.lineage_tags(lineage), **sandbox_tags}
+    task_set = task_set_record(lineage.get("task_set"), len(tasks))
+    console.print(describe_task_set(task_set), markup=False, highlight=False, soft_wrap=True)  # what is measured
+    deviation = paper_agent_deviation(config)
+    if deviation is not None:
+        console.print(f"agent: {deviation}", markup=False, highlight=False, soft_wrap=True)
+    tags = {**lineage_mod.lineage_tags(lineage), **task_set_tags(task_set), **sandbox_tags}
     async with RunSession.open(config, run_dir, name=run_name(config), tags=tags, reattach=resumed,
                                console=console) as session:
         async with AsyncExitStack() as phase:
@@ -213,10 +241,14 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
             def advance(record: TurnRecord) -> None:
                 bar.record(status=record.status.value, passed=record.passed)
 
+            agent = build_agent(config)  # None: the suite's own generation strategy
+            if agent is not None:
+                phase.push_async_callback(agent.aclose)
             engine = Engine(
                 config, suite, services, run_dir, on_record=advance,
                 ensure_generation=lambda: roles.ensure(*generation_roles),
                 ensure_judge=(lambda: roles.ensure("judge")) if "judge" in used else None,
+                generation=agent,
             )
             # Staged: the generation phase's servers (generator, actor, the suite's roles) stop before the
             # judge's may start.
@@ -228,6 +260,6 @@ async def _run_bound(config: RunnerConfig, suite: Suite, run_dir: RunDirectory, 
             console.print(f"generation stage done: {len(tasks)} task(s) executed and frozen; judge them with "
                           f"run.stage=judge hydra.run.dir={run_dir.path}")
             return {}
-        summary = summarize_run(config, suite, records, tasks)
+        summary = summarize_run(config, suite, records, tasks, task_set=lineage.get("task_set"))
         await session.conclude(summary, tasks=tasks, records=records)
         return summary

@@ -1,9 +1,11 @@
 """Lineage: what a run's results depend on, recorded so results of different origins never mix.
 
 Each run writes lineage.json beside config.yaml and tags its MLflow job run with the same items:
-git commit (+ dirty flag), a hash of the comparable config, a hash of the selected task set, sandbox
-image tags and digests (with the versions the images record), the browser versions, model revisions and prompt
-versions. `resume` compares the stored lineage with the current
+git commit (+ dirty flag), a hash of the comparable config, a hash of the selected task set and where it came from
+(runner/run/task_set.py: the paper's pinned data or the project's own tasks), sandbox
+image tags and digests (with the versions the images record), the browser versions, model revisions, prompt
+versions, and what each model role's requests carry with every deviation from its config (the provider dialect's
+`request_parameters` and `provider_deviations`). `resume` compares the stored lineage with the current
 one (runner.run.experiment.prepare_run_dir) and `runner.merge` checks that shards share one lineage.
 """
 
@@ -19,6 +21,7 @@ from typing import Any
 
 from runner.errors import ConfigError
 from runner.kinds import KINDS
+from runner.run.task_set import task_set_identity
 from runner.turns.records import write_json_atomic
 from runner.turns.tasks import Task
 
@@ -29,7 +32,8 @@ LINEAGE_VERSION = 1
 
 # Config keys that never change results (same list as runner.run.experiment's resume rules) plus the shard,
 # which is recorded on its own so the shards of one experiment share a config hash.
-CONFIG_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s", "run"}
+CONFIG_NEUTRAL = {"resume", "tracking", "concurrency", "project_root", "turn_timeout_s", "model_timeout_s", "run",
+                  "data_dir"}
 
 # Modules whose PROMPT_VERSION shapes what models or judges are asked beyond the suite's own prompt
 # (Suite.prompt_version) and the rubrics (Rubric.version); a module listed here must declare one.
@@ -42,13 +46,15 @@ COMPARED: dict[str, str] = {
     "config_hash": "config hash",
     "shard": "shard",
     "task_set_hash": "task set",
+    "task_set": "task set source",
     "image_digests": "image digests",
     "browser": "browser",
     "model_revisions": "model revisions",
     "prompt_versions": "prompt versions",
 }
-# Recorded and tagged but not compared: the browser that does not render the run may update freely.
-TAGGED_ONLY = ("browser_versions",)
+# Recorded and tagged but not compared: the browser that does not render the run may update freely; what each
+# model role's requests carry and how that differs from its config follow from the config (its hash is compared).
+TAGGED_ONLY = ("browser_versions", "request_parameters", "provider_deviations", "agent_deviation")
 # Keys in model/judge/actor config that pin which weights answer (anything else is covered by the config hash).
 REVISION_KEYS = ("name", "provider", "model", "revision", "model_revision", "tokenizer_revision", "checkpoint",
                  "quantization", "dtype", "served_model_name")
@@ -133,20 +139,30 @@ def prompt_versions(suite: Any = None, config: Any = None) -> dict[str, str]:
             raise LineageError(f"suite {suite.name!r} declares no prompt_version; lineage.json must record it")
         versions[f"suite:{suite.name}"] = str(suite.prompt_version)
     versions.update(rubric_versions(config, suite))
+    agent = getattr(config, "agent", None)
+    if agent is not None and agent.kind != "none":  # what an agent is told besides the suite's payload
+        from runner.agents.prompt import AGENT_PROMPT_VERSION
+
+        versions[f"agent:{agent.name}"] = AGENT_PROMPT_VERSION
     return versions
 
 
 def sandbox_images(config: Any) -> dict[str, dict[str, Any]]:
-    """The sandbox's images (tag, digest, recorded versions), from its kind's `images` hook ({} if none)."""
-    kind = KINDS.find("sandbox", str(getattr(getattr(config, "sandbox", None), "kind", None)))
-    hook = kind.images if kind is not None else None
-    if hook is None:
-        return {}
-    try:
-        return hook(config)
-    except Exception as error:  # an unreachable engine must not stop the run; record that it was unknown
-        log.warning("could not read the sandbox images: %s", error)
-        return {"error": {"tag": "unavailable", "digest": "unavailable", "versions": {}}}
+    """The sandbox's images (tag, digest, recorded versions), from its kind's `images` hook ({} if none), and
+    an agent's (an official CLI's image), from the agent kind's."""
+    found: dict[str, dict[str, Any]] = {}
+    for family in ("sandbox", "agent"):
+        kind = KINDS.find(family, str(getattr(getattr(config, family, None), "kind", None)))
+        hook = kind.images if kind is not None else None
+        if hook is None:
+            continue
+        try:
+            found.update(hook(config))
+        except Exception as error:  # an unreachable engine must not stop the run; record that it was unknown
+            log.warning("could not read the %s images: %s", family, error)
+            found["error" if family == "sandbox" else f"{family}-error"] = {
+                "tag": "unavailable", "digest": "unavailable", "versions": {}}
+    return found
 
 
 def image_digests(images: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
@@ -180,6 +196,7 @@ def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dic
     commit, dirty = git_state(Path(config.project_root))
     digests = {task.id: task_digest(task) for task in tasks}
     images = sandbox_images(config)
+    requests, deviations = request_record(config, suite)
     return {
         "version": LINEAGE_VERSION,
         "git_commit": commit,
@@ -194,7 +211,31 @@ def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dic
         "browser": f"{browsers['used']} {browsers.get(browsers['used'], 'unknown')}",
         "model_revisions": model_revisions(dumped),
         "prompt_versions": prompt_versions(suite, config),
+        "request_parameters": requests,
+        "provider_deviations": deviations,
+        **({"agent_deviation": agent_deviation} if (agent_deviation := _agent_deviation(config)) else {}),
+        **({"task_set": task_set_identity(config, suite, project_commit=commit)} if suite is not None else {}),
     }
+
+
+def _agent_deviation(config: Any) -> str | None:
+    """Where the run's agent is not the one the paper used for its model (runner/agents/settings.py)."""
+    if getattr(config, "agent", None) is None:
+        return None
+    from runner.agents.settings import paper_agent_deviation
+
+    return paper_agent_deviation(config)
+
+
+def request_record(config: Any, suite: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """What each endpoint role's requests carry (its dialect's parameter names, the temperature sent, the
+    structured output sent for the one requested) and every deviation from its config, e.g. a model that takes
+    only its provider's default temperature where the config (a paper) says 0 (runner/models/dialects.py)."""
+    if suite is None:
+        return {}, []
+    from runner.run.role_requests import request_parameters
+
+    return request_parameters(config, suite)
 
 
 def diff_lineage(old: Mapping[str, Any], new: Mapping[str, Any], *, ignore: tuple[str, ...] = ()) -> list[str]:

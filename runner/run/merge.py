@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from runner.run import lineage as lineage_mod
+from runner.run.task_set import task_set_record
 from runner.errors import ConfigError, UserError
 from runner.run.validation import validate_config
 from runner.turns.records import RunDirectory, TurnRecord, write_json_atomic
@@ -141,9 +142,9 @@ def merge_runs(run_dirs: Sequence[str | Path], out_dir: str | Path | None = None
         config = validate_config(merged_raw)
     except ConfigError as error:
         raise MergeError(f"the shards' config no longer validates: {error}") from None
-    from runner.suites.registry import build_suite
+    from runner.suites.registry import build_run_suite
 
-    suite = build_suite(config.suite, project_root=Path(config.project_root))
+    suite = build_run_suite(config)
     tasks = _run_sync(suite.load_tasks())
     current = {task.id: lineage_mod.task_digest(task) for task in tasks}
     if current != digests:
@@ -156,6 +157,11 @@ def merge_runs(run_dirs: Sequence[str | Path], out_dir: str | Path | None = None
     summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
                       "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks),
                       "merged_from": [str(p) for p in paths]}
+    if config.agent.kind != "none":
+        summary["run"]["agent"] = config.agent.name
+    task_set = task_set_record(lineages[0].get("task_set"), len(tasks))
+    if task_set is not None:  # the shards share it (a compared lineage item)
+        summary["task_set"] = task_set
 
     out = Path(out_dir).resolve() if out_dir is not None else _common_parent(paths) / "merged"
     if out in paths:

@@ -77,6 +77,7 @@ class PhasePlan:
     phases: list[dict[str, Any]] = field(default_factory=list)  # [{name, roles, servers}]
     warnings: list[str] = field(default_factory=list)
     concurrency: dict[str, int] = field(default_factory=dict)  # the resolved limits (filled by the run)
+    concurrency_reasons: dict[str, str] = field(default_factory=dict)  # why each (runner/run/capacity.py)
 
     @property
     def staged(self) -> bool:
@@ -102,6 +103,8 @@ class PhasePlan:
         lines += [f"  warning: {w}" for w in self.warnings]
         if self.concurrency:
             lines.append("  concurrency: " + ", ".join(f"{k}={v}" for k, v in sorted(self.concurrency.items())))
+            lines += [f"    {name}: {why}" for name, why in sorted(self.concurrency_reasons.items())
+                      if name in self.concurrency]
         return "\n".join(lines)
 
 

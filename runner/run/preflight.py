@@ -3,7 +3,8 @@
 A run prepares for minutes before its first slot (template install, MT-Web2Code trajectories in a browser,
 image builds, loading a checkpoint into a vLLM server). Whatever would make that preparation futile is checked
 first, all of it, and reported together: one line per missing thing, each naming the fix. Nothing here starts
-a server, a browser or a build, and nothing touches the network beyond a TCP connect to a loopback endpoint.
+a server, a browser or a build, and the static checks touch the network no further than a TCP connect to a
+loopback endpoint.
 
 One function per thing, so a caller that prepares only part of a run (one model role at a time) can check
 exactly that part:
@@ -12,9 +13,14 @@ exactly that part:
 - `check_model`: the provider's own check (registered with it, runner/kinds.py): weights in the hub cache,
   vLLM importable, Docker for a containerised server, an attached server reachable, an API key variable set;
 - `check_sandbox`, `check_kinds`, `check_browser`: the sandbox kind's own check (bubblewrap and node, or the
-  Docker engine and images), the judge's and actor's where they have one; Chromium;
+  Docker engine and images), the judge's, actor's and agent's where they have one; Chromium;
+- `check_paper_data`: with `suite.task_set=paper`, the paper's data pulled as pinned (runner/run/paper_data.py);
 - `check_tasks`: the task files (and tool backends) load;
 - `check_suite_resources`: what a suite loads itself (FlowEval's UIClip weights).
+
+Once all of that passes, `run_preflight` sends one live request per hosted model role (runner/run/live_check.py,
+`run.live_check`), the one check here that reaches the network. `check_run` (the command line's) then notes the
+concurrency the run will choose, why, and what the run will cost (`limits_notes`).
 """
 
 from __future__ import annotations
@@ -42,12 +48,15 @@ __all__ = [
     "check_local_sandbox",
     "check_model",
     "check_openai_model",
+    "check_paper_data",
     "check_run",
     "check_sandbox",
     "check_suite_resources",
     "check_tasks",
     "check_vllm_model",
+    "limits_notes",
     "model_roles",
+    "pull_command",
     "run_preflight",
 ]
 
@@ -298,8 +307,9 @@ def check_sandbox(config: Any, suite: Any) -> list[Problem]:
 
 
 def check_kinds(config: Any, suite: Any) -> list[Problem]:
-    """The judge's and the actor's own preflight checks, for kinds that declare one."""
-    return _kind_problems("judge", config, suite) + _kind_problems("actor", config, suite)
+    """The judge's, the actor's and the agent's own preflight checks, for kinds that declare one."""
+    return (_kind_problems("judge", config, suite) + _kind_problems("actor", config, suite)
+            + _kind_problems("agent", config, suite))
 
 
 def _kind_problems(family: str, config: Any, suite: Any) -> list[Problem]:
@@ -395,13 +405,66 @@ def check_suite_resources(suite: Any) -> list[Problem]:
     return [Problem(key, message, fix) for key, message, fix in suite.check_resources()]
 
 
-async def check_run(config: Any, context: RunContext | None = None) -> list[str]:
-    """Preflight of a whole run from its validated config (builds the suite object; loads nothing heavy)."""
-    from runner.suites.registry import build_suite
+# Overrides that change how a run runs, never what it reads: left out of the pull command.
+_NOT_PULLED = ("run.", "tracking", "concurrency.", "resume")
 
-    suite = build_suite(config.suite, project_root=Path(config.project_root))
+
+def pull_command(context: RunContext | None, suite_name: str) -> str:
+    """The command that fetches what this run needs: `python -m runner.pull` with the run's own overrides."""
+    import shlex
+
+    given = [o for o in (context.overrides if context is not None else [])
+             if not o.lstrip("+~").startswith(_NOT_PULLED)]
+    return "python -m runner.pull " + shlex.join(given or [f"suite={suite_name}"])
+
+
+def check_paper_data(config: Any, context: RunContext | None = None) -> list[Problem]:
+    """With `suite.task_set=paper`, every source of the paper's data is pulled as pinned and unchanged since
+    (runner/run/paper_data.py); nothing else of the run can be built without it."""
+    from runner.run.paper_data import find_pulled
+    from runner.suites.registry import validate_suite_options
+
+    settings = validate_suite_options(config.suite)
+    if settings.task_set != "paper":
+        return []
+    data_dir = config.resolve_path(config.data_dir)
+    problems = []
+    for name, data in settings.paper_data.items():
+        problem = find_pulled(data_dir, name, data).problem()
+        if problem is not None:
+            problems.append(Problem(f"suite.paper_data.{name}", problem,
+                                    f"fetch it: `{pull_command(context, settings.name)}`; or run the project's own "
+                                    "tasks instead, which are not the paper's set: suite.task_set=project"))
+    return problems
+
+
+async def check_run(config: Any, context: RunContext | None = None) -> list[str]:
+    """Preflight of a whole run from its validated config (builds the suite object; loads nothing heavy). The
+    paper's data comes first: without it the suite cannot even be built."""
+    from runner.suites.registry import build_run_suite
+
+    missing = check_paper_data(config, context)
+    if missing:
+        raise PreflightError(missing)
+    suite = build_run_suite(config)
     suite.configure_run(config)
-    return await run_preflight(config, suite, context)
+    notes = await run_preflight(config, suite, context)
+    return notes + await limits_notes(config, suite)
+
+
+async def limits_notes(config: Any, suite: Any) -> list[str]:
+    """The concurrency the run will choose and why (runner/run/capacity.py), and what the run will cost
+    (runner/run/estimate.py). The episodes are bounded by the task count where loading the tasks is the suite's
+    own check (cheap); otherwise by the servers and the machine alone until the run loads them."""
+    from runner.run.capacity import choose_limits
+    from runner.run.estimate import estimate_for_config
+
+    tasks = await suite.load_tasks() if suite.check_task_sources() is None else []
+    if not tasks:
+        limits = choose_limits(config, episodes_available=None)
+        return [f"concurrency: {line}" for line in limits.lines()]
+    estimate, limits = estimate_for_config(config, suite, tasks, staged=config.run.phases == "staged")
+    return [f"concurrency: {line}" for line in limits.lines()] + estimate.lines()
 
 
 async def run_preflight(config: Any, suite: Any, context: RunContext | None = None) -> list[str]:
@@ -420,4 +483,11 @@ async def run_preflight(config: Any, suite: Any, context: RunContext | None = No
     problems += check_suite_resources(suite)
     if problems:
         raise PreflightError(problems, notes=notes)
+    if config.run.live_check:  # only once everything static is in place: a request each hosted role would send
+        from runner.run.live_check import check_live
+
+        live = [Problem(key, message, fix) for key, message, fix in await check_live(config, suite)]
+        if live:
+            raise PreflightError(live, notes=[*notes, "the live check sends one request per hosted model role; "
+                                              "run.live_check=false skips it"])
     return notes

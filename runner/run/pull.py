@@ -1,11 +1,15 @@
-"""`python -m runner.pull model=NAME [judge=NAME actor=NAME ...]`: download pinned weights for offline runs.
+"""`python -m runner.pull +experiment=PRESET model=NAME ...` (or `suite=NAME`, `judge=NAME`, ...): download the
+papers' data and the pinned weights a run needs, for offline runs.
 
-Takes the same Hydra overrides as `python -m runner`, composes the config, and downloads every vLLM-served model
-in it (the generator, and a judge's or actor's `options.model` when that is provider vllm) with
-huggingface_hub.snapshot_download at the pinned revision into the hub cache (`server.hf_cache`, default
-HF_HUB_CACHE). Later runs read that snapshot with HF_HUB_OFFLINE=1. Prints one `key: repo@revision -> path` line
-per model; exits 2 with a message naming the key when a download fails. The hub token, where a repository is
-gated, comes from the usual HF_TOKEN environment variable; nothing is written to the config.
+Takes the same Hydra overrides as `python -m runner` and composes the config. Data: every source the suite
+declares under `suite.paper_data` (the authors' released data, runner/run/paper_data.py) is fetched at its pinned
+revision into `data_dir` (default .cache/data), its checksum checked against the pin's and recorded beside the
+files; a copy already there, unchanged, is kept. Weights: every vLLM-served model (the generator, and a judge's or
+actor's `options.model` when that is provider vllm) with huggingface_hub.snapshot_download at the pinned revision
+into the hub cache (`server.hf_cache`, default HF_HUB_CACHE). Later runs read both offline. Prints one
+`key: source@revision -> path` line per item; exits 2 with a message naming the key when one fails (the others
+are still pulled). The hub token, where a repository is gated, comes from the usual HF_TOKEN environment
+variable; nothing is written to the config.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pydantic import ValidationError
 
 from runner.errors import ConfigError, UserError, format_validation_error
 from runner.models.vllm_server import VLLMServerSettings, hub_cache_dir
+from runner.run.paper_data import DEFAULT_DATA_DIR, PaperData
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
@@ -96,6 +101,33 @@ def _explain(error: Exception, settings: VLLMServerSettings) -> str:
     return f"{what}: {type(error).__name__}: {error}"
 
 
+def paper_data(config: dict[str, Any]) -> tuple[Path, dict[str, PaperData]]:
+    """(the data dir, the suite's paper-data sources by name) of a composed config."""
+    from runner.suites.registry import validate_suite_options
+
+    settings = validate_suite_options(config.get("suite") or {})
+    data_dir = Path(str(config.get("data_dir") or DEFAULT_DATA_DIR)).expanduser()
+    return (data_dir if data_dir.is_absolute() else Path.cwd() / data_dir), dict(settings.paper_data)
+
+
+def pull_data(data_dir: Path, sources: dict[str, PaperData]) -> bool:
+    """Fetch each source; prints a line per source. False when one failed (the others are still fetched)."""
+    from runner.run.data_pull import pull_paper_data
+
+    ok = True
+    for name, data in sources.items():
+        key = f"suite.paper_data.{name}"
+        try:
+            pulled = pull_paper_data(data_dir, name, data)
+        except UserError as error:
+            print(f"error: {key}: {error}", file=sys.stderr)
+            ok = False
+            continue
+        state = "pulled" if pulled.fetched else "already there, unchanged"
+        print(f"{key}: {data.describe()} -> {pulled.folder} ({pulled.files} files, sha256 {pulled.sha256}; {state})")
+    return ok
+
+
 def main(argv: list[str] | None = None) -> int:
     overrides = list(sys.argv[1:] if argv is None else argv)
     if any(arg in ("-h", "--help") for arg in overrides):
@@ -104,16 +136,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = compose_config(overrides)
         targets = [(key, server_settings(key, model)) for key, model in vllm_models(config)]
+        data_dir, sources = paper_data(config)
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # Hydra's own errors: unknown config name, bad override syntax
         print(f"error: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
-    if not targets:
-        print("nothing to pull: no model in this configuration has provider vllm", file=sys.stderr)
+    if not targets and not sources:
+        print("nothing to pull: no paper data (suite.paper_data) and no model with provider vllm in this "
+              "configuration", file=sys.stderr)
         return 0
-    failed = False
+    failed = not pull_data(data_dir, sources)
     for key, settings in targets:
         if settings.mode == "attach":
             print(f"{key}: attached to {settings.base_url}; nothing to pull")

@@ -74,14 +74,14 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
     from runner.run.experiment import open_browsers
     from runner.sandbox.registry import build_sandbox
     from runner.suites.base import SuiteContext
-    from runner.suites.registry import build_suite
+    from runner.suites.registry import build_run_suite
 
     console = console or Console(stderr=True)
     source, out = Path(source).resolve(), Path(out).resolve()
     if source == out:
         raise ConfigError(f"the re-judged run needs its own dir (hydra.run.dir), not the source {source}")
     config = source_config(source, judge=judge, overrides=overrides, project_root=project_root)
-    suite = build_suite(config.suite, project_root=project_root)
+    suite = build_run_suite(config)
     suite.configure_run(config)
     async with AsyncExitStack() as shared:
         # The suite's context: a packet frozen by an older version may need a render (lazy browsers).
@@ -98,6 +98,8 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
     from runner.tracking import tracker as tracking
     from runner.run.capacity import resolve_concurrency
     from runner.run.experiment import summarize_run
+    from runner.run.lineage import load_lineage
+    from runner.run.task_set import task_set_record, task_set_tags
     from runner.run.session import RunSession, rejudge_run_name
     from runner.judges.registry import build_judge
     from runner.turns.judging_phase import JudgingPhase
@@ -144,8 +146,10 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
                 ablate_folder(target, ablated)
             pending.append(target)
 
+    source_task_set = (load_lineage(source) or {}).get("task_set")  # what the source run measured
     tags = {SOURCE_RUN_TAG: source_ref.get("run_id") or "", SOURCE_DIR_TAG: str(source), "genui.stage": "rejudge",
-            ABLATED_TAG: ",".join(ablated) or "none"}
+            ABLATED_TAG: ",".join(ablated) or "none",
+            **task_set_tags(task_set_record(source_task_set, len(tasks)))}
     async with RunSession.open(config, run_dir, name=rejudge_run_name(config, ablated), tags=tags, reattach=True,
                                console=console) as session:
         async with AsyncExitStack() as stack:
@@ -165,7 +169,7 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
             )
             await judging.judge_all(pending)
         records = run_dir.load_records()
-        summary = summarize_run(config, suite, records, tasks)
+        summary = summarize_run(config, suite, records, tasks, task_set=source_task_set)
         if ablated:  # full evidence: the summary stays the source run's, key for key
             summary["run"]["ablated"] = ablated
         await session.conclude(summary, tasks=tasks, records=records)

@@ -27,7 +27,7 @@ from runner.validity.stability import mean_sd
 __all__ = ["REPEATS_FILE", "aggregate_repeats", "repeat_dir", "run_repeats", "summary_figures"]
 
 REPEATS_FILE = "repeats.json"
-_NOT_FIGURES = ("run",)  # summary.json's description of what ran, not a result
+_NOT_FIGURES = ("run", "task_set")  # summary.json's description of what ran and on which tasks, not results
 
 
 def repeat_dir(run_dir: Path, index: int) -> Path:

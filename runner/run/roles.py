@@ -86,9 +86,9 @@ def roles_used(config: RunnerConfig, suite: Any = None) -> list[str]:
     """The roles a run will call: the generator; the judge unless the suite scores without one (MT-Web2Code
     micro is pixel-based: `suite.uses_judge` is False); the actor unless actor=none; the suite's own roles."""
     if suite is None:
-        from runner.suites.registry import build_suite
+        from runner.suites.registry import build_run_suite
 
-        suite = build_suite(config.suite, project_root=Path(config.project_root))
+        suite = build_run_suite(config)
     roles = ["generator"]
     if suite.uses_judge:
         roles.append("judge")

@@ -32,8 +32,9 @@ __all__ = ["RunSession", "rejudge_run_name", "run_name", "write_run_viewer"]
 
 
 def _compared(config: RunnerConfig) -> str:
-    """What a grid of runs compares, so grids read well in the MLflow UI."""
-    return "/".join([config.suite.name, config.model.name, config.judge.name, config.actor.name])
+    """What a grid of runs compares, so grids read well in the MLflow UI (an agent beside its model)."""
+    generator = config.model.name if config.agent.kind == "none" else f"{config.model.name}+{config.agent.name}"
+    return "/".join([config.suite.name, generator, config.judge.name, config.actor.name])
 
 
 def run_name(config: RunnerConfig) -> str:

@@ -30,7 +30,7 @@ def validate_config(raw: dict[str, Any]) -> RunnerConfig:
     for role, model in config.roles.items():
         validate_model_settings(model, prefix=f"roles.{role}")
     validate_suite_options(config.suite, prefix="suite")
-    for family in ("judge", "actor", "sandbox"):
+    for family in ("judge", "actor", "sandbox", "agent"):
         validate_kind_settings(family, getattr(config, family))
     section_settings(BrowserSettings, config.browser, "browser")
     return fit_time_limits(config)
@@ -52,10 +52,16 @@ def validate_kind_settings(family: str, section: KindConfig) -> None:
 
 def fit_time_limits(config: RunnerConfig) -> RunnerConfig:
     """The run's limits in seconds: a null `model_timeout_s` fitted to the generator's output cap, a null
-    `turn_timeout_s` to that plus the rest of a turn (runner/models/time_limit.py)."""
+    `turn_timeout_s` to that plus the rest of a turn (runner/models/time_limit.py); with an agent, to the agent's
+    wall clock (its budget: the proxy cuts its calls there) plus the rest of a turn."""
     model_call = model_call_limit_s(config.model_timeout_s, config.model.model_dump())
+    generation = model_call
+    kind = KINDS.get("agent", config.agent.kind, key="agent.kind")
+    agent = kind.parse(config.agent.section(kind.section), f"agent.{kind.section}")
+    if agent is not None:
+        generation = float(agent.budget.wall_clock_s)
     return config.model_copy(update={"model_timeout_s": model_call,
-                                     "turn_timeout_s": turn_limit_s(config.turn_timeout_s, model_call)})
+                                     "turn_timeout_s": turn_limit_s(config.turn_timeout_s, generation)})
 
 
 def validate_model_settings(model: ModelConfig, *, prefix: str = "model") -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from runner.browser.launch import BrowserSettings
+from runner.sandbox.isolation import Mount, RunOutcome
+from runner.sandbox.limits import ResourceLimits
 
 
 @dataclass
@@ -37,6 +39,25 @@ class ToolBridge:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+NODE = "{node}"  # in a ConfinedCommand's argv: the Node executable as the sandbox sees it (the pinned build Node)
+
+
+@dataclass
+class ConfinedCommand:
+    """A command run in the sandbox as a build is (no network, a fresh confinement, killed at its wall clock), in a
+    workspace mounted writable at /app with the template's node_modules at /node_modules: an agent's command
+    (runner/agents/command.py)."""
+
+    argv: list[str]  # NODE ("{node}") in it stands for the sandbox's Node
+    workspace: Path
+    timeout_s: float
+    mounts: list[Mount] = field(default_factory=list)  # more folders or files (a Unix socket, a home folder)
+    env: dict[str, str] = field(default_factory=dict)
+    image: str | None = None  # sandbox=docker: the image to run it in (None: the build image); sandbox=local: unused
+    limits: ResourceLimits | None = None  # None: the build's limits
+    template: str | None = None  # whose node_modules are mounted (None: the default template's)
+
+
 @dataclass
 class ServedArtifact:
     url: str  # http://127.0.0.1:PORT/
@@ -50,6 +71,10 @@ class Sandbox(Protocol):
 
     # async ctx -> ServedArtifact. `network`: the browser's network namespace to listen in (local sandbox).
     def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None, network: str | None = None): ...
+
+    async def run_confined(self, command: ConfinedCommand) -> RunOutcome:
+        """Run `command` as a build runs (its isolation, no network, its limits or the build's); how it ended."""
+        ...
 
     async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
         """The settings of one worker's browser; a sandbox may confine it or point it at its own (docker)."""

@@ -60,6 +60,7 @@ from runner.sandbox.isolation import (
     RunOutcome,
     SandboxSetupError,
 )
+from runner.sandbox.limits import ResourceLimits
 from runner.sandbox.module_volume import ensure_module_volume, volume_name
 from runner.sandbox.pipeline import LogCap, PipelineSandbox
 from runner.sandbox.web_template import (
@@ -295,8 +296,9 @@ class DockerIsolation:
         with self._created_lock:
             self._created.pop(container.id, None)
 
-    async def _launch(self, role: str, **options: Any) -> Any:
-        """Create and start a container of the build image for `role` in a worker thread; return it started.
+    async def _launch(self, role: str, image: str | None = None, **options: Any) -> Any:
+        """Create and start a container of the build image (or `image`) for `role` in a worker thread; return it
+        started.
 
         A turn cancelled meanwhile (its timeout, a stopped run) cannot stop the thread's engine calls, and a
         container they make after it gave up would be nobody's: never removed, and once started a build that
@@ -307,7 +309,7 @@ class DockerIsolation:
         lock = threading.Lock()
 
         def launch() -> Any:
-            container = self._with_engine(self.client().containers.create, self.images["build"].tag,
+            container = self._with_engine(self.client().containers.create, image or self.images["build"].tag,
                                           labels=self._labels(role), **options)
             self._track(container, role)
             with lock:
@@ -596,9 +598,12 @@ class DockerIsolation:
                 _chown_tree(mount.source, *owner)
 
     async def run(self, command: list[str], mounts: list[Mount], *, cwd: str, env: dict[str, str],
-                  timeout_s: float) -> RunOutcome:
-        """Run command in a throw-away build container: no network, hardened, killed at the wall clock."""
+                  timeout_s: float, image: str | None = None, limits: ResourceLimits | None = None) -> RunOutcome:
+        """Run command in a throw-away build container (or one of `image`): no network, hardened, killed at the
+        wall clock; `limits`' memory and processes instead of the build's."""
         settings = self.settings
+        memory_mb = limits.memory_mb if limits is not None else settings.memory_mb
+        pids = limits.max_processes if limits is not None else settings.pids
         user, chown_to = self._run_user()
         ours = (os.getuid(), os.getgid())
         container = None
@@ -606,11 +611,11 @@ class DockerIsolation:
             if chown_to is not None:
                 await asyncio.to_thread(self._hand_over, mounts, chown_to)
             container = await self._launch(
-                "build", command=command, user=user,
+                "build", image=image, command=command, user=user,
                 working_dir=cwd, network_mode=settings.network,
                 volumes=_volumes(mounts), environment={"HOME": "/tmp", **env},
                 ulimits=[_ulimit("nofile", 1024), _ulimit("core", 0)], log_config=_capped_log(settings.max_log_bytes),
-                detach=True, **self._hardening(settings.memory_mb, settings.pids),
+                detach=True, **self._hardening(memory_mb, pids),
             )
         except Exception as exc:  # docker errors: the sandbox failed, not the artifact
             return RunOutcome(None, "", setup_error=f"could not start the build container: {exc}")
@@ -650,9 +655,9 @@ class DockerIsolation:
                     await asyncio.to_thread(self._hand_over, mounts, ours)
         sink = LogCap(settings.max_log_bytes)
         sink.feed(output)
-        notes = [f"[sandbox] docker image={self.images['build'].tag} exit={exit_code}"]
+        notes = [f"[sandbox] docker image={image or self.images['build'].tag} exit={exit_code}"]
         if oom:
-            notes.append(f"[sandbox] OOM: killed by the memory limit ({settings.memory_mb} MB)")
+            notes.append(f"[sandbox] OOM: killed by the memory limit ({memory_mb} MB)")
         return RunOutcome(exit_code, sink.text(), timed_out=timed_out, timeout_s=timeout_s, oom=oom, notes=notes)
 
     def _engine_answers(self) -> bool:

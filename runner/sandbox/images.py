@@ -37,6 +37,7 @@ from typing import Any
 
 from runner.run import progress
 from runner.browser.launcher import launcher_script
+from runner.sandbox.agent_clis import CLI_PACKAGES_DIR, cli_versions, ensure_cli_modules
 from runner.sandbox.build_node import ensure_build_node
 from runner.sandbox.web_template import DEFAULT_CACHE_ROOT, TEMPLATE_DIR, ensure_template_modules
 
@@ -44,7 +45,7 @@ log = logging.getLogger(__name__)
 
 IMAGES_DIR = Path(__file__).resolve().parents[2] / "images"
 OFFLINE_BASE = "genui-base:bookworm"  # made by images/bootstrap.sh
-IMAGE_LABEL = "org.genui.image"  # build | browser
+IMAGE_LABEL = "org.genui.image"  # build | browser | agent
 RECIPE_LABEL = "org.genui.recipe"  # hash of everything but the resolved packages
 APT_SET_LABEL = "org.genui.apt-set"  # hash of the resolved package set
 VERSION_LABEL_PREFIX = "org.genui.version."  # org.genui.version.chromium = 156.0.8078.114-1~deb12u1
@@ -74,6 +75,9 @@ class ImageSpec:
     fixed_versions: dict[str, str] = field(default_factory=dict)
     # Distribution packages whose resolved versions become labels (the rest are hashed only).
     recorded_packages: tuple[str, ...] = ()
+    # Another image of this project to build FROM (its tag is the BASE_IMAGE, its Id part of the recipe), instead
+    # of the base image every other image starts from.
+    base: str | None = None
 
     @property
     def apt_packages(self) -> list[str]:
@@ -122,38 +126,71 @@ def browser_launcher_file(cache_root: Path | None = None) -> Path:
     return path
 
 
-def image_specs(cache_root: Path | None = None) -> dict[str, ImageSpec]:
-    """The two sandbox images. Installs the template's node_modules on the host if needed (npm ci, once)."""
+def _build_spec(cache_root: Path | None) -> ImageSpec:
     modules = ensure_template_modules(cache_root)
-    launcher = browser_launcher_file(cache_root)
     lockfile = TEMPLATE_DIR / "package-lock.json"
-    driver = playwright_driver_dir()
     node = ensure_build_node(cache_root)  # the pinned build Node the local sandbox runs too
-    return {
-        "build": ImageSpec(
-            name="build",
-            repository="genui-build",
-            dockerfile=IMAGES_DIR / "build" / "Dockerfile",
-            context={
-                "node": (node, node),
-                "template/package.json": (TEMPLATE_DIR / "package.json", TEMPLATE_DIR / "package.json"),
-                "template/package-lock.json": (lockfile, lockfile),
-                "template/node_modules": (modules, lockfile),
-            },
-            fixed_versions={"node": _node_version(node)},
-            recorded_packages=("python3", "python3-jsonschema", "iptables"),
-        ),
-        "browser": ImageSpec(
-            name="browser",
-            repository="genui-browser",
-            dockerfile=IMAGES_DIR / "browser" / "Dockerfile",
-            # The driver's package.json carries the exact Playwright version; its node binary is hashed too.
-            context={"playwright-driver": (driver, driver / "package" / "package.json"),
-                     "chromium-launcher": (launcher, launcher)},
-            fixed_versions={"playwright": _playwright_version(driver)},
-            recorded_packages=("chromium", "fonts-liberation", "fonts-dejavu-core", "fontconfig"),
-        ),
-    }
+    return ImageSpec(
+        name="build",
+        repository="genui-build",
+        dockerfile=IMAGES_DIR / "build" / "Dockerfile",
+        context={
+            "node": (node, node),
+            "template/package.json": (TEMPLATE_DIR / "package.json", TEMPLATE_DIR / "package.json"),
+            "template/package-lock.json": (lockfile, lockfile),
+            "template/node_modules": (modules, lockfile),
+        },
+        fixed_versions={"node": _node_version(node)},
+        recorded_packages=("python3", "python3-jsonschema", "iptables"),
+    )
+
+
+def _browser_spec(cache_root: Path | None) -> ImageSpec:
+    launcher = browser_launcher_file(cache_root)
+    driver = playwright_driver_dir()
+    return ImageSpec(
+        name="browser",
+        repository="genui-browser",
+        dockerfile=IMAGES_DIR / "browser" / "Dockerfile",
+        # The driver's package.json carries the exact Playwright version; its node binary is hashed too.
+        context={"playwright-driver": (driver, driver / "package" / "package.json"),
+                 "chromium-launcher": (launcher, launcher)},
+        fixed_versions={"playwright": _playwright_version(driver)},
+        recorded_packages=("chromium", "fonts-liberation", "fonts-dejavu-core", "fontconfig"),
+    )
+
+
+def _agent_spec(cache_root: Path | None) -> ImageSpec:
+    # The official coding-agent CLIs (runner/sandbox/agent_clis.py): `npm ci` of images/agent's lockfile on the
+    # host, so the image build needs no npm registry; built FROM the build image (its Node, the template's
+    # node_modules, Python), so an agent can build the app it writes.
+    modules = ensure_cli_modules(cache_root)
+    lockfile = CLI_PACKAGES_DIR / "package-lock.json"
+    return ImageSpec(
+        name="agent",
+        repository="genui-agent",
+        dockerfile=IMAGES_DIR / "agent" / "Dockerfile",
+        context={"clis/package.json": (CLI_PACKAGES_DIR / "package.json", CLI_PACKAGES_DIR / "package.json"),
+                 "clis/package-lock.json": (lockfile, lockfile),
+                 "clis/node_modules": (modules, lockfile)},
+        fixed_versions=cli_versions(),
+        recorded_packages=("git", "ripgrep"),
+        base="build",
+    )
+
+
+_SPECS: dict[str, Callable[[Path | None], ImageSpec]] = {"build": _build_spec, "browser": _browser_spec,
+                                                           "agent": _agent_spec}
+IMAGE_NAMES = tuple(_SPECS)
+
+
+def image_specs(cache_root: Path | None = None, names: Iterable[str] = ("build", "browser")) -> dict[str, ImageSpec]:
+    """The named sandbox images' specs. Installs what their build contexts hold on the host if needed (npm ci of
+    the template's, or the agent CLIs', node_modules, once per lockfile)."""
+    unknown = sorted(set(names) - set(_SPECS))
+    if unknown:
+        raise ValueError(f"no sandbox image named {', '.join(unknown)}; the images are {', '.join(IMAGE_NAMES)}")
+    return {name: _SPECS[name](cache_root) for name in names}
 
 
 def _hash_path(digest: "hashlib._Hash", path: Path) -> None:
@@ -210,8 +247,9 @@ def resolve_packages(client: Any, base_image: str, packages: list[str], *, timeo
         return {}
     script = ("apt-get update -qq >/dev/null && "
               f"apt-get install --simulate -qq --no-install-recommends {' '.join(packages)}")
+    # As root: an image built FROM another of ours (the agent image) starts as that image's user.
     container = client.containers.create(base_image, command=["sh", "-c", script], environment=_proxy_env(),
-                                         labels={IMAGE_LABEL: "resolve"})
+                                         labels={IMAGE_LABEL: "resolve"}, user="0")
     try:
         container.start()
         status = container.wait(timeout=timeout_s)
@@ -342,10 +380,17 @@ def ensure_images(client: Any, *, base_image: str = OFFLINE_BASE, names: Iterabl
     if base_id is None:
         hint = "run images/bootstrap.sh (or scripts/build-images.sh)" if base_image == OFFLINE_BASE else "pull it"
         raise RuntimeError(f"base image {base_image} is missing; {hint}")
-    specs = image_specs(cache_root)
+    specs = image_specs(cache_root, remaining)
     for name in remaining:
+        if name in infos:  # built already, as another image's base
+            continue
         spec = specs[name]
-        recipe = recipe_hash(spec, base_id)
+        if spec.base is not None and spec.base not in infos:  # the image it is built FROM comes first
+            infos.update(ensure_images(client, base_image=base_image, names=[spec.base], overrides=overrides,
+                                       cache_root=cache_root, build_missing=build_missing, refresh=refresh, echo=echo))
+        from_image, from_id = ((infos[spec.base].tag, infos[spec.base].image_id) if spec.base is not None
+                               else (base_image, base_id))
+        recipe = recipe_hash(spec, from_id)
         present = find_built(client, spec, recipe)
         if present is not None and not refresh:
             infos[name] = ImageInfo(name, _content_tag_of(present, spec), present.id, built=False,
@@ -355,7 +400,7 @@ def ensure_images(client: Any, *, base_image: str = OFFLINE_BASE, names: Iterabl
             raise RuntimeError(f"no {spec.repository} image of this recipe ({recipe[:12]}) is present; "
                                "run scripts/build-images.sh")
         started = time.monotonic()
-        resolved = resolve_packages(client, base_image, spec.apt_packages)
+        resolved = resolve_packages(client, from_image, spec.apt_packages)
         tag = content_tag(spec, recipe, resolved)
         try:
             image = client.images.get(tag)
@@ -363,8 +408,8 @@ def ensure_images(client: Any, *, base_image: str = OFFLINE_BASE, names: Iterabl
             continue
         except ImageNotFound:
             pass
-        log.info("building sandbox image %s (base %s)", tag, base_image)
-        image_id = build_image(client, spec, tag, base_image, resolved=resolved,
+        log.info("building sandbox image %s (from %s)", tag, from_image)
+        image_id = build_image(client, spec, tag, from_image, resolved=resolved,
                                labels=image_labels(spec, recipe, resolved), echo=echo)
         image = client.images.get(image_id)
         infos[name] = ImageInfo(name, tag, image_id, built=True, build_s=time.monotonic() - started,
@@ -385,7 +430,7 @@ def tracking_tags(infos: dict[str, ImageInfo]) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """python -m runner.sandbox.images [--base IMAGE] [--refresh] [--tag] [build|browser ...]:
+    """python -m runner.sandbox.images [--base IMAGE] [--refresh] [--tag] [build|browser|agent ...]:
     build missing images (or, with --refresh, images of newer packages) and print their tags."""
     import argparse
 
@@ -396,7 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--refresh", action="store_true",
                         help="resolve the packages again; build a new image if the sources serve other versions")
     parser.add_argument("--tag", action="store_true", help="print only the tags of the present images (no build)")
-    parser.add_argument("names", nargs="*", default=["build", "browser"])
+    parser.add_argument("names", nargs="*", default=["build", "browser"],
+                        help=f"images of {', '.join(IMAGE_NAMES)} (default: build browser)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     client = docker.from_env(timeout=1800)

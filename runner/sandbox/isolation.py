@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from runner.browser.launch import BrowserSettings
+from runner.sandbox.limits import ResourceLimits
 
 # Where things are inside the confined build and server.
 IN_APP = "/app"  # the workspace (writable during the build)
@@ -124,8 +125,9 @@ class Isolation(Protocol):
         ...
 
     async def run(self, command: list[str], mounts: list[Mount], *, cwd: str, env: dict[str, str],
-                  timeout_s: float) -> RunOutcome:
-        """Run `command` confined, with the build limits, these mounts and no network."""
+                  timeout_s: float, image: str | None = None, limits: ResourceLimits | None = None) -> RunOutcome:
+        """Run `command` confined, with the build limits (or `limits`), these mounts and no network. `image`: the
+        container image to run it in, where the isolation runs images (else the build's)."""
         ...
 
     def scratch_dir(self, dist_dir: Path) -> Path:

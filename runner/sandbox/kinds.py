@@ -21,6 +21,10 @@ def local_sandbox(settings: LocalSandboxSettings, *, config: RunnerConfig) -> Sa
 
     if not settings.cache_root:
         settings = settings.model_copy(update={"cache_root": str(config.resolve_path(config.cache_dir))})
+    if "spare_build" not in config.sandbox.local:
+        # A run's builds start ahead (runner/sandbox/spare_build.py: the same artifact, byte for byte, sooner); set
+        # here, not in conf/, so the config and its lineage hash stay those of runs made before.
+        settings = settings.model_copy(update={"spare_build": True})
     return LocalSandbox(settings)
 
 

@@ -384,9 +384,10 @@ class BubblewrapIsolation:
                           compile_cache=cache)
 
     async def run(self, command: list[str], mounts: list[Mount], *, cwd: str, env: dict[str, str],
-                  timeout_s: float) -> RunOutcome:
-        """Run command in fresh cgroups with rlimits, under bubblewrap."""
-        started = await self._start(command, mounts, cwd=cwd, env=env, waits=False)
+                  timeout_s: float, image: str | None = None, limits: ResourceLimits | None = None) -> RunOutcome:
+        """Run command in fresh cgroups with rlimits (the build's, or `limits`), under bubblewrap. `image` is a
+        container engine's: here the command's own files come as mounts."""
+        started = await self._start(command, mounts, cwd=cwd, env=env, waits=False, limits=limits)
         if isinstance(started, RunOutcome):
             return started
         return await started.finish(timeout_s)
@@ -398,7 +399,7 @@ class BubblewrapIsolation:
         return await self._start(command, mounts, cwd=cwd, env=env, waits=True)
 
     async def _start(self, command: list[str], mounts: list[Mount], *, cwd: str, env: dict[str, str],
-                     waits: bool) -> "_WaitingRun | RunOutcome":
+                     waits: bool, limits: ResourceLimits | None = None) -> "_WaitingRun | RunOutcome":
         settings = self.settings
         try:
             argv = [
@@ -408,7 +409,7 @@ class BubblewrapIsolation:
             ]
         except SandboxSetupError as exc:
             return RunOutcome(None, "", setup_error=f"sandbox setup failed: {exc}")
-        limits = settings.limits
+        limits = limits or settings.limits
         try:
             cgroups = await asyncio.to_thread(create_cgroups, limits, "build")
         except OSError as exc:

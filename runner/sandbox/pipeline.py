@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from runner.browser.confine import ConfinementError, socket_in_namespace
 from runner.browser.launch import BrowserSettings
 from runner.sandbox import compile_cache
-from runner.sandbox.base import BuildResult, ServedArtifact, ToolBridge
+from runner.sandbox.base import NODE, BuildResult, ConfinedCommand, ServedArtifact, ToolBridge
 from runner.sandbox.build_output import clean_workspace, describe_removed
 from runner.sandbox.isolation import (
     IN_APP,
@@ -257,6 +257,18 @@ class PipelineSandbox:
         result.duration_s = time.monotonic() - started
         return accept_build_output(result, workspace, max_output_mb=rules.max_output_mb,
                                    expect_index=rules.build_command is None)
+
+    async def run_confined(self, command: ConfinedCommand) -> RunOutcome:
+        """`command` confined as a build is: its workspace at /app (writable), the template's node_modules and Node
+        as a build sees them, its own mounts; the build's limits unless it brings its own."""
+        try:
+            tools = await self.isolation.build_tools(command.template)
+        except SETUP_ERRORS as exc:
+            return RunOutcome(None, "", setup_error=f"sandbox setup failed: {exc}")
+        argv = [tools.node if part == NODE else part for part in command.argv]
+        mounts = [Mount(Path(command.workspace).resolve(), IN_APP, writable=True), *tools.mounts, *command.mounts]
+        return await self.isolation.run(argv, mounts, cwd=IN_APP, env=dict(command.env), timeout_s=command.timeout_s,
+                                        image=command.image, limits=command.limits)
 
     async def _warm_compile_cache(self, tools: BuildTools, template: str | None) -> bool:
         """Whether tools.compile_cache is warm, after warming it first if needed: one build of the template's

@@ -157,9 +157,9 @@ def node_modules_installed(package_dir: Path, folder: str, *, cache_root: Path |
 
 
 def ensure_node_modules(package_dir: Path, folder: str, *, cache_root: Path | None = None,
-                        what: str = "node_modules") -> Path:
+                        what: str = "node_modules", npm_command: tuple[str, ...] = ("ci",)) -> Path:
     """`npm ci` of the pins in `package_dir`, once per lockfile hash, into `<cache>/<folder>/<hash>/node_modules`;
-    returns that path.
+    returns that path. `npm_command` replaces `ci` (with its own arguments) where npm ci refuses a lockfile.
 
     Concurrent callers serialise on a lock file; the install happens in a scratch folder that is
     renamed into place, so a half-finished install is never visible.
@@ -175,17 +175,18 @@ def ensure_node_modules(package_dir: Path, folder: str, *, cache_root: Path | No
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (modules / ".genui-complete").exists():  # another caller finished while we waited
             return modules
-        _install(cache_root, package_dir, target_dir, modules, pins=pins, what=what)
+        _install(cache_root, package_dir, target_dir, modules, pins=pins, what=what, npm_command=npm_command)
     return modules
 
 
-def _install(cache_root: Path, package_dir: Path, target_dir: Path, modules: Path, *, pins: str, what: str) -> None:
+def _install(cache_root: Path, package_dir: Path, target_dir: Path, modules: Path, *, pins: str, what: str,
+             npm_command: tuple[str, ...] = ("ci",)) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="install-", dir=target_dir))
     try:
         for name in ("package.json", "package-lock.json"):
             shutil.copy2(package_dir / name, scratch / name)
         started = time.monotonic()
-        cmd = ["npm", "ci", "--no-audit", "--no-fund", "--cache", str(cache_root / "npm")]
+        cmd = ["npm", *npm_command, "--no-audit", "--no-fund", "--cache", str(cache_root / "npm")]
         with progress.step(f"installing {what} (npm ci, once per lockfile)", key=f"install-{package_dir.name}"):
             proc = subprocess.run([*cmd, "--prefer-offline"], cwd=scratch, capture_output=True, text=True,
                                   timeout=NPM_CI_TIMEOUT_S)
@@ -197,7 +198,8 @@ def _install(cache_root: Path, package_dir: Path, target_dir: Path, modules: Pat
                 proc = subprocess.run([*cmd, "--prefer-online"], cwd=scratch, capture_output=True, text=True,
                                       timeout=NPM_CI_TIMEOUT_S)
                 if proc.returncode != 0:
-                    raise RuntimeError(f"npm ci of {package_dir} failed ({proc.returncode}), from the cache first:\n"
+                    raise RuntimeError(f"npm {npm_command[0]} of {package_dir} failed ({proc.returncode}), from the "
+                                       "cache first:\n"
                                        f"{offline.stderr}\nthen asking the registry:\n{proc.stdout}\n{proc.stderr}")
         (scratch / "node_modules" / ".genui-complete").write_text(pins)
         if modules.exists():  # a stale, incomplete folder from a crashed install

@@ -3,16 +3,18 @@ per-episode state that carries over between turns."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from runner.actors.base import Actor
 from runner.browser.launch import BrowserPools
 from runner.turns.generation import STRATEGIES, GenerationStrategy, build_strategy
 from runner.judges.base import Judge, JudgeInput
+from runner.run.paper_data import PaperData
 from runner.models.base import Model
 from runner.turns.records import FailureBucket, RequirementStatus, TurnRecord, Verdict
 from runner.sandbox.base import Sandbox, ToolBridge
@@ -33,6 +35,10 @@ class SuiteSettings(BaseModel):
     shard: str | None = None  # "I/N": only the I-th of N deterministic parts of the selection (0 <= I < N)
     web_template: str | None = None  # the template artifacts build in (runner/sandbox/web_templates); None: default
     generation: str = "single_pass"  # how a slot's answer is generated (runner/turns/generation.py: STRATEGIES)
+    # Which tasks: `project`, the project's own (tasks/<suite>, or the paths given); `paper`, the authors' released
+    # data as `python -m runner.pull` fetched it into the data dir (`paper_data`; runner/run/paper_data.py).
+    task_set: Literal["project", "paper"] = "project"
+    paper_data: dict[str, PaperData] = Field(default_factory=dict)  # the authors' data, by source name
 
     @field_validator("web_template")
     @classmethod
@@ -54,6 +60,25 @@ class SuiteSettings(BaseModel):
         if value is not None:
             parse_shard(value)
         return value
+
+    @model_validator(mode="after")
+    def _paper_data_points_at_suite_keys(self) -> SuiteSettings:
+        for name, data in self.paper_data.items():
+            for key in data.pin.suite_paths:
+                if key not in type(self).model_fields:
+                    raise ValueError(f"paper_data.{name}.{data.kind}.suite_paths: {key!r} is no key of suite "
+                                     f"{self.name!r}")
+        if self.task_set != "paper":
+            return self
+        if not self.paper_data:
+            raise ValueError(f"task_set='paper': the authors of suite {self.name!r} released no data to pull "
+                             "(docs/presets.md); run the project's own tasks with task_set=project")
+        for name, data in self.paper_data.items():
+            for key in data.pin.suite_paths:
+                if getattr(self, key) != type(self).model_fields[key].default:
+                    raise ValueError(f"{key} is set with task_set='paper', which reads {key} from the pulled "
+                                     f"copy of {name}; drop {key}, or run your own files with task_set=project")
+        return self
 
 
 def parse_shard(value: str) -> tuple[int, int]:
@@ -156,6 +181,14 @@ class Suite(Protocol):
         """True: the engine runs the run's actor on each slot's served page (its trace is the slot's). False: the
         suite drives the actor itself (`context.actor`; FlowEval runs every flow on both sites)."""
 
+    @property
+    def paper_tasks(self) -> int | None:
+        """How many tasks the paper's own set has (the task-set record's `paper_tasks`); None: no paper's set."""
+
+    @property
+    def task_source(self) -> Path | None:
+        """The file or folder the tasks are read from (the task-set record's `source` outside the paper's set)."""
+
     def configure_run(self, config: Any) -> None:
         """Learn run-level settings (the RunnerConfig) before anything is loaded."""
 
@@ -172,6 +205,10 @@ class Suite(Protocol):
         """Model roles of the suite's own it calls, composed by the config under `roles.<name>` and found in
         `context.roles` (the suite never builds a model)."""
 
+    def role_structured_output(self, role: str) -> str | None:
+        """How the suite asks one of its own roles for structured output (json_schema, json_object), so the run's
+        live check and lineage request what its calls will; None: plain text (the default)."""
+
     def rubric_versions(self) -> dict[str, str]:
         """Rubric name -> version of every rubric the suite asks its judge (recorded in lineage.json)."""
 
@@ -186,6 +223,15 @@ class Suite(Protocol):
         """Preflight's check of what the suite itself loads besides model roles (a featurizer's weights):
         (config key, what is missing, how to get it) per problem, found without loading anything heavy."""
 
+    async def planned_tasks(self) -> list[Task]:
+        """The tasks a run would select, for `run.plan=true`, found without a browser, a build or a model (a
+        suite whose loading needs them gives stand-ins with the same ids and turns)."""
+
+    def call_bounds(self, tasks: list[Task], per_use: Mapping[str, int]) -> dict[str, int | None]:
+        """The most model calls each role makes over `tasks` (role -> calls; None: no bound known). `per_use`: the
+        most calls one use of the run's judge (a slot's verdict) and actor (a trace) makes, for those that call a
+        model."""
+
     async def load_tasks(self) -> list[Task]: ...
 
     async def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
@@ -196,6 +242,10 @@ class Suite(Protocol):
 
     def artifact_assets(self, task: Task, turn: TurnSpec) -> Path | None:
         """Read-only files served beside a static artifact (a golden page's images)."""
+
+    def visits_per_slot(self, task: Task) -> int:
+        """Browser visits one slot of `task` makes (1: the slot's page; FlowEval: every flow x run), for the run's
+        cost estimate (runner/run/estimate.py)."""
 
     async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
         """Execution-phase material for judge_turn (renders, located elements), frozen into the packet as
@@ -221,6 +271,8 @@ class SuiteBase:
     actor_instructions: str | None = None  # the actor keeps its own prompt
     uses_judge: bool = True
     actor_on_slot_page: bool = True
+    paper_tasks: int | None = None  # the paper's own set has this many tasks (each suite cites its paper)
+    task_source: Path | None = None
     # Whether the suite's own scoring or summary may read a slot's load-time screenshots or DOM file; False lets
     # the reward service leave them out where the judge reads none either (docs/reward.md, lean evidence).
     reads_page_files: bool = True
@@ -246,6 +298,9 @@ class SuiteBase:
     def required_roles(self) -> tuple[str, ...]:
         return ()
 
+    def role_structured_output(self, role: str) -> str | None:
+        return None
+
     def rubric_versions(self) -> dict[str, str]:
         return {}
 
@@ -258,11 +313,28 @@ class SuiteBase:
     def check_resources(self) -> list[tuple[str, str, str]]:
         return []
 
+    async def planned_tasks(self) -> list[Task]:
+        return await self.load_tasks()  # type: ignore[attr-defined]  # every suite defines load_tasks
+
+    def call_bounds(self, tasks: list[Task], per_use: Mapping[str, int]) -> dict[str, int | None]:
+        """One generator call per slot (`single_pass`; a suite with another strategy counts its rounds), the
+        judge's per judged slot, the actor's per slot page it visits."""
+        slots = sum(len(task.turns) for task in tasks)
+        bounds: dict[str, int | None] = {"generator": slots if self.settings.generation == "single_pass" else None}
+        if self.uses_judge and "judge" in per_use:
+            bounds["judge"] = slots * per_use["judge"]
+        if self.actor_on_slot_page and "actor" in per_use:
+            bounds["actor"] = slots * per_use["actor"]
+        return bounds
+
     def tool_bridge(self, task: Task, turn: TurnSpec, episode: EpisodeState, evidence_dir: Path) -> ToolBridge | None:
         return None
 
     def artifact_assets(self, task: Task, turn: TurnSpec) -> Path | None:
         return None
+
+    def visits_per_slot(self, task: Task) -> int:
+        return 1
 
     async def prepare_judging(self, task: Task, turn: TurnSpec, files: dict[str, str], out_dir: Path) -> dict[str, Any]:
         return {}
@@ -275,8 +347,8 @@ class SuiteBase:
 
 
 # Buckets that say nothing about the answer: the harness, the judge or the chain failed, not the model.
-NO_REWARD = frozenset({FailureBucket.INFRA, FailureBucket.JUDGE_ERROR, FailureBucket.BLOCKED,
-                       FailureBucket.PROVIDER_ERROR})
+NO_REWARD = frozenset({FailureBucket.INFRA, FailureBucket.JUDGE_ERROR, FailureBucket.TRUNCATED,
+                       FailureBucket.BLOCKED, FailureBucket.PROVIDER_ERROR})
 
 
 def requirement_reward(record: TurnRecord) -> float | None:

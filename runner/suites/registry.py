@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from runner.errors import ConfigError
 from runner.kinds import KINDS, register_kind
+from runner.run.paper_data import DEFAULT_DATA_DIR, find_pulled
 from runner.run.plugins import declared, load
 from runner.suites.base import Suite, SuiteSettings
 
@@ -63,6 +64,36 @@ def validate_suite_options(suite_config: Any, *, prefix: str = "suite") -> Suite
     return settings
 
 
-def build_suite(suite_config: Any, *, project_root: Path) -> Suite:
+class PaperDataMissing(ConfigError):
+    """`suite.task_set=paper`, and a source of the paper's data is not pulled (or not as pinned)."""
+
+
+def with_paper_data(settings: SuiteSettings, data_dir: Path) -> SuiteSettings:
+    """The settings with every `suite_paths` key of the paper's data pointing into its pulled copy, when
+    `task_set` is `paper`; PaperDataMissing names the source and the pull command when a copy is unusable."""
+    if settings.task_set != "paper":
+        return settings
+    paths: dict[str, str] = {}
+    for name, data in settings.paper_data.items():
+        copy = find_pulled(data_dir, name, data)
+        problem = copy.problem()
+        if problem is not None:
+            raise PaperDataMissing(f"suite.task_set=paper: {problem}; fetch it with `python -m runner.pull "
+                                   f"suite={settings.name}` (with the run's other overrides), or run the project's "
+                                   "own tasks with suite.task_set=project")
+        paths.update({key: str(copy.folder / path) for key, path in data.pin.suite_paths.items()})
+    return settings.model_copy(update=paths)
+
+
+def build_suite(suite_config: Any, *, project_root: Path, data_dir: Path | None = None) -> Suite:
+    """The suite of a config section; `data_dir`: where `python -m runner.pull` put the papers' data (None: the
+    default under the project root)."""
     settings = validate_suite_options(suite_config)
+    settings = with_paper_data(settings, Path(data_dir) if data_dir is not None else project_root / DEFAULT_DATA_DIR)
     return KINDS.get("suite", settings.name).factory(settings, project_root=project_root)
+
+
+def build_run_suite(config: Any) -> Suite:
+    """The suite of a validated run config (its project root and data dir)."""
+    return build_suite(config.suite, project_root=Path(config.project_root),
+                       data_dir=config.resolve_path(config.data_dir))

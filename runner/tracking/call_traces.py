@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.models.base import GenerationRequest, Model, ModelResponse
+from runner.models.base import ChatAnswer, GenerationRequest, Model, ModelResponse
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,17 @@ class ModelCall:
 CallSink = Callable[[ModelCall], None]
 
 
+def chat_text(completion: dict[str, Any]) -> str:
+    """A chat completion's message as text: its content, then each tool call on a line of its own."""
+    choices = completion.get("choices") or [{}]
+    message = (choices[0] or {}).get("message") or {}
+    lines = [message["content"]] if isinstance(message.get("content"), str) and message["content"] else []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        lines.append(f"[tool call] {function.get('name')}({function.get('arguments') or ''})")
+    return "\n".join(lines)
+
+
 class TracedModel:
     """Implements Model: the wrapped model's answers, unchanged, with each call reported to `sink`."""
 
@@ -58,6 +69,24 @@ class TracedModel:
 
     def __getattr__(self, attribute: str) -> Any:  # start(), log_path, server, settings of the wrapped model
         return getattr(self.inner, attribute)
+
+    @property
+    def answers_tool_calls(self) -> bool:
+        return self.inner.answers_tool_calls
+
+    async def chat(self, body: dict[str, Any], *, task_id: str, turn: int) -> ChatAnswer:
+        """An agent's call (runner/agents/proxy.py), reported like any other: its messages, and its answer's text
+        with each tool call as a line `[tool call] name(arguments)`."""
+        started_ns, started = time.time_ns(), time.perf_counter()
+        request = GenerationRequest(task_id=task_id, turn=turn, messages=list(body.get("messages") or []))
+        try:
+            answer = await self.inner.chat(body, task_id=task_id, turn=turn)
+        except Exception as error:
+            await self._report(request, started_ns, time.perf_counter() - started, error=f"{type(error).__name__}: {error}")
+            raise
+        await self._report(request, started_ns, answer.latency_s or time.perf_counter() - started,
+                           response=ModelResponse(text=chat_text(answer.completion), usage=answer.usage))
+        return answer
 
     async def generate(self, request: GenerationRequest) -> ModelResponse:
         started_ns, started = time.time_ns(), time.perf_counter()

@@ -30,16 +30,18 @@ from runner.errors import ConfigError
 from runner.config import RunnerConfig
 from runner.turns.evidence import Evidence, Trace
 from runner.turns.evidence_folder import EvidenceFolder, refused_files
-from runner.turns.generation import BuildCheck, Generation, GenerationStrategy
+from runner.turns.generation import BuildCheck, Generation, GenerationStrategy, PagePreview
+from runner.turns.preview import preview_build
 from runner.judges.base import Judge, JudgeInput
 from runner.turns.judging_phase import JudgingPhase
 from runner.models.fitting import fit_for_model
-from runner.models.base import GenerationRequest, Model, ModelResponse, ProviderError
+from runner.models.base import ChatAnswer, GenerationRequest, Model, ModelResponse, ProviderError
 from runner.models.parse import InvalidOutput, ParsedOutput, parse_model_output
 from runner.turns.packets import EvidencePacket, has_packet, read_packet, write_packet
 from runner.turns.records import (FailureBucket, ModelCall, RunDirectory, StorageFullError, TurnRecord, is_storage_full,
                             storage_full)
-from runner.sandbox.base import BuildResult, Sandbox
+from runner.sandbox.base import BuildResult, ConfinedCommand, Sandbox
+from runner.sandbox.isolation import RunOutcome
 from runner.tracking.protocol import RunTracker
 from runner.suites.base import CompactTurn, EpisodeState, Suite
 from runner.turns.tasks import Task, TurnSpec
@@ -355,36 +357,51 @@ class Engine:
         folder.write_request(messages)
 
         call = self._model_call(task, turn, folder, limits, progress)
-        tools = _SlotTools(self, task, turn, folder, limits)
+        tools = _SlotTools(self, task, turn, folder, limits, episode, progress)
         start = time.perf_counter()
         try:
             generation = await self.generation.generate(messages, call, tools)
         except (ProviderError, TimeoutError) as error:
             timings["model"] = time.perf_counter() - start
             progress.call = ModelCall.NO_RESPONSE
+            extra = dict(error.extra) if isinstance(error, ProviderError) else {}
             return _TurnOutcome(record=record(FailureBucket.PROVIDER_ERROR, error=str(error) or "model timed out",
-                                              model_call=ModelCall.NO_RESPONSE), files=episode.files)
+                                              model_call=ModelCall.NO_RESPONSE, extra=extra), files=episode.files)
         timings["model"] = time.perf_counter() - start
         progress.call = ModelCall.ANSWERED
         response = generation.final
         usage = generation.usage
         _write_generation(folder, generation, payload=messages)
-        # The strategy's last build is the answer's when it checked this very text: never built twice.
+        # The strategy's last build is the answer's when it checked this very answer: never built twice.
         checked = tools.last if tools.last is not None and tools.last.text == (response.text or "") else None
+        if generation.answer is not None:  # an agent's files: its last build reused where it built exactly these
+            checked = tools.last if tools.last is not None and tools.last.build is not None \
+                and tools.last.files == generation.answer.files else None
         builds = generation.builds
         generation_extra = {"strategy": generation.strategy, "rounds": len(generation.rounds), "builds": builds}
+        cut = response.cut_record()
+        if cut is not None:  # the answer ended by its output cap: named, whatever the build makes of it
+            generation_extra["truncated"] = {"role": "generator", **cut}
+        record_extra = {"generation": generation_extra, **generation.extra}
 
-        # 2. Parse the output contract.
+        # 2. Parse the output contract (an agent's answer is its workspace's files).
         try:
-            parsed = checked.parsed if checked is not None and checked.parsed is not None \
-                else parse_model_output(response.text)
+            if generation.answer is not None:
+                if not generation.answer.files:
+                    raise InvalidOutput("the agent left no answer in its workspace (no source files)")
+                parsed = generation.answer
+            else:
+                parsed = checked.parsed if checked is not None and checked.parsed is not None \
+                    else parse_model_output(response.text)
         except InvalidOutput as error:
             if checked is None:
                 builds.append(False)  # the answer never reached a build
             return _TurnOutcome(
                 # An empty or unparsable answer is still a response: countable, p = 0 (EvoGenUI-Bench §4.3).
-                record=record(FailureBucket.INVALID_OUTPUT, error=error.reason, usage=usage, model_responded=True,
-                              model_call=ModelCall.ANSWERED, extra={"generation": generation_extra}),
+                record=record(FailureBucket.INVALID_OUTPUT, usage=usage, model_responded=True,
+                              error=(f"the answer was cut at its output cap ({cut['completion_tokens']} of "
+                                     f"{cut['max_tokens']} tokens): {error.reason}" if cut else error.reason),
+                              model_call=ModelCall.ANSWERED, extra=record_extra),
                 files=episode.files,
             )
         outcome = _TurnOutcome(
@@ -407,7 +424,7 @@ class Engine:
         else:
             folder.write_sources(parsed.files)
         common: dict[str, Any] = {"usage": usage, "model_responded": True, "model_call": ModelCall.ANSWERED,
-                                  "extra": {"build_status": build.status, "generation": generation_extra}}
+                                  "extra": {"build_status": build.status, **record_extra}}
         if not build.ok:
             bucket = {
                 "timeout": FailureBucket.TIMEOUT,
@@ -450,7 +467,8 @@ class Engine:
             # The payload is checked against the generator's server, never cut (the model must see all of its
             # source): images beyond its limit are fitted, an estimate over its context is recorded and logged.
             fitted = await asyncio.to_thread(fit_for_model, self.services.model, round_messages, overflow="record")
-            folder.append_request_record({"role": "generator", "round": next(rounds), **fitted.record}, judging=False)
+            folder.append_request_record({"role": "generator", "round": next(rounds), "sample": turn.sample,
+                                          **fitted.record}, judging=False)
             if fitted.record.get("fits") is False:
                 log.warning("%s turn %s: the payload needs about %s prompt tokens (estimated), over the generator's "
                             "budget of %s", task.id, turn.index, fitted.record["estimated_prompt_tokens"],
@@ -458,7 +476,7 @@ class Engine:
             async with limits.model:
                 answer = await asyncio.wait_for(
                     self.services.model.generate(GenerationRequest(task_id=task.id, turn=turn.index,
-                                                                   messages=fitted.messages)),
+                                                                   messages=fitted.messages, sample=turn.sample)),
                     timeout=self.config.model_timeout_s,
                 )
             progress.call = ModelCall.ANSWERED  # a turn cut later (a repair round, its build) still had an answer
@@ -583,12 +601,21 @@ async def _browser_loss_is_infra(pool: BrowserPool) -> AsyncIterator[None]:
 
 
 class _SlotTools:
-    """The GenerationTools of one slot: the engine's own parse and build, in the slot's workspace."""
+    """The GenerationTools of one slot: the engine's own parse and build, in the slot's workspace, and what an agent
+    borrows besides (the model's raw chat, a look at a built page, a confined command, the evidence folder)."""
 
-    def __init__(self, engine: Engine, task: Task, turn: TurnSpec, folder: EvidenceFolder, limits: SlotLimits) -> None:
+    def __init__(self, engine: Engine, task: Task, turn: TurnSpec, folder: EvidenceFolder, limits: SlotLimits,
+                 episode: EpisodeState, progress: _ModelProgress) -> None:
         self.task_id = task.id
         self.turn = turn.index
+        self.evidence = folder
+        self.previous_files = dict(episode.files)
+        self.web_template = engine.suite.web_template
+        self.static = engine.suite.artifact_kind == "static"
         self.last: BuildCheck | None = None
+        self._engine = engine
+        self._limits = limits
+        self._progress = progress
         self._build = lambda files: engine._build(task, turn, files, folder, limits)
 
     async def build(self, text: str) -> BuildCheck:
@@ -596,12 +623,35 @@ class _SlotTools:
             parsed = parse_model_output(text)
         except InvalidOutput as error:
             check = BuildCheck(text=text, ok=False, log=f"the answer holds no parsable files: {error.reason}", files={})
-        else:
-            build = await self._build(parsed.files)
-            log = "\n".join([*build.rejected, build.log]) if build.rejected else build.log  # why files were refused
-            check = BuildCheck(text=text, ok=build.ok, log=log, files=dict(parsed.files), parsed=parsed, build=build)
+            self.last = check
+            return check
+        return await self._build_parsed(text, parsed)
+
+    async def build_files(self, files: dict[str, str]) -> BuildCheck:
+        return await self._build_parsed("", ParsedOutput(assistant_text="", files=dict(files)))
+
+    async def _build_parsed(self, text: str, parsed: ParsedOutput) -> BuildCheck:
+        build = await self._build(parsed.files)
+        log = "\n".join([*build.rejected, build.log]) if build.rejected else build.log  # why files were refused
+        check = BuildCheck(text=text, ok=build.ok, log=log, files=dict(parsed.files), parsed=parsed, build=build)
         self.last = check
         return check
+
+    async def chat(self, body: dict[str, Any]) -> ChatAnswer:
+        engine = self._engine
+        async with self._limits.model:
+            answer = await asyncio.wait_for(
+                engine.services.model.chat(body, task_id=self.task_id, turn=self.turn),
+                timeout=engine.config.model_timeout_s)
+        self._progress.call = ModelCall.ANSWERED
+        return answer
+
+    async def preview(self, build: BuildResult) -> PagePreview:
+        services = self._engine.services
+        return await preview_build(services.sandbox, services.browsers, build)
+
+    async def run_confined(self, command: ConfinedCommand) -> RunOutcome:
+        return await self._engine.services.sandbox.run_confined(command)
 
 
 def _write_generation(folder: EvidenceFolder, generation: Generation, *, payload: list[dict[str, Any]]) -> None:

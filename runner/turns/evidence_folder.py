@@ -26,6 +26,16 @@ Who writes what, and when (each file once; docs/ARCHITECTURE.md, "Evidence folde
                                           held and what was fitted out to fit the server (runner/models/fitting.py)
     verdict.json                        the judging phase (the judge writes it, the phase writes the final one)
     judge_requests.jsonl                the judge: the same record for each of its requests (appended)
+    failed_calls.jsonl                  the actor, tester, caption model and the suites' execution roles: each
+                                          structured call that failed (malformed or truncated) or was accepted
+                                          only after rejected attempts, with every attempt's raw text
+    judge_failed_calls.jsonl            the judge, the diagnostic judge and the pairwise judge: the same, appended
+    agent.json                          an agent's slot (runner/agents/): who worked, what stopped it, what it spent
+    agent_calls.jsonl                   the model proxy: every call of the agent (request, answer, tokens, seconds)
+    agent_steps.jsonl                   the agent's transcript: per step its answer, each tool call and result, the
+                                          files it changed, the build it tried
+    agent_files/                        the agent's own files: step screenshots, build logs, its process's output
+    agent_workspace/                    the agent's workspace (scratch, not evidence; removed with the build's)
 
 A file written twice would mean two owners; the writers refuse it (EvidenceExistsError) unless the caller
 replaces on purpose: the verdict (a resumed or repeated judging), a killed attempt's tool log.
@@ -98,6 +108,13 @@ class EvidenceFolder:
     VERDICT = "verdict.json"
     REQUESTS_FITTED = "requests_fitted.jsonl"  # execution roles' requests as fitted (actor, tester, generator)
     JUDGE_REQUESTS = "judge_requests.jsonl"  # the judge's requests as fitted
+    FAILED_CALLS = "failed_calls.jsonl"  # execution roles' failed structured calls, with what the model wrote
+    JUDGE_FAILED_CALLS = "judge_failed_calls.jsonl"  # the judging roles' (judge, diagnostic, pairwise)
+    AGENT = "agent.json"
+    AGENT_CALLS = "agent_calls.jsonl"
+    AGENT_STEPS = "agent_steps.jsonl"
+    AGENT_FILES = "agent_files"
+    AGENT_WORKSPACE = "agent_workspace"
     # The runtime state as a judge reads it: the bridge's live state, else the snapshot carried to the next turn.
     RUNTIME_STATES = (STATE, STATE_CARRIED)
     # MT-Web2Code's scoring images: rendered in the execution phase and frozen into the packet (the model's page,
@@ -108,8 +125,8 @@ class EvidenceFolder:
     CROP_GOLDEN = "crop_golden.png"
     CROP_MODEL = "crop_model.png"
     # Written by judges; never carried into a re-judged run.
-    JUDGE_OUTPUTS = frozenset({VERDICT, SCORED_RENDER, CROP_GOLDEN, CROP_MODEL, JUDGE_REQUESTS})
-    NOT_EVIDENCE = frozenset({WORKSPACE})
+    JUDGE_OUTPUTS = frozenset({VERDICT, SCORED_RENDER, CROP_GOLDEN, CROP_MODEL, JUDGE_REQUESTS, JUDGE_FAILED_CALLS})
+    NOT_EVIDENCE = frozenset({WORKSPACE, AGENT_WORKSPACE})
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -138,6 +155,14 @@ class EvidenceFolder:
     @property
     def workspace(self) -> Path:
         return self.path / self.WORKSPACE
+
+    @property
+    def agent_workspace(self) -> Path:
+        return self.path / self.AGENT_WORKSPACE
+
+    @property
+    def agent_files(self) -> Path:
+        return self.path / self.AGENT_FILES
 
     @property
     def state_in(self) -> Path:
@@ -305,7 +330,10 @@ class EvidenceFolder:
 
     def prune_workspace(self) -> None:
         """Drop the build's scratch copy of the sources once the slot is executed: only its output (dist/)
-        stays, for the suites and reports that serve the built site again. src/ is the sources' one copy."""
+        stays, for the suites and reports that serve the built site again. src/ is the sources' one copy; an
+        agent's workspace goes whole (its answer is in src/, what it did in agent_steps.jsonl)."""
+        if self.agent_workspace.is_dir():
+            shutil.rmtree(self.agent_workspace, ignore_errors=True)
         if not self.workspace.is_dir():
             return
         for entry in self.workspace.iterdir():
@@ -356,10 +384,10 @@ class EvidenceFolder:
             raise ValueError(f"{name!r} is not a judge output of the evidence folder ({sorted(self.JUDGE_OUTPUTS)})")
         return self.write_bytes(name, png, replace=True)
 
-    def append_request_record(self, record: dict[str, Any], *, judging: bool) -> Path:
+    def append_request_record(self, record: dict[str, Any], *, judging: bool, name: str | None = None) -> Path:
         """One model request's fitting record (runner/models/fitting.py), appended: a role asks many times.
         The judge's go to judge_requests.jsonl (a judge output), the execution roles' to requests_fitted.jsonl."""
-        path = self.path / (self.JUDGE_REQUESTS if judging else self.REQUESTS_FITTED)
+        path = self.path / (name or (self.JUDGE_REQUESTS if judging else self.REQUESTS_FITTED))
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True, default=str) + "\n")
@@ -368,6 +396,59 @@ class EvidenceFolder:
     def read_request_records(self, *, judging: bool) -> list[dict[str, Any]]:
         path = self.path / (self.JUDGE_REQUESTS if judging else self.REQUESTS_FITTED)
         return read_json_objects(path) if path.exists() else []
+
+    def append_failed_call(self, record: dict[str, Any], *, judging: bool) -> Path:
+        """One structured call that failed, or was accepted after rejected attempts (runner/models/structured.py,
+        `failed_call_record`): appended, with every attempt's raw text. The judging roles' go to
+        judge_failed_calls.jsonl (a judge output), the execution roles' to failed_calls.jsonl."""
+        return self.append_request_record(record, judging=judging, name=self.JUDGE_FAILED_CALLS if judging
+                                          else self.FAILED_CALLS)
+
+    def read_failed_calls(self, *, judging: bool | None = None) -> list[dict[str, Any]]:
+        """The failed calls kept in this folder: the judging roles', the execution roles', or (None) both."""
+        names = {True: [self.JUDGE_FAILED_CALLS], False: [self.FAILED_CALLS],
+                 None: [self.FAILED_CALLS, self.JUDGE_FAILED_CALLS]}[judging]
+        return [entry for name in names if (self.path / name).exists() for entry in read_json_objects(self.path / name)]
+
+    # -- an agent's slot ----------------------------------------------------------------------------------
+
+    def record_call(self, entry: dict[str, Any]) -> Path:
+        """One model call of the slot's agent, as the model proxy saw it (appended: runner/agents/proxy.py)."""
+        return self._append(self.AGENT_CALLS, entry)
+
+    def append_agent_step(self, step: dict[str, Any]) -> Path:
+        """One step of the agent's transcript (appended)."""
+        return self._append(self.AGENT_STEPS, step)
+
+    def write_agent(self, summary: dict[str, Any]) -> Path:
+        """The agent's slot in one file: kind, what stopped it, what it spent, notes on its workspace."""
+        return self.write_json(self.AGENT, summary)
+
+    def write_agent_file(self, name: str, data: bytes | str) -> Path:
+        """One of the agent's own files (a step's screenshot or build log), under agent/; returns its path."""
+        if "/" in name or name in ("", ".", ".."):
+            raise ValueError(f"{name!r}: an agent file is named without folders")
+        relative = f"{self.AGENT_FILES}/{name}"
+        return self.write_bytes(relative, data) if isinstance(data, bytes) else self.write_text(relative, data)
+
+    def read_agent(self) -> dict[str, Any] | None:
+        found = self.read_json(self.AGENT)
+        return found if isinstance(found, dict) else None
+
+    def read_agent_calls(self) -> list[dict[str, Any]]:
+        path = self.path / self.AGENT_CALLS
+        return read_json_objects(path) if path.exists() else []
+
+    def read_agent_steps(self) -> list[dict[str, Any]]:
+        path = self.path / self.AGENT_STEPS
+        return read_json_objects(path) if path.exists() else []
+
+    def _append(self, name: str, entry: dict[str, Any]) -> Path:
+        path = self.path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry, ensure_ascii=False, sort_keys=True, default=str) + "\n")
+        return path
 
     def clear_unfinished(self) -> None:
         """Remove what a killed execution of this slot left (no packet): the slot is executed anew."""

@@ -5,7 +5,8 @@ staged) and re-judges a finished run with another judge (`python -m runner.rejud
 packet and the files beside it, never a live page: nothing is generated, built or browsed.
 
 A slot's final record is its pre-verdict record (execution's status, error, usage, timings) merged with the
-verdict: a turn whose page failed at runtime never passes; a judge that cannot decide makes `judge_error`;
+verdict: a turn whose page failed at runtime never passes; a judge that cannot decide makes `judge_error`,
+one whose answer was cut at its output cap `truncated`;
 a failed build keeps its bucket and carries the judge's verdict when there is one.
 """
 
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from runner.judges.base import Judge, JudgeError
+from runner.judges.base import Judge, JudgeError, JudgeTruncated
 from runner.models.vllm_server import ServerStartError
 from runner.tracking.protocol import RunTracker
 from runner.turns.packets import EvidencePacket, read_packet
@@ -42,7 +43,9 @@ def merge_verdict(packet: EvidencePacket, judged: Verdict | JudgeError, *, judge
     scores.update(packet.record.scores)  # execution's own numbers (the actor's interaction rate) come last
     record.scores = scores
     if isinstance(judged, JudgeError):
-        record.status = FailureBucket.JUDGE_ERROR
+        record.status = FailureBucket.TRUNCATED if isinstance(judged, JudgeTruncated) else FailureBucket.JUDGE_ERROR
+        if isinstance(judged, JudgeTruncated):
+            record.extra["truncated"] = judged.cut  # role, where (reasoning or answer), tokens and the cap
         record.error = str(judged)
         record.passed = None  # undecided, neither a pass nor a model failure: reported as unassessed
         record.verdict = None

@@ -45,6 +45,7 @@ class FailureBucket(StrEnum):
     RUNTIME_ERROR = "runtime_error"
     PROVIDER_ERROR = "provider_error"
     JUDGE_ERROR = "judge_error"
+    TRUNCATED = "truncated"  # the judge's answer was cut at its output cap (no verdict; extra.truncated says where)
     BLOCKED = "blocked"
     TIMEOUT = "timeout"
     INFRA = "infra"

@@ -35,6 +35,9 @@ class TurnSpec(BaseModel):
     reference_files: dict[str, str] | None = None  # private: the oracle's answer
     reference_text: str = ""  # private: the oracle's assistant text
     requires_previous_artifact: bool = True  # blocked when the previous turn left no artifact
+    # Which independent generation of the same prompt this turn is (FlowEval §3.1: five per prompt, each its own
+    # answer); it reaches the model request and its response-cache key. 0: the turn's prompt is asked once.
+    sample: int = Field(default=0, ge=0)
     extra: dict[str, Any] = Field(default_factory=dict)  # private suite-specific material
 
 

@@ -30,7 +30,7 @@ class Metric:
 
 
 def run_facts(run: RunData) -> dict[str, str]:
-    """model, suite, judge, actor, sandbox and the commit the run was made at (lineage.json)."""
+    """model, agent, suite, judge, actor, sandbox, the commit the run was made at (lineage.json) and its task set."""
     summary_run = run.summary.get("run") or {}
     sandbox = str(summary_run.get("sandbox") or (run.config.get("sandbox") or {}).get("name") or "")
     commit = ""
@@ -42,8 +42,19 @@ def run_facts(run: RunData) -> dict[str, str]:
         commit = str(lineage.get("git_commit") or "")[:10]
         if commit and str(lineage.get("git_dirty")).lower() == "true":
             commit += "+dirty"
-    return {"model": run.model, "suite": run.suite, "judge": run.judge, "actor": run.actor, "sandbox": sandbox,
-            "commit": commit}
+    return {"model": run.model, "agent": run.agent, "suite": run.suite, "judge": run.judge, "actor": run.actor,
+            "sandbox": sandbox,
+            "commit": commit, "task set": task_set_fact(run.summary.get("task_set"))}
+
+
+def task_set_fact(record: dict[str, Any] | None) -> str:
+    """The task set in a few words: `paper 150/150`, `project 9 (paper: 150)`, `-` for a run that recorded none."""
+    if not record:
+        return "-"
+    name, run, paper = record.get("name"), record.get("tasks_run"), record.get("paper_tasks")
+    if paper is None:
+        return f"{name} {run}"
+    return f"{name} {run}/{paper}" if name == "paper" else f"{name} {run} (paper: {paper})"
 
 
 def _headline_row(table: Table) -> dict[str, Any] | None:
@@ -80,6 +91,8 @@ def headline(run: RunData) -> list[Metric]:
     for name, entry in sorted((run.summary.get("floweval") or {}).items()):
         if isinstance(entry, dict) and number(entry.get("median")) is not None:  # FlowEval Appendix D: medians
             metrics.append(Metric(f"{name} (median)", number(entry["median"]), "num"))
+        if isinstance(entry, dict) and isinstance(entry.get("incomplete_slots"), dict):  # beside DTW: who stopped
+            metrics.append(Metric("slots with an incomplete flow", len(entry["incomplete_slots"]), "int"))
     seen: set[str] = set()
     unique = []
     for metric in metrics:  # the overview's "score" is MT-Web2Code Table 3's "Score": shown once

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from runner.report.leaderboard import build_leaderboard, format_cell
+from runner.run.task_set import describe_task_set
 from runner.view.catalog import UnknownRun, ViewRun, url_id
 from runner.view.compare import compare_all
 from runner.view.figures import caption
@@ -26,7 +27,7 @@ from runner.view.profiles import model_ids, model_profile
 from runner.view.rows import build_rows, outcome, read_human_labels, rows_script
 
 router = APIRouter()
-FACTS = ("model", "suite", "judge", "actor", "sandbox", "commit")
+FACTS = ("model", "agent", "suite", "task set", "judge", "actor", "sandbox", "commit")
 
 
 def run_summaries(runs: list[ViewRun]) -> tuple[list[str], list[dict[str, Any]]]:
@@ -39,6 +40,7 @@ def run_summaries(runs: list[ViewRun]) -> tuple[list[str], list[dict[str, Any]]]
         entries.append({"id": run.id, "label": run.data.label, **run_facts(run.data),
                         "model_id": url_id(run.data.model or "unknown"),
                         "turns": len(run.data.records), "tasks": len({r.task_id for r in run.data.records}),
+                        "task_set_text": describe_task_set(run.data.summary.get("task_set")),
                         "metrics": {m.label: m.text for m in metrics}})
     return labels, entries
 

@@ -58,12 +58,64 @@ class Step:
 
 
 @dataclass
+class AgentToolCall:
+    name: str
+    arguments: Text
+    result: Text
+    ok: bool
+    build: dict[str, Any] | None = None  # the build it ran: {"ok", "status"}
+    build_log: str = ""  # run-relative paths ("" when it kept none)
+    screenshot: str = ""
+
+
+@dataclass
+class AgentStep:
+    """One step of an agent (runner/agents/): the model's answer, its tool calls with their results, the files
+    they changed."""
+
+    index: Any
+    assistant: Text
+    calls: list[AgentToolCall]
+    files_changed: dict[str, list[str]]
+    usage: dict[str, Any]
+    seconds: Any
+
+
+@dataclass
 class Requirement:
     id: str
     status: str
     reason: str
     check: dict[str, Any] | None = None  # the outcome of its executable check (rules judge), when there is one
     images: list[str] = field(default_factory=list)  # evidence images its reason names
+
+
+@dataclass
+class FailedAttempt:
+    """One rejected answer of a failed model call, as the viewer shows it: what the model wrote, how it ended."""
+
+    attempt: Any
+    finish_reason: str
+    tokens: str  # "64 of 64 tokens (0 reasoning)"
+    error: str
+    next: str  # what the next attempt changed, or why none followed
+    text: Text
+    trailing_whitespace: int  # whitespace characters the answer ends with (a decoder loop shows here)
+    reasoning: Text | None = None
+
+
+@dataclass
+class FailedCall:
+    """A structured model call that failed (or was accepted after rejected attempts), from failed_calls.jsonl or
+    judge_failed_calls.jsonl (runner/models/structured.py, failed_call_record)."""
+
+    role: str
+    model: str
+    outcome: str  # truncated | malformed | recovered | empty
+    error: str
+    where: str  # the folder's place: "" for the slot, "cases/<id>" for a tester's case, "step 3" for an actor step
+    href: str  # the JSONL file holding it whole
+    attempts: list[FailedAttempt] = field(default_factory=list)
 
 
 @dataclass
@@ -90,6 +142,8 @@ class TurnEvidence:
     final_dom: str = ""
     trace: dict[str, Any] | None = None
     steps: list[Step] = field(default_factory=list)
+    agent: dict[str, Any] | None = None  # agent.json: who worked the workspace, what stopped it, what it spent
+    agent_steps: list[AgentStep] = field(default_factory=list)
     verdict: Verdict | None = None
     requirements: list[Requirement] = field(default_factory=list)
     build_log: Text | None = None
@@ -102,6 +156,7 @@ class TurnEvidence:
     packet_parts: list[PacketPart] = field(default_factory=list)
     packet_images: list[str] = field(default_factory=list)
     judge_requests: Text | None = None
+    failed_calls: list[FailedCall] = field(default_factory=list)  # what every failed model call wrote
     judge_bundle: dict[str, Any] = field(default_factory=dict)  # what a model judge's bundle included (counts, names)
     judge_images: list[str] = field(default_factory=list)
     playwright_trace: str = ""
@@ -246,13 +301,15 @@ def load_turn(run: ViewRun, record: TurnRecord) -> TurnEvidence:
     _read_answer(turn, ev)
     _read_screens(turn, folder)
     _read_trace(turn, ev)
+    _read_agent(turn, ev)
     packet = _read_packet(turn, ev)
     _read_requirements(turn, folder, packet)
     _read_logs(turn, ev)
+    _read_failed_calls(turn, folder)
     _read_sources(turn, run, record, ev)
     if (folder / EvidenceFolder.BROWSER_TRACE).is_file():
         turn.playwright_trace = turn.path(EvidenceFolder.BROWSER_TRACE)
-    shown = {EvidenceFolder.SOURCES, EvidenceFolder.WORKSPACE}
+    shown = {EvidenceFolder.SOURCES, EvidenceFolder.WORKSPACE, EvidenceFolder.AGENT_FILES}
     turn.other_files = sorted(turn.path(p.name) for p in folder.iterdir() if p.is_file() and p.name not in shown)
     return turn
 
@@ -316,6 +373,41 @@ def _read_trace(turn: TurnEvidence, ev: EvidenceFolder) -> None:
                                int(step.get("mutations") or 0), str(step.get("observation") or ""), *shots))
 
 
+AGENT_TEXT = 4_000  # an agent step's text, tool arguments and results as inlined (the files hold them whole)
+
+
+def _agent_file(turn: TurnEvidence, ev: EvidenceFolder, name: Any) -> str:
+    """The run-relative path of one of the agent's own files, when it is there ("" else)."""
+    if not isinstance(name, str) or not name or "/" in name or not (ev.agent_files / name).is_file():
+        return ""
+    return turn.path(f"{EvidenceFolder.AGENT_FILES}/{name}")
+
+
+def _read_agent(turn: TurnEvidence, ev: EvidenceFolder) -> None:
+    """An agent's slot: its summary and its transcript, step by step."""
+    turn.agent = ev.read_agent()
+    if turn.agent is None:
+        return
+    href = turn.path(EvidenceFolder.AGENT_STEPS)
+    for step in ev.read_agent_steps():
+        calls = []
+        for call in step.get("tool_calls") or []:
+            if not isinstance(call, dict):
+                continue
+            calls.append(AgentToolCall(
+                name=str(call.get("name") or ""), ok=bool(call.get("ok", True)),
+                arguments=Text.of(str(call.get("arguments") or ""), href, limit=AGENT_TEXT),
+                result=Text.of(str(call.get("result") or ""), href, limit=AGENT_TEXT),
+                build=call.get("build") if isinstance(call.get("build"), dict) else None,
+                build_log=_agent_file(turn, ev, call.get("build_log")),
+                screenshot=_agent_file(turn, ev, call.get("screenshot"))))
+        changed = step.get("files_changed") if isinstance(step.get("files_changed"), dict) else {}
+        turn.agent_steps.append(AgentStep(
+            index=step.get("step"), assistant=Text.of(str(step.get("assistant") or ""), href, limit=AGENT_TEXT),
+            calls=calls, files_changed={str(k): [str(p) for p in v] for k, v in changed.items() if isinstance(v, list)},
+            usage=step.get("usage") if isinstance(step.get("usage"), dict) else {}, seconds=step.get("seconds")))
+
+
 def _summary(value: Any) -> str:
     if value is None:
         return "none"
@@ -326,6 +418,45 @@ def _summary(value: Any) -> str:
     if isinstance(value, str):
         return f"{len(value)} character(s)"
     return str(value)
+
+
+def _read_failed_calls(turn: TurnEvidence, folder: Path) -> None:
+    """The slot's failed model calls (the execution roles', the judging roles'), and its test cases' (cases/<id>/)."""
+    folders = [folder, *sorted(path for path in folder.glob("cases/*") if path.is_dir())]
+    for place in folders:
+        ev = EvidenceFolder(place)
+        where = place.relative_to(folder).as_posix() if place != folder else ""
+        for judging in (False, True):
+            name = EvidenceFolder.JUDGE_FAILED_CALLS if judging else EvidenceFolder.FAILED_CALLS
+            href = turn.path(f"{where}/{name}" if where else name)
+            for entry in ev.read_failed_calls(judging=judging):
+                turn.failed_calls.append(_failed_call(entry, where, href))
+
+
+def _failed_call(entry: dict[str, Any], where: str, href: str) -> FailedCall:
+    place = [where] if where else []
+    if entry.get("step") is not None:
+        place.append(f"step {entry['step']}")
+    if entry.get("compared_with"):
+        place.append(f"compared with {entry['compared_with']}")
+    call = FailedCall(role=str(entry.get("role") or "model"), model=str(entry.get("model") or ""),
+                      outcome=str(entry.get("outcome") or ""), error=strip_ansi(str(entry.get("error") or "")),
+                      where=", ".join(place), href=href)
+    for attempt in entry.get("attempts") or []:
+        if not isinstance(attempt, dict):
+            continue
+        usage = attempt.get("usage") if isinstance(attempt.get("usage"), dict) else {}
+        tokens = f"{usage.get('completion_tokens', '?')} of {attempt.get('max_tokens') or '?'} tokens"
+        if usage.get("reasoning_tokens"):
+            tokens += f" ({usage['reasoning_tokens']} reasoning)"
+        text = str(attempt.get("text") or "")
+        reasoning = str(attempt.get("reasoning") or "")
+        call.attempts.append(FailedAttempt(
+            attempt=attempt.get("attempt"), finish_reason=str(attempt.get("finish_reason") or ""), tokens=tokens,
+            error=str(attempt.get("error") or ""), next=str(attempt.get("next") or ""),
+            text=Text.of(text, href, limit=8_000), trailing_whitespace=len(text) - len(text.rstrip()),
+            reasoning=Text.of(reasoning, href, limit=8_000) if reasoning else None))
+    return call
 
 
 def _read_packet(turn: TurnEvidence, ev: EvidenceFolder) -> dict[str, Any]:

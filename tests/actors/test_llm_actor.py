@@ -148,6 +148,29 @@ def test_malformed_actions_are_retried_then_stop(site, browse, pages, tmp_path: 
     assert trace.summary["stop_reason"] == "the model returned no valid action"
 
 
+def test_malformed_actions_are_kept_in_the_evidence_with_their_step(site, browse, pages, tmp_path: Path) -> None:
+    from runner.turns.evidence_folder import EvidenceFolder
+
+    url = site.page("todo.html", pages.todo())
+    with FaultServer(Script("no json here", {"action": "click"}, "still nothing")) as server:
+        run_actor(browse, url, server, tmp_path, max_attempts=3)
+    [call] = EvidenceFolder(tmp_path).read_failed_calls(judging=False)
+    assert (call["role"], call["outcome"], call["step"]) == ("actor", "malformed", 0)
+    assert [a["text"] for a in call["attempts"]] == ["no json here", '{"action": "click"}', "still nothing"]
+
+
+def test_an_action_cut_at_the_cap_is_named_truncated(site, browse, pages, tmp_path: Path) -> None:
+    url = site.page("todo.html", pages.todo())
+    body = json.loads(completion('{"action": "fill", "index": 0, "text": "aaaa'))
+    body["choices"][0]["finish_reason"] = "length"
+    with FaultServer(lambda messages: (200, json.dumps(body))) as server:
+        trace = run_actor(browse, url, server, tmp_path, max_attempts=3)
+        assert server.calls == 2  # re-asked once, changed; not a third time
+    step = trace.steps[-1]
+    assert step.action["kind"] == "truncated" and step.action["cut"]["finish_reason"] == "length"
+    assert trace.summary["stop_reason"].startswith("the model's action was truncated")
+
+
 def test_read_runtime_logs_returns_the_tool_log(site, browse, pages, tmp_path: Path) -> None:
     url = site.page("todo.html", pages.todo())
     tmp_path.mkdir(exist_ok=True)

@@ -275,3 +275,222 @@ def test_a_remote_browser_that_stops_answering_then_disconnects_is_lost(browser_
                 os.kill(pid, signal.SIGKILL)
     assert lost is (not killed_by_page) and 8 <= waited < 20
     assert [settings.connect_url for settings in asked] == [f"ws://127.0.0.1:{port}/" for port in ports]
+
+
+# ---- visits that share browsers (BrowserPools) ----------------------------------------------------------------
+
+_STORAGE_PAGE = """<!doctype html><body><p id=who></p><script>
+const me = new URLSearchParams(location.search).get('v');
+document.getElementById('who').textContent = 'visit ' + me;
+window.__seen = {local: localStorage.getItem('k'), session: sessionStorage.getItem('k'), cookie: document.cookie,
+                 name: window.name};
+localStorage.setItem('k', me); sessionStorage.setItem('k', me); document.cookie = 'k=' + me; window.name = me;
+</script></body>"""
+
+
+def test_concurrent_visits_share_one_browser_each_in_a_context_of_its_own(site, browser_settings) -> None:
+    """Six visits at once on one browser process (one origin, so storage would leak if contexts did not isolate):
+    none sees another's storage, cookie, window name or page, and the browser launched once."""
+    from runner.browser.launch import BrowserPools
+
+    site.add("/", _STORAGE_PAGE)
+
+    async def main() -> tuple[list[dict], int, int, int]:
+        pools = await BrowserPools.start([browser_settings], visits=6)
+        try:
+            written = asyncio.Event()
+            count = 0
+
+            async def visit(index: int) -> dict:
+                nonlocal count
+                async with pools.checkout() as pool:
+                    async with pool.session(site.url(f"/?v={index}")) as session:
+                        await session.goto()
+                        seen = await session.page.evaluate("window.__seen")
+                        count += 1
+                        if count == 6:
+                            written.set()
+                        await written.wait()  # every visit has written its own values: now read again
+                        again = await session.page.evaluate(
+                            "({local: localStorage.getItem('k'), session: sessionStorage.getItem('k'), "
+                            "cookie: document.cookie, name: window.name, text: document.body.innerText.trim()})")
+                        return {"index": index, "before": seen, "after": again}
+
+            results = await asyncio.gather(*(visit(i) for i in range(6)))
+            return results, pools.launches, pools.peak_in_flight, len(browser_pids(os.getpid()))
+        finally:
+            await pools.aclose()
+
+    results, launches, peak, browsers = asyncio.run(main())
+    assert (launches, peak, browsers) == (1, 6, 1)
+    for result in results:
+        me = str(result["index"])
+        assert result["before"] == {"local": None, "session": None, "cookie": "", "name": ""}
+        assert result["after"] == {"local": me, "session": me, "cookie": f"k={me}", "name": me, "text": f"visit {me}"}
+
+
+def test_visits_spread_over_the_browsers_which_launch_when_first_needed(site, browser_settings) -> None:
+    """The first browser launches at start, the second with the second visit at once; visits go to the browser
+    with the fewest; beyond `visits` at once a visit waits for one to end."""
+    from runner.browser.launch import BrowserPools
+
+    url = site.add("/", "<p>x</p>")
+
+    async def main() -> dict:
+        pools = await BrowserPools.start([browser_settings, browser_settings], visits=4)
+        try:
+            facts = {"after_start": pools.launches}
+            async with pools.checkout() as first:
+                async with first.session(url) as session:
+                    await session.goto()
+                facts["one_visit"] = pools.launches
+            release = asyncio.Event()
+            entered: list = []
+            loaded: list = []
+
+            async def visit() -> None:
+                async with pools.checkout() as pool:
+                    entered.append(pool)
+                    async with pool.session(url) as session:
+                        await session.goto()
+                        loaded.append(pool)
+                        await release.wait()
+
+            tasks = [asyncio.create_task(visit()) for _ in range(5)]
+            for _ in range(1200):  # bounded: four visits get in and load, the fifth waits
+                if len(loaded) == 4:
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
+            facts["entered_while_full"] = len(entered)
+            facts["per_browser"] = sorted([entered.count(pool) for pool in pools])
+            facts["launched"] = pools.launches
+            release.set()
+            await asyncio.gather(*tasks)
+            facts["entered"] = len(entered)
+            facts["peak"] = pools.peak_in_flight
+            return facts
+        finally:
+            await pools.aclose()
+
+    facts = asyncio.run(main())
+    assert facts == {"after_start": 1, "one_visit": 1, "entered_while_full": 4, "per_browser": [2, 2],
+                     "launched": 2, "entered": 5, "peak": 4}
+
+
+@pytest.mark.sandbox
+def test_a_visit_cannot_reach_the_tool_bridge_of_another_on_the_same_browser(tmp_path) -> None:
+    """Two visits on one confined browser, their artifact servers in its one network namespace: the tool bridge is
+    the artifact server's own, and every way a page sends a request elsewhere (fetch, beacon, form post, image,
+    prefetch) leaves the other visit's bridge uncalled, while the page's own call reaches its own."""
+    import json
+    import shutil as _shutil
+
+    from runner.browser.launch import BrowserPools
+    from runner.sandbox.base import ToolBridge
+    from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
+    from runner.suites.evogenui.suite import BRIDGE_RUNTIME
+
+    if _shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    backends = tmp_path / "backends"
+    backends.mkdir()
+    (backends / "notes.py").write_text(
+        "TOOL_SCHEMAS = {'add_note': {'description': 'Add a note', 'inputSchema': {'type': 'object'}}}\n\n"
+        "def invoke(tool, args, state):\n    state.setdefault('notes', []).append(args.get('text'))\n"
+        "    return {'count': len(state['notes'])}\n")
+    (tmp_path / "state_in.json").write_text("{}")
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    (dist / "index.html").write_text("<!doctype html><title>visit</title><p>page</p>")
+
+    def bridge(name: str) -> ToolBridge:
+        folder = tmp_path / name
+        folder.mkdir()
+        return ToolBridge(backends_path=backends, fixture_ids={"add_note": "notes"},
+                          state_in=tmp_path / "state_in.json", log_out=folder / "tool_log.jsonl",
+                          state_out=folder / "state.json", runtime=BRIDGE_RUNTIME)
+
+    bridges = {"a": bridge("a"), "b": bridge("b")}
+    attack = """async (other) => {
+      const body = JSON.stringify({tool: 'add_note', arguments: {text: 'from a'}});
+      const own = await (await fetch('/__tools/call', {method: 'POST', body})).json();
+      const tries = [];
+      try { await fetch(other + '__tools/call', {method: 'POST', mode: 'no-cors', body}); tries.push('fetch ok'); }
+      catch (e) { tries.push('fetch refused'); }
+      tries.push('beacon ' + navigator.sendBeacon(other + '__tools/call', body));
+      const img = new Image(); img.src = other + '__tools/list';
+      const link = document.createElement('link'); link.rel = 'prefetch'; link.href = other + '__tools/list';
+      document.head.appendChild(link);
+      const frame = document.createElement('iframe'); frame.name = 'sink'; document.body.appendChild(frame);
+      const form = document.createElement('form'); form.method = 'POST'; form.target = 'sink';
+      form.action = other + '__tools/call'; form.enctype = 'text/plain';
+      const field = document.createElement('input'); field.name = body; field.value = ''; form.appendChild(field);
+      document.body.appendChild(form); form.submit();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      return {own, tries};
+    }"""
+
+    async def main() -> dict:
+        sandbox = LocalSandbox(LocalSandboxSettings())
+        settings = await sandbox.browser_settings(BrowserSettings(settle_ms=50))
+        pools = await BrowserPools.start([settings], visits=2)
+        try:
+            async with pools.checkout() as pool_a, pools.checkout() as pool_b:
+                assert pool_a is pool_b  # one browser, one network namespace for both servers
+                async with sandbox.serve(dist, tool_bridge=bridges["a"], network=pool_a.network_namespace) as a, \
+                        sandbox.serve(dist, tool_bridge=bridges["b"], network=pool_b.network_namespace) as b:
+                    async with pool_a.session(a.url) as session_a, pool_b.session(b.url) as session_b:
+                        await session_a.goto()
+                        await session_b.goto()
+                        result = await session_a.page.evaluate(attack, b.url)
+                        await asyncio.sleep(1.0)
+                        result["b_blocked"] = [entry.url for entry in session_a.network if entry.url.startswith(b.url)]
+                        return result
+        finally:
+            await pools.aclose()
+
+    result = asyncio.run(main())
+    assert result["own"] == {"result": {"count": 1}}
+    logged_a = [json.loads(line) for line in bridges["a"].log_out.read_text().splitlines()]
+    assert [entry["arguments"] for entry in logged_a] == [{"text": "from a"}]
+    log_b = bridges["b"].log_out
+    assert not log_b.exists() or log_b.read_text() == "", "a page reached another visit's tool bridge"
+    state_b = bridges["b"].state_out
+    assert not state_b.exists() or "notes" not in json.loads(state_b.read_text() or "{}")
+    assert result["b_blocked"], "the page's requests to the other server were not even attempted"
+
+
+@pytest.mark.sandbox
+def test_a_browser_launched_for_a_visit_is_up_before_the_visit_serves_in_its_namespace(tmp_path) -> None:
+    """A confined browser's network namespace exists once it launches: the second browser, launched for the second
+    visit at once, is up when the visit gets it, so the artifact server listens where that browser reaches it."""
+    import shutil as _shutil
+
+    from runner.browser.launch import BrowserPools
+    from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
+
+    if _shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    (dist / "index.html").write_text("<!doctype html><p>served in its browser's namespace</p>")
+
+    async def main() -> list[tuple[bool, str]]:
+        sandbox = LocalSandbox(LocalSandboxSettings())
+        settings = await sandbox.browser_settings(BrowserSettings(settle_ms=50))
+        pools = await BrowserPools.start([settings, settings], visits=2)
+        try:
+            seen = []
+            async with pools.checkout() as first, pools.checkout() as second:
+                for pool in (first, second):
+                    async with sandbox.serve(dist, network=pool.network_namespace) as served:
+                        async with pool.session(served.url) as session:
+                            await session.goto()
+                            seen.append((pool.network_namespace is not None, await session.visible_text()))
+                assert first is not second and first.network_namespace != second.network_namespace
+            return seen
+        finally:
+            await pools.aclose()
+
+    assert asyncio.run(main()) == [(True, "served in its browser's namespace")] * 2

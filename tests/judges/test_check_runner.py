@@ -313,3 +313,28 @@ def test_a_check_starts_on_the_page_as_loaded_only_where_a_reload_would_give_tha
         assert outcome.to_json()["page_as_loaded"] is as_loaded
     outcome, kept = run(plain)
     assert outcome.status is RequirementStatus.PASSED and outcome.page_as_loaded is False and kept is False
+
+
+@pytest.mark.browser
+def test_the_flow_steps_are_the_checks_steps_too(site, browse) -> None:
+    """dblclick, key presses, hover and wait_for_text in a rules check, on the scripted actor's flow page."""
+    from tests.actors.flow_pages import flow_page
+
+    url = site.page("flow.html", flow_page())
+    steps = [{"action": "dblclick", "target": {"text": "Buy milk"}},
+             {"action": "fill", "target": {"label": "Edit title"}, "value": "Buy oat milk"},
+             {"action": "press", "target": {"label": "Edit title"}, "key": "Enter"},
+             {"action": "hover", "target": {"css": "#item"}},
+             {"action": "click", "target": {"role": "button", "name": "Remove"}},
+             {"action": "click", "target": {"css": "#status"}},
+             {"action": "wait_for_text", "text": "found 3 results"},
+             {"action": "click", "target": {"role": "button", "name": "Confirm"}},
+             {"action": "wait_for_text", "text": "confirmed"}]
+    outcome = browse(url, lambda s: run_check(s, check({"steps": steps, "assert": [
+        {"type": "text_visible", "text": "Buy oat milk"}, {"type": "text_visible", "text": "confirmed"}]})))
+    assert outcome.status is RequirementStatus.PASSED, outcome.reason
+    never = steps[:1] + [{"action": "wait_for_text", "text": "never shown", "ms": 300}]
+    outcome = browse(url, lambda s: run_check(s, check({"steps": never, "assert": [
+        {"type": "text_visible", "text": "Buy milk"}]})))
+    assert outcome.status is RequirementStatus.FAILED
+    assert "text 'never shown' did not appear within 0.3 s" in outcome.reason

@@ -34,7 +34,7 @@ from tests.models.test_vllm_server import READY_TIMEOUT_S, VLLM_PYTHON, _server_
 from tests.sandbox.hostile.corpus import CASES, FORGED_HEADING, INJECTION
 from tests.sandbox.test_hostile import _docker_overrides
 from tests.support.components import missing
-from tests.support.fault_server import FaultServer, completion
+from tests.support.fault_server import FaultServer, completion, is_probe
 from tests.support.fences import outside_blocks
 from tests.support.tiny_models import tiny_model_dir
 
@@ -71,12 +71,13 @@ class RecordingProxy:
                 try:
                     with urllib.request.urlopen(request, timeout=600) as response:
                         status, data = response.status, response.read()
+                        ctype = response.headers.get("Content-Type", "application/json")
                 except urllib.error.HTTPError as error:
-                    status, data = error.code, error.read()
+                    status, data, ctype = error.code, error.read(), "application/json"
                 if body is not None:
                     outer.calls.append((json.loads(body), status))
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", ctype)  # a streamed answer stays an event stream
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -164,14 +165,16 @@ def injection_run(request: pytest.FixtureRequest, tiny_server: TinyServer,
         ), cwd=REPO_ROOT, env=cli_env(), capture_output=True, text=True, timeout=900)
         assert process.returncode == 0, process.stderr[-4000:]
     [record] = [json.loads(line) for line in (run_dir / "turns.jsonl").read_text().splitlines()]
-    judged = [(body, status) for body, status in proxy.calls
+    calls = [(body, status) for body, status in proxy.calls if not is_probe(body)]  # the live check's aside
+    judged = [(body, status) for body, status in calls
               if "evaluator of EvoGenUI-Bench" in _text(body["messages"][0]["content"])]
-    acted = [(body, status) for body, status in proxy.calls if (body, status) not in judged]
+    acted = [(body, status) for body, status in calls if (body, status) not in judged]
     return InjectionRun(record, judged, acted)
 
 
 def test_the_page_reached_the_judge_and_the_actor_only_inside_untrusted_blocks(injection_run: InjectionRun) -> None:
-    assert injection_run.record["status"] in ("ok", "judge_error"), injection_run.record["error"]
+    # random weights: a verdict, a malformed one, or one cut at its 200-token cap (named truncated)
+    assert injection_run.record["status"] in ("ok", "judge_error", "truncated"), injection_run.record["error"]
     assert injection_run.judge_requests and injection_run.actor_requests
     for body, status in injection_run.judge_requests + injection_run.actor_requests:
         assert status == 200, status

@@ -151,6 +151,37 @@ def test_always_malformed_is_a_judge_error(tmp_path: Path) -> None:
         assert server.calls == 3
 
 
+def test_a_verdict_cut_at_the_cap_is_truncated_and_the_evidence_keeps_what_the_model_wrote(tmp_path: Path) -> None:
+    """finish_reason length, inside the reasoning: not judge_error but JudgeTruncated (bucket `truncated`), re-asked
+    once changed, and each attempt's reasoning and (empty) answer in the slot's judge_failed_calls.jsonl."""
+    from runner.judges.base import JudgeTruncated
+    from runner.turns.evidence_folder import EvidenceFolder
+
+    body = json.loads(completion(""))
+    body["choices"][0] = {"index": 0, "finish_reason": "length",
+                          "message": {"role": "assistant", "content": None, "reasoning": "Hmm, the ledger... " * 50}}
+    body["usage"] = {"prompt_tokens": 10, "completion_tokens": 8192, "total_tokens": 8202,
+                     "completion_tokens_details": {"reasoning_tokens": 8192}}
+    with FaultServer(lambda messages: (200, json.dumps(body))) as server:
+        with pytest.raises(JudgeTruncated, match="verdict truncated") as caught:
+            run_judge(server, make_input(tmp_path))
+        assert server.calls == 2  # a third would spend the cap again
+    assert caught.value.cut["role"] == "judge" and caught.value.cut["in"] == "reasoning"
+    assert caught.value.cut["reasoning_tokens"] == 8192
+    [call] = EvidenceFolder(tmp_path).read_failed_calls(judging=True)
+    assert call["outcome"] == "truncated" and call["model"] == "judge-vl"
+    assert [a["reasoning"].startswith("Hmm, the ledger") for a in call["attempts"]] == [True, True]
+
+
+def test_a_verdict_accepted_after_a_rejected_one_keeps_the_rejected_text(tmp_path: Path) -> None:
+    from runner.turns.evidence_folder import EvidenceFolder
+
+    with FaultServer(Script("not json at all", verdict_json())) as server:
+        run_judge(server, make_input(tmp_path))
+    [call] = EvidenceFolder(tmp_path).read_failed_calls(judging=True)
+    assert call["outcome"] == "recovered" and [a["text"] for a in call["attempts"]] == ["not json at all"]
+
+
 def test_provider_failure_is_a_judge_error(tmp_path: Path) -> None:
     with FaultServer(lambda messages: (500, '{"error": {"message": "down"}}')) as server:
         with pytest.raises(JudgeError, match="judge model failed"):

@@ -1,5 +1,6 @@
 """A tall page reaches a served judge as full-width tiles: the shipped `judge=qwen2.5-vl-7b` config (its server takes
-4 images per prompt) with its weights pointed at the tiny random vision model, served by the CPU vLLM build.
+4 images per prompt) with its weights pointed at each tiny random vision model (tests/support/tiny_models.py,
+TINY_VLMS: two made differently), served by the CPU vLLM build.
 
 The request is read as it left the runner (a spy on the HTTP client the vLLM role talks through: the call still
 goes to the real server) and from the server's access log (answered, not refused).
@@ -19,7 +20,8 @@ from runner.config import JudgeConfig
 from runner.judges.registry import build_judge
 from runner.models import openai_provider
 from tests.judges.test_llm import make_input, sent_images
-from tests.support.tiny_models import NO_VLLM_REASON, READY_TIMEOUT_S, VLLM_PYTHON, served_server, tiny_model_dir
+from tests.support.tiny_models import (NO_VLLM_REASON, READY_TIMEOUT_S, TINY_VLMS, VLLM_PYTHON, served_server,
+                                       tiny_model_dir)
 
 pytestmark = [pytest.mark.vllm, pytest.mark.served, pytest.mark.slow,
               pytest.mark.skipif(not VLLM_PYTHON.exists(), reason=NO_VLLM_REASON)]
@@ -29,12 +31,13 @@ PAGE = (1280, 8000)
 
 
 @pytest.mark.timeout(READY_TIMEOUT_S + 600)
-def test_a_tall_page_reaches_the_served_judge_as_full_width_tiles(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("vlm", TINY_VLMS)
+def test_a_tall_page_reaches_the_served_judge_as_full_width_tiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  vlm: str) -> None:
     config = yaml.safe_load((REPO_ROOT / "conf" / "judge" / "qwen2.5-vl-7b.yaml").read_text())
     server = config["options"]["model"]["server"]
     assert server["limit_mm_per_prompt"] == {"image": 4}  # the shipped server's image limit, which the tiles fit
-    server.update(served_server(tiny_model_dir("vlm")), log_dir=str(tmp_path / "servers"))
+    server.update(served_server(tiny_model_dir(vlm)), log_dir=str(tmp_path / "servers"))  # type: ignore[arg-type]
     config["options"]["max_attempts"] = 1  # one request: the one read below
 
     sent: list[list[dict[str, Any]]] = []

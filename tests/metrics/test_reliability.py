@@ -211,7 +211,7 @@ def test_summarize_groups_by_sub_suite() -> None:
     assert overall["apr"] == pytest.approx(0.75)
     assert (overall["apr_retained"], overall["apr_eligible"]) == (6, 8)
     assert overall["outcomes"] == {"passed": 12, "failed": 2, "blocked": 3, "no_response": 2, "unassessed": 1,
-                                   "infra": 0, "judge_error": 0, "missing": 0}
+                                   "infra": 0, "judge_error": 0, "truncated": 0, "missing": 0}
     assert overall["statuses"]["provider_error"] == 2
     for name in ("turn_pass", "tp_at_5", "cpt", "apr"):
         low, high = overall["ci"][name]
@@ -330,7 +330,7 @@ def test_summary_reports_the_transitions_left_out_beside_apr() -> None:
     t2 = [_record("t2", t, "", status=ok, passed=True, **answered) for t in (1, 2)]
     overall = summarize(t1 + t2, 5, n_resamples=20)["overall"]
     assert overall["apr"] == 1.0 and (overall["apr_retained"], overall["apr_eligible"]) == (3, 3)
-    assert overall["apr_unobserved"] == {"infra": 1, "judge_error": 0, "missing": 1}
+    assert overall["apr_unobserved"] == {"infra": 1, "judge_error": 0, "truncated": 0, "missing": 1}
     assert overall["apr_unobserved_policy"] == "exclude"
     assert overall["outcomes"]["infra"] == 1 and overall["outcomes"]["missing"] == 3
     old = summarize(t1 + t2, 5, n_resamples=20, unobserved="fail")["overall"]

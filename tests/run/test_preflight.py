@@ -78,6 +78,21 @@ def test_every_missing_model_of_a_macro_run_is_named(tmp_path: Path) -> None:
     assert "python -m runner.pull judge=kimi judge.options.model.server.max_model_len=32768" in result.stderr
 
 
+def test_a_preset_without_its_paper_data_stops_before_any_work_naming_the_pull(tmp_path: Path) -> None:
+    """EvoGenUI-Bench Table 2 reads the published 150 tasks; not pulled, the run stops in seconds with the exact
+    command that fetches them, and never runs the project's sample in their place."""
+    result, _ = _mission(tmp_path, "+experiment=evogenui-table2", "model=gpt-5.5", f"data_dir={tmp_path / 'data'}")
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "suite.paper_data.evogenui-bench: EvoGenUI-Bench v1.0" in result.stderr
+    assert f"is not in {tmp_path / 'data' / 'evogenui-bench'}" in result.stderr
+    assert (f"`python -m runner.pull +experiment=evogenui-table2 model=gpt-5.5 data_dir={tmp_path / 'data'}`"
+            in result.stderr)  # the run's own overrides, without its tracking ones
+    assert "suite.task_set=project" in result.stderr  # the sample is named as a choice, not taken
+    assert not (tmp_path / "run" / "config.yaml").exists() and not (tmp_path / "run" / "turns.jsonl").exists()
+    assert not (tmp_path / "mlflow.db").exists()
+
+
 # --------------------------------------------------------------------------- single checks
 
 
@@ -92,6 +107,18 @@ def _suite(config):
     if hasattr(suite, "configure_run"):
         suite.configure_run(config)
     return suite
+
+
+def test_the_paper_data_check_names_each_source_and_the_runs_own_pull_command(tmp_path: Path) -> None:
+    config = _config("+experiment=evogenui-table2", "model=oracle", f"data_dir={tmp_path}")
+    context = preflight.RunContext(overrides=["+experiment=evogenui-table2", "model=oracle", "run.plan=true",
+                                              "tracking=off", "model.name=my model"])
+    (problem,) = preflight.check_paper_data(config, context)
+    assert problem.key == "suite.paper_data.evogenui-bench"
+    assert "python -m runner.pull +experiment=evogenui-table2 model=oracle 'model.name=my model'" in problem.fix
+    with pytest.raises(preflight.PreflightError, match="suite.paper_data.evogenui-bench"):
+        asyncio.run(preflight.check_run(config, context))  # before the suite is built: it could not be
+    assert preflight.check_paper_data(_config("suite=evogenui")) == []  # the project's own tasks need nothing
 
 
 def test_roles_follow_what_the_suite_calls() -> None:

@@ -81,3 +81,49 @@ def test_offline_cached_snapshot_resolves_and_missing_one_is_a_clear_error(tmp_p
     assert result.stdout.strip() == f"model: Qwen/Qwen2.5-Coder-7B-Instruct@{revision} -> {snapshot}"
     assert "error: actor.options.model: ByteDance-Seed/UI-TARS-1.5-7B@683d002d" in result.stderr
     assert "hub cannot be reached" in result.stderr
+
+
+# --------------------------------------------------------------------------- the papers' data
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_pull_then_run_the_papers_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The pull-then-run flow on a local repository of the stand-in EvoGenUI-Bench checkout: `runner.pull` fetches
+    the pinned commit into the data dir and records its checksum; the run reads that copy (suite.task_set=paper)
+    and its summary and MLflow job run say so: the pin, the checksum, 2 tasks run of the paper's 150."""
+    import json
+    from mlflow.tracking import MlflowClient
+
+    from runner.run.paper_data import MANIFEST
+    from tests.conftest import cli_env, runner_command
+    from tests.support.data_sources import checkout_repo
+
+    repo = tmp_path / "EvoGenUI-Bench"
+    revision = checkout_repo(repo)
+    pin = [f"data_dir={tmp_path / 'data'}", f"suite.paper_data.evogenui-bench.git.url={repo}",
+           f"suite.paper_data.evogenui-bench.git.revision={revision}"]
+    assert pull.main(["suite=evogenui", *pin]) == 0
+    folder = tmp_path / "data" / "evogenui-bench" / f"git-{revision}"
+    manifest = json.loads((folder / MANIFEST).read_text())
+    assert capsys.readouterr().out.startswith(f"suite.paper_data.evogenui-bench: {repo}@{revision[:12]} -> {folder} "
+                                              f"({manifest['files']} files, sha256 {manifest['sha256']}; pulled)")
+    assert not (folder / "bench" / "later.txt").exists()  # the pinned commit, not the repository's tip
+
+    run_dir = tmp_path / "run"
+    result = subprocess.run(
+        runner_command("suite=evogenui", "suite.task_set=paper", *pin, "model=null", "judge=rules", "actor=probe",
+                       f"hydra.run.dir={run_dir}", f"tracking.uri=sqlite:///{tmp_path}/mlflow.db",
+                       f"tracking.artifact_root={tmp_path}/artifacts"),
+        cwd=Path(__file__).resolve().parents[2], env=cli_env(), capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["task_set"] == {"name": "paper", "suite": "evogenui", "source": str(repo), "revision": revision,
+                                   "checksum": manifest["sha256"], "paper_tasks": 150, "tasks_run": 2}
+    assert summary["requested_slots"] == 10  # the checkout's two tasks, five turns each
+    assert f"task set: paper ({repo}@{revision[:12]}): 2 of the paper's 150 task(s)" in result.stderr
+    job = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlflow.db").search_runs(
+        [MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlflow.db").get_experiment_by_name("genui-runner")
+         .experiment_id], filter_string="tags.`genui.task_set.name` = 'paper'")
+    assert len(job) == 1 and job[0].data.tags["genui.task_set.checksum"] == manifest["sha256"]
+    assert job[0].data.tags["genui.task_set.revision"] == revision

@@ -66,7 +66,7 @@ def test_labels_record_the_resolved_versions(tmp_path: Path) -> None:
 
 def test_the_dockerfiles_name_packages_without_versions() -> None:
     for name, expected in (("browser", {"chromium", "fonts-liberation", "fonts-dejavu-core"}),
-                           ("build", {"python3", "python3-jsonschema"})):
+                           ("build", {"python3", "python3-jsonschema"}), ("agent", {"git", "ripgrep"})):
         spec = ImageSpec(name=name, repository=f"genui-{name}", dockerfile=images.IMAGES_DIR / name / "Dockerfile",
                          context={})
         assert expected <= set(spec.apt_packages)
@@ -77,3 +77,8 @@ def test_the_dockerfiles_name_packages_without_versions() -> None:
     ("156.0.8078.114-1~deb12u1", "156.0.8078.114"), ("1:1.07.4-11", "1.07.4"), ("2.37", "2.37")])
 def test_debian_upstream_version(version: str, upstream: str) -> None:
     assert debian_upstream_version(version) == upstream
+
+
+def test_an_unknown_image_is_named_with_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="no sandbox image named nope; the images are build, browser, agent"):
+        images.image_specs(names=["nope"])

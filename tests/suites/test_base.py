@@ -57,9 +57,19 @@ def test_defaults_of_the_base() -> None:
     assert asyncio.run(suite.judge_turn(Judge(), None)).passed is True  # type: ignore[arg-type]
 
 
-def test_a_checked_out_pool_is_held_by_one_caller_until_returned() -> None:
-    async def scenario() -> list[str]:
-        pools = BrowserPools([BrowserPool()])  # never launched: nothing opens a session here
+class _Unlaunched(BrowserPool):
+    """A pool whose start launches nothing (a checkout starts a pool that never launched)."""
+
+    async def start(self) -> None:
+        return None
+
+
+def test_a_checkout_is_a_visit_and_visits_beyond_the_limit_wait() -> None:
+    """One visit at a time (the default for one browser): the second caller waits for the first to return its
+    visit; two at a time: both visit the one browser at once."""
+
+    async def scenario(visits: int | None) -> list[str]:
+        pools = BrowserPools([_Unlaunched()], visits=visits)
         events: list[str] = []
 
         async def hold(label: str) -> None:
@@ -72,7 +82,8 @@ def test_a_checked_out_pool_is_held_by_one_caller_until_returned() -> None:
         assert pools.launches == 0
         return events
 
-    assert asyncio.run(scenario()) == ["a got True", "a done", "b got True", "b done"]
+    assert asyncio.run(scenario(None)) == ["a got True", "a done", "b got True", "b done"]
+    assert asyncio.run(scenario(2)) == ["a got True", "b got True", "a done", "b done"]
 
 
 def test_only_a_suite_that_drives_its_actor_itself_keeps_it_off_the_slot_page() -> None:

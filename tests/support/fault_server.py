@@ -1,4 +1,10 @@
-"""A scriptable OpenAI-compatible chat server on 127.0.0.1, for fault injection in end-to-end tests."""
+"""A scriptable OpenAI-compatible chat server on 127.0.0.1, for fault injection in end-to-end tests.
+
+The run's live check (runner/run/live_check.py) sends each hosted role one probe before the first slot; this
+server answers it as a healthy server does and keeps it apart (`probes`), so a behaviour scripts only the run's own
+calls and `calls` and `requests` count only those. The live check itself is tested against the providers'
+stand-ins (tests/support/provider_standins.py).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from runner.run.live_check import PROMPT as PROBE_PROMPT
 
 # behaviour(messages) -> (http_status, body_text or None to hang)
 Behaviour = Callable[[list[dict[str, Any]]], tuple[int, str | None]]
@@ -21,13 +29,24 @@ def completion(text: str) -> str:
     })
 
 
+def is_probe(body: dict[str, Any]) -> bool:
+    """The request is the live check's probe (runner/run/live_check.py), not one of the run's own calls."""
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        parts = [content] if isinstance(content, str) else [part.get("text", "") for part in content or []]
+        if any(PROBE_PROMPT in str(part) for part in parts):
+            return True
+    return False
+
+
 class FaultServer:
     def __init__(self, behaviour: Behaviour, *, hang_s: float = 30.0, models: list[str] | None = None) -> None:
         self.behaviour = behaviour
         self.hang_s = hang_s
         self.models = models  # ids GET /v1/models lists (a vLLM server in attach mode); None: 404
         self.calls = 0
-        self.requests: list[dict[str, Any]] = []  # every request body, in arrival order
+        self.requests: list[dict[str, Any]] = []  # every request body, in arrival order (the probes aside)
+        self.probes: list[dict[str, Any]] = []  # the live check's probes, answered {"ok": true}
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -48,9 +67,13 @@ class FaultServer:
             def do_POST(self) -> None:  # noqa: N802 (http.server naming)
                 length = int(self.headers.get("Content-Length", 0))
                 payload = json.loads(self.rfile.read(length) or b"{}")
-                outer.calls += 1
-                outer.requests.append(payload)
-                status, body = outer.behaviour(payload.get("messages", []))
+                if is_probe(payload):
+                    outer.probes.append(payload)
+                    status, body = 200, completion('{"ok": true}')
+                else:
+                    outer.calls += 1
+                    outer.requests.append(payload)
+                    status, body = outer.behaviour(payload.get("messages", []))
                 if body is None:
                     time.sleep(outer.hang_s)
                     return

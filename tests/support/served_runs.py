@@ -81,7 +81,7 @@ def listed_requests(run: ServedRun, record: dict, role: str) -> list[dict]:
 
 
 def assert_completed(run: ServedRun, *, requested: int, servers: list[str], listed: tuple[str, ...] = ()) -> None:
-    """The run ended, every requested slot has its record, none is `infra` or `judge_error`, every named
+    """The run ended, every requested slot has its record, none is `infra`, `judge_error` or `truncated`, every named
     server was started by the run and answered, and no server refused a request. Each `ok` slot's evidence
     lists the requests of every role in `listed`, each within its server's image limit."""
     assert run.returncode == 0, run.stderr[-4000:]
@@ -89,7 +89,7 @@ def assert_completed(run: ServedRun, *, requested: int, servers: list[str], list
     assert len({(r["task_id"], r["turn"]) for r in run.records}) == requested  # one record per slot
     statuses = run.statuses()
     errors = [(r["task_id"], r["turn"], r["status"], r.get("error")) for r in run.records
-              if r["status"] in ("infra", "judge_error")]
+              if r["status"] in ("infra", "judge_error", "truncated")]
     assert not errors, (statuses, errors[:3])
     assert run.refused_requests() == [], run.refused_requests()[:5]
     for name in servers:

@@ -1,6 +1,6 @@
 """The tiny local models the served-for-real tests run, made once per content and served by the CPU vLLM build.
 
-`tiny_model_dir("llama" | "vlm")` runs tests/support/tiny_<kind>.py with the vLLM venv's python into a folder
+`tiny_model_dir(kind)` runs the kind's maker (tests/support/tiny_*.py) with the vLLM venv's python into a folder
 keyed by the maker's source (under `$GENUI_TINY_MODELS`, default a folder in the system temp dir), so a test
 session, and the next one on the same machine, makes each model once. A folder is complete only once renamed
 into place, so a killed maker leaves nothing a later test would take for a model.
@@ -26,9 +26,15 @@ from tests.support.components import missing
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = Path(os.environ.get("GENUI_VLLM_PYTHON", REPO_ROOT / ".cache" / "vllm-venv" / "bin" / "python"))
 READY_TIMEOUT_S = 1200  # about 20 s on an idle 2-core machine; over 10 min seen when other jobs share the CPU
-MAKERS = {"llama": REPO_ROOT / "tests" / "support" / "tiny_llama.py",
-          "vlm": REPO_ROOT / "tests" / "support" / "tiny_vlm.py"}
-TOKENIZER_MAKER = REPO_ROOT / "tests" / "support" / "tiny_tokenizer.py"  # both makers import it
+_SUPPORT = REPO_ROOT / "tests" / "support"
+TinyKind = Literal["llama", "qwen3", "vlm", "vlm-unigram"]
+MAKERS: dict[str, Path] = {"llama": _SUPPORT / "tiny_llama.py", "qwen3": _SUPPORT / "tiny_qwen3.py",
+                           "vlm": _SUPPORT / "tiny_vlm.py", "vlm-unigram": _SUPPORT / "tiny_vlm_unigram.py"}
+# Two of each, made differently (architecture or sizes, tokenizer family, chat template): a test that uses a tiny
+# model holds on more than one (README, "Served tests").
+TINY_VLMS: tuple[TinyKind, ...] = ("vlm", "vlm-unigram")  # byte-level BPE + <|role|> / Unigram + Gemma turns
+TINY_TEXT_MODELS: tuple[TinyKind, ...] = ("llama", "qwen3")  # Llama, byte-level BPE / Qwen3, Unigram, ChatML
+TOKENIZER_MAKER = _SUPPORT / "tiny_tokenizer.py"  # every maker imports it
 # The CPU build's server environment: its KV cache in GiB of host memory, one OpenMP thread per server (two
 # servers and Chromium share two cores).
 CPU_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1"}
@@ -42,7 +48,7 @@ def _models_root() -> Path:
     return Path(os.environ.get("GENUI_TINY_MODELS", Path(tempfile.gettempdir()) / "genui-tiny-models"))
 
 
-def tiny_model_dir(kind: Literal["llama", "vlm"]) -> Path:
+def tiny_model_dir(kind: TinyKind) -> Path:
     """The made model's folder (made now when no complete one exists for the maker's current source)."""
     maker = MAKERS[kind]
     key = hashlib.sha256(maker.read_bytes() + TOKENIZER_MAKER.read_bytes() + str(VLLM_PYTHON.resolve()).encode()

@@ -247,3 +247,22 @@ def test_a_docker_engine_restarted_mid_turn_makes_that_slot_infra_and_the_run_go
     with contextlib.closing(docker.from_env(timeout=30)) as client:
         owner = f"{socket.gethostname()}:{process.pid}"
         assert client.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner}"}) == []
+
+
+def test_a_generator_answer_cut_at_its_cap_is_named_in_the_record(tmp_path: Path) -> None:
+    """finish_reason length on the generation call: the slot's record says it was cut, by whom, its tokens and cap
+    (an answer cut mid-file is the model's invalid_output, e = 1, but not a nameless one)."""
+    cut = json.loads(completion('{"assistant_text": "here", "files": {"src/App.jsx": "export default fun'))
+    cut["choices"][0]["finish_reason"] = "length"
+    cut["usage"] = {"prompt_tokens": 10, "completion_tokens": 64, "total_tokens": 74}
+    with FaultServer(lambda messages: (200, json.dumps(cut))) as server:
+        result = _run("model=local-openai", f"model.base_url={server.base_url}", "model.max_tokens=64",
+                      "model.cache=false", "tracking=off", "suite.task_ids=[smoke-counter]", "suite.turns=1",
+                      f"hydra.run.dir={tmp_path / 'run'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    [record] = _records(tmp_path / "run")
+    assert record["status"] == "invalid_output" and record["model_call"] == "answered"
+    assert record["error"].startswith("the answer was cut at its output cap (64 of 64 tokens)")
+    assert record["extra"]["generation"]["truncated"] == {
+        "role": "generator", "finish_reason": "length", "in": "answer", "completion_tokens": 64,
+        "reasoning_tokens": 0, "answer_tokens": 64, "max_tokens": 64}

@@ -237,3 +237,16 @@ def test_a_slot_stays_within_its_documented_bound_and_a_refused_answer_is_kept_o
 
     assert _size(refused_slot) < MAX_RAW_RESPONSE_BYTES + 256 * 1024, sorted(
         (p.name, p.stat().st_size) for p in refused_slot.rglob("*") if p.is_file())
+
+
+def test_failed_calls_are_appended_per_phase_and_the_judges_are_a_judge_output(tmp_path) -> None:
+    from runner.turns.evidence_folder import EvidenceFolder
+
+    folder = EvidenceFolder(tmp_path)
+    folder.append_failed_call({"role": "actor", "attempts": [{"text": "a"}]}, judging=False)
+    folder.append_failed_call({"role": "actor", "attempts": [{"text": "b"}]}, judging=False)
+    folder.append_failed_call({"role": "judge", "attempts": [{"text": "\t" * 9}]}, judging=True)
+    assert [c["attempts"][0]["text"] for c in folder.read_failed_calls(judging=False)] == ["a", "b"]
+    assert [c["role"] for c in folder.read_failed_calls()] == ["actor", "actor", "judge"]
+    assert EvidenceFolder.JUDGE_FAILED_CALLS in EvidenceFolder.JUDGE_OUTPUTS  # never carried into a re-judged run
+    assert EvidenceFolder.FAILED_CALLS not in EvidenceFolder.JUDGE_OUTPUTS

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.judges.base import JudgeError
+from runner.judges.base import JudgeError, JudgeTruncated
 from runner.turns.judging_phase import merge_verdict
 from runner.turns.packets import EvidencePacket
 from runner.turns.records import FailureBucket, TurnRecord, Verdict
@@ -31,6 +31,14 @@ def test_a_runtime_error_never_passes_and_a_judge_error_is_its_bucket() -> None:
     assert merge_verdict(_packet(FailureBucket.RUNTIME_ERROR), verdict, judge_name="new").passed is False
     failed = merge_verdict(_packet(FailureBucket.OK), JudgeError("no answer"), judge_name="new")
     assert (failed.status, failed.passed, failed.error, failed.verdict) == (FailureBucket.JUDGE_ERROR, None, "no answer", None)
+
+
+def test_a_verdict_cut_at_the_output_cap_is_truncated_with_role_tokens_and_cap() -> None:
+    cut = {"role": "judge", "model": "kimi-k2.6", "finish_reason": "length", "in": "reasoning",
+           "completion_tokens": 8192, "reasoning_tokens": 8192, "answer_tokens": 0, "max_tokens": 8192}
+    record = merge_verdict(_packet(FailureBucket.OK), JudgeTruncated("verdict truncated", cut=cut), judge_name="new")
+    assert (record.status, record.passed, record.verdict) == (FailureBucket.TRUNCATED, None, None)
+    assert record.extra["truncated"] == cut and record.error == "verdict truncated"
 
 
 def test_a_failed_build_keeps_its_bucket_and_carries_the_verdict() -> None:

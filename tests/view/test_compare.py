@@ -149,6 +149,16 @@ def test_headline_takes_the_summary_numbers_and_their_intervals() -> None:
     assert "IR %" not in shown
 
 
+def test_headline_of_floweval_shows_completion_beside_dtw_and_the_slots_that_stopped() -> None:
+    summary = {"floweval": {"dtw": {"mean": 0.4, "median": 0.35, "slots": 3},
+                            "completion": {"mean": 0.9, "median": 1.0, "slots": 3,
+                                           "incomplete_slots": {"todomvc/2": ["edit-todo"]}}}}
+    run = RunData(label="r", config={}, summary=summary, records=[_record("t1", 1, None)])
+    shown = {metric.label: metric.text for metric in headline(run)}
+    assert shown["dtw (median)"] == "0.35" and shown["completion (median)"] == "1.00"
+    assert shown["slots with an incomplete flow"] == "1"
+
+
 def test_headline_of_a_suite_without_pass_fail_shows_its_table_once() -> None:
     table3 = {"overall": {"overall": 0.6, "s_inbox": 0.7, "s_outbox": 0.3, "score": 0.62, "turns": 4},
               "chain": {"overall": 0.1, "s_inbox": 0.1, "s_outbox": 0.1, "score": 0.1, "turns": 2}}

@@ -54,6 +54,9 @@ def test_runs_list_and_compare_two_runs(view_runs: dict[str, Path]) -> None:
             oracle_row = page.locator(f'#runs tbody tr[data-run="{ids["oracle"]}"]')
             assert "100.0 [100.0, 100.0]" in await oracle_row.inner_text()  # turn pass with its interval
             assert await oracle_row.locator("td.fact-commit").inner_text() != ""
+            # What each run measured: the project's own smoke task, and files given elsewhere (the probe task)
+            sets = await page.locator("#runs tbody td.fact-task-set").all_inner_texts()
+            assert sorted(sets) == ["local 1", "project 1", "project 1"]
             compare = page.locator("#compare")
             await expect(compare).to_be_disabled()
             await oracle_row.locator("input.pick").check()
@@ -73,6 +76,9 @@ def test_runs_list_and_compare_two_runs(view_runs: dict[str, Path]) -> None:
             # Runs without a common task say so.
             await page.goto(f"{url}/compare/{ids['oracle']}+{ids['mixed']}")
             await expect(page.locator(".pair .no-match")).to_have_count(1)
+            await page.goto(f"{url}/runs/{ids['mixed']}")  # a run's page names its task set in full
+            await expect(page.locator("p.task-set")).to_contain_text("task set: local (")
+            await expect(page.locator("p.task-set")).to_contain_text("1 task(s); no paper set")
             assert errors == []
 
     with viewer([view_runs[name] for name in ("oracle", "null", "mixed")]) as url:

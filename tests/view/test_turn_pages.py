@@ -227,3 +227,78 @@ def test_a_model_judges_bundle_and_the_images_its_requests_sent_are_shown(view_r
     assert turn.judge_bundle == {"screenshots": 2, "source_files": ["src/App.jsx"]}
     assert turn.judge_images == ["evidence/viewer-probe/2/screenshot.png", "evidence/viewer-probe/2/step_00_after.png"]
     assert turn.packet_images[:2] == ["evidence/viewer-probe/2/screenshot.png", "evidence/viewer-probe/2/screenshot_full.png"]
+
+
+def test_an_agents_steps_tool_calls_builds_and_screenshots_are_shown(view_runs: dict[str, Path], tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from runner.turns.evidence_folder import EvidenceFolder
+    from runner.view.app import ViewState, create_app
+
+    run_dir = shutil.copytree(view_runs["mixed"], tmp_path / "mixed", ignore=shutil.ignore_patterns("workspace"))
+    folder = EvidenceFolder(run_dir / "evidence" / "viewer-probe" / "1")
+    folder.write_agent({"kind": "builtin", "stopped_by": "steps", "budget": {"steps": 2, "tokens": 100, "wall_clock_s": 60},
+                        "spent": {"steps": 2, "tokens": 90, "seconds": 4.2}, "model_seconds": 1.5, "exit_code": None,
+                        "notes": ["changed outside src/, not part of the answer: README.md"]})
+    build_log = folder.write_agent_file("step2-1.build.log", "vite: built in 1s").name
+    shot = folder.write_agent_file("step2-2.png", b"\x89PNG\r\n\x1a\n").name
+    folder.append_agent_step({"step": 1, "assistant": "<script>alert(1)</script>Writing.", "files_changed": {"added": ["src/App.jsx"]},
+                              "tool_calls": [{"name": "write_file", "arguments": '{"path": "src/App.jsx"}', "ok": True,
+                                              "result": "wrote src/App.jsx"}]})
+    folder.append_agent_step({"step": 2, "assistant": "", "tool_calls": [
+        {"name": "run_build", "arguments": "{}", "ok": False, "result": "the build failed", "build": {"ok": False, "status": "build_failed"},
+         "build_log": build_log},
+        {"name": "view_page", "arguments": "{}", "ok": True, "result": "visible text: ready", "screenshot": shot}]})
+    catalog = Catalog.from_paths([run_dir])
+    [run] = catalog.runs.values()
+    turn = load_turn(run, catalog.record(run.id, "viewer-probe", 1))
+    assert [len(step.calls) for step in turn.agent_steps] == [1, 2]
+    assert turn.agent_steps[1].calls[0].build_log == "evidence/viewer-probe/1/agent_files/step2-1.build.log"
+    assert turn.agent_steps[1].calls[1].screenshot == "evidence/viewer-probe/1/agent_files/step2-2.png"
+    page = TestClient(create_app(ViewState(catalog))).get(f"/runs/{run.id}/tasks/viewer-probe/turns/1").text
+    assert 'id="agent-stopped-by">steps<' in page and "2 step(s)" in page and "spent 2 of 2 steps" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;Writing." in page and "<script>alert(1)" not in page
+    assert "build <span class=\"fail\">build_failed</span>" in page
+    assert f'href="/files/{run.id}/evidence/viewer-probe/1/agent_files/step2-1.build.log"' in page
+    assert f"/files/{run.id}/evidence/viewer-probe/1/agent_files/step2-2.png" in page
+    assert "added <code>src/App.jsx</code>" in page and "README.md" in page
+
+
+def test_failed_model_calls_show_what_the_model_wrote_escaped(view_runs: dict[str, Path], tmp_path: Path) -> None:
+    """A judge's truncated verdict, an actor step's malformed action and a tester case's call: each attempt's raw
+    text (escaped), finish reason, tokens against the cap and what followed, on the turn page."""
+    from runner.turns.evidence_folder import EvidenceFolder
+
+    run_dir = shutil.copytree(view_runs["mixed"], tmp_path / "mixed", ignore=shutil.ignore_patterns("workspace"))
+    folder = EvidenceFolder(run_dir / "evidence" / "viewer-probe" / "2")
+    loop = '{"reason"' + "\t" * 300
+    cut = {"finish_reason": "length", "in": "answer", "completion_tokens": 301, "reasoning_tokens": 0,
+           "answer_tokens": 301, "max_tokens": 301}
+    folder.append_failed_call({"role": "judge", "model": "mimo-v2.5", "outcome": "truncated", "cut": cut,
+                               "error": "judge answer truncated: cut at the output cap in the answer",
+                               "attempts": [{"attempt": 1, "text": loop, "finish_reason": "length", "cut": cut,
+                                             "usage": {"completion_tokens": 301}, "max_tokens": 301,
+                                             "next": "asked again, changed"}]}, judging=True)
+    folder.append_failed_call({"role": "actor", "outcome": "malformed", "step": 3, "error": "no valid action",
+                               "attempts": [{"attempt": 1, "text": XSS_TEXT, "finish_reason": "stop",
+                                             "usage": {"completion_tokens": 9}, "max_tokens": 4096}]}, judging=False)
+    EvidenceFolder(folder.path / "cases" / "c1").append_failed_call(
+        {"role": "tester", "outcome": "malformed", "attempts": [{"attempt": 1, "text": "not json"}]}, judging=False)
+    catalog = Catalog.from_paths([run_dir])
+    [run] = catalog.runs.values()
+    turn = load_turn(run, catalog.record(run.id, "viewer-probe", 2))
+    calls = {call.role: call for call in turn.failed_calls}
+    assert set(calls) == {"judge", "actor", "tester"}
+    judge = calls["judge"]
+    assert judge.outcome == "truncated" and judge.attempts[0].text.text == loop
+    assert judge.attempts[0].trailing_whitespace == 300 and judge.attempts[0].tokens == "301 of 301 tokens"
+    assert calls["actor"].where == "step 3" and calls["tester"].where == "cases/c1"
+    assert calls["tester"].href == "evidence/viewer-probe/2/cases/c1/failed_calls.jsonl"
+    from fastapi.testclient import TestClient
+
+    from runner.view.app import ViewState, create_app
+
+    page = TestClient(create_app(ViewState(catalog))).get(f"/runs/{run.id}/tasks/viewer-probe/turns/2").text
+    assert 'id="failed-calls"' in page and "Failed model calls: 3" in page
+    assert "ends with 300 whitespace character(s)" in page and "{&#34;reason&#34;" in page
+    assert XSS_TEXT not in page  # the model's text is shown escaped, never as markup

@@ -29,7 +29,8 @@ from runner.judges.base import JudgeInput
 from runner.judges.llm_bundle import build_bundle, clip, image_data_url
 from runner.judges.llm_settings import LLMJudgeSettings
 from runner.models.base import Model
-from runner.models.structured import StructuredMode, ask_structured
+from runner.models.structured import (StructuredMode, StructuredOutputError, TruncatedAnswer, ask_structured,
+                                      failed_call_record)
 from runner.turns.records import Verdict
 from runner.suites.evogenui.taxonomy import Mechanism, judge_wording
 
@@ -139,10 +140,12 @@ def diagnosis_messages(judge_input: JudgeInput, verdict: Verdict, *, vision: boo
 
 async def diagnose(model: Model, judge_input: JudgeInput, verdict: Verdict, *, vision: bool,
                    mode: StructuredMode = "json_schema", max_attempts: int = 3) -> DiagnosisAnswer:
-    """The diagnostic judge's label of one non-passing turn; DiagnosisError when it gives none."""
+    """The diagnostic judge's label of one non-passing turn; DiagnosisError when it gives none (a cut answer is
+    named truncated). What its model wrote in a failed call is kept in the slot's judge_failed_calls.jsonl."""
     try:
         result = await ask_structured(
             model,
+            role="diagnostic_judge",
             messages=diagnosis_messages(judge_input, verdict, vision=vision),
             answer=DiagnosisAnswer,
             name="evogenui_diagnosis",
@@ -151,6 +154,19 @@ async def diagnose(model: Model, judge_input: JudgeInput, verdict: Verdict, *, v
             task_id=judge_input.task.id,
             turn=judge_input.turn.index,
         )
-    except Exception as error:  # no answer, or none valid: the turn stays unclassified
+    except StructuredOutputError as error:  # answers, none valid: kept, and the turn stays unclassified
+        _keep_failed_call(judge_input, failed_call_record(error, role="diagnostic_judge", model=model.name,
+                                                          task_id=judge_input.task.id, turn=judge_input.turn.index))
+        named = "truncated" if isinstance(error, TruncatedAnswer) else type(error).__name__
+        raise DiagnosisError(f"{named}: {error}") from error
+    except Exception as error:  # no answer: the turn stays unclassified
         raise DiagnosisError(f"{type(error).__name__}: {error}") from error
+    if result.rejected:
+        _keep_failed_call(judge_input, failed_call_record(result, role="diagnostic_judge", model=model.name,
+                                                          task_id=judge_input.task.id, turn=judge_input.turn.index))
     return result.value
+
+
+def _keep_failed_call(judge_input: JudgeInput, record: dict[str, Any]) -> None:
+    if judge_input.out_dir is not None:
+        EvidenceFolder(judge_input.out_dir).append_failed_call(record, judging=True)

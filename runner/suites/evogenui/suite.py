@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,7 +76,7 @@ class EvoGenUISuiteSettings(SuiteSettings):
     bootstrap_resamples: int = Field(default=1000, ge=1)  # Appendix C.2 task-level bootstrap
     bootstrap_seed: int = 0
     ci_alpha: float = Field(default=0.05, gt=0, lt=1)  # 95% intervals
-    # EvoGenUI-Bench eq. 3: a transition into an infra / judge_error / missing slot has no observed p_{T,t}:
+    # EvoGenUI-Bench eq. 3: a transition into an infra / judge_error / truncated / missing slot has no observed p_{T,t}:
     # "exclude" leaves it out (counted beside APR); "fail" counts it as a failed retention (older reading).
     apr_unobserved: Unobserved = "exclude"
     # Who labels the failure mechanism of a non-passing turn (§6.1, Appendix D.2.2; diagnosis.py):
@@ -94,7 +95,7 @@ class EvoGenUISuiteSettings(SuiteSettings):
 
     @model_validator(mode="after")
     def _prompts_need_checkout(self) -> "EvoGenUISuiteSettings":
-        if self.prompts == "benchmark" and self.benchmark_path is None:
+        if self.prompts == "benchmark" and self.benchmark_path is None and self.task_set != "paper":
             raise ValueError("prompts='benchmark' reads the prompts from the checkout: set suite.benchmark_path")
         return self
 
@@ -110,6 +111,7 @@ class EvoGenUISuiteSettings(SuiteSettings):
 class EvoGenUISuite(SuiteBase):
     name = "evogenui"
     prompt_version = PROMPT_VERSION  # the Appendix F.2 payload, recorded in lineage.json
+    paper_tasks = 150  # EvoGenUI-Bench §5.1: "150 five-turn tasks", three suites of 50
 
     def __init__(self, settings: EvoGenUISuiteSettings, *, project_root: Path) -> None:
         self.settings = settings
@@ -156,8 +158,23 @@ class EvoGenUISuite(SuiteBase):
         asks_own = self.diagnosis == "judge" and self.diagnostic_model_role == DIAGNOSTIC_ROLE
         return (DIAGNOSTIC_ROLE,) if asks_own else ()
 
+    def role_structured_output(self, role: str) -> str | None:
+        """The diagnostic judge's answer is structured (diagnosis.py) as `suite.diagnosis_structured_output` says."""
+        mode = self.settings.diagnosis_structured_output
+        return mode if role == DIAGNOSTIC_ROLE and mode != "none" else None
+
     def rubric_versions(self) -> dict[str, str]:
         return {"evogenui-diagnosis": DIAGNOSIS_VERSION} if self.diagnosis == "judge" else {}
+
+    def call_bounds(self, tasks: list[Task], per_use: Mapping[str, int]) -> dict[str, int | None]:
+        """The shared bounds, plus §6.1's diagnostic call (and its retries) on each slot that does not pass, by
+        the diagnostic role's model or the evaluator's."""
+        bounds = super().call_bounds(tasks, per_use)
+        if self.diagnosis == "judge":
+            role = self.diagnostic_model_role
+            calls = sum(len(task.turns) for task in tasks) * self.settings.diagnosis_max_attempts
+            bounds[role] = None if role in bounds and bounds[role] is None else (bounds.get(role) or 0) + calls
+        return bounds
 
     @property
     def web_template(self) -> str | None:
@@ -181,6 +198,10 @@ class EvoGenUISuite(SuiteBase):
     def _resolve(self, spec: str) -> Path:
         path = Path(spec).expanduser()
         return path if path.is_absolute() else self.project_root / path
+
+    @property
+    def task_source(self) -> Path:
+        return self.tasks_spec
 
     def _tasks_spec(self) -> Path:
         if self.settings.tasks_path is None and self.checkout is not None:

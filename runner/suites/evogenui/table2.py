@@ -63,7 +63,7 @@ def table2(
     unobserved: Unobserved = "exclude",
 ) -> dict[str, Any]:
     """`requested_tasks` (task id -> sub-suite): every selected task, recorded or not (a missing slot
-    is a non-pass; APR leaves transitions into missing, infra and judge_error slots out unless
+    is a non-pass; APR leaves transitions into missing, infra, judge_error and truncated slots out unless
     `unobserved="fail"`, runner.metrics.reliability). {"columns": [...], "order": [row names], "rows": {name: {metric: value, metric_ci: [lo, hi],
     n_tasks}}, ...}. Values are fractions (TP, TP@N, APR) and turns (CPT); the printer shows % like the
     paper."""

@@ -2,5 +2,6 @@
 (runner/run/plugins.py)."""
 
 SUITES = {"floweval": "runner.suites.floweval.suite:SUITE_ENTRY"}
-REPORT_RUN_TABLES = {"floweval": "runner.suites.floweval.report:floweval_table"}
+REPORT_RUN_TABLES = {"floweval_slots": "runner.suites.floweval.report:floweval_slots",
+                     "floweval": "runner.suites.floweval.report:floweval_table"}
 WEB_TEMPLATES = {"floweval": "runner.suites.floweval.web_template:TEMPLATE"}

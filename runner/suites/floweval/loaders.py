@@ -5,6 +5,9 @@ web; live websites).
 Both benchmarks' sites are on the internet and this runner works offline: a site is used only through a
 local snapshot the user names (`suite.snapshots: {site id: folder}`), else the run is refused with a message
 naming the site and its URL (`resolve_snapshot`).
+
+Their tasks are goals only. A user who writes scripted steps for them (`suite.flow_steps`: a YAML file, site id ->
+flow id -> steps in the project's flow format) makes them flows the scripted actor can replay (`add_flow_steps`).
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from runner.judges.checks import Step
 from runner.suites.floweval.flows import FlowSpec
-from runner.suites.native import TaskFormatError, describe_validation_error, expand_task_paths
+from runner.suites.native import TaskFormatError, describe_validation_error, expand_task_paths, read_document
 
 Benchmark = Literal["real-v2", "webvoyager"]
 
@@ -139,3 +143,28 @@ def resolve_snapshot(site: ExternalSite, snapshots: dict[str, str], *, root: Pat
     if not (folder / "index.html").is_file():
         raise LiveSiteRefused(f"suite.snapshots.{site.id} = {snapshots[site.id]!r}: no index.html in {folder}")
     return folder
+
+
+_FLOW_STEPS_FILE = TypeAdapter(dict[str, dict[str, list[Step]]])
+
+
+def add_flow_steps(sites: list[ExternalSite], path: Path) -> list[ExternalSite]:
+    """The sites with the scripted steps of `path` (YAML or JSON: site id -> flow id -> steps) on their flows.
+    Every site and flow the file names must exist (the error names the file and the id)."""
+    try:
+        steps = _FLOW_STEPS_FILE.validate_python(read_document(path))
+    except ValidationError as error:
+        raise TaskFormatError(describe_validation_error(path, error)) from None
+    by_id = {site.id: site for site in sites}
+    for site_id, flows in steps.items():
+        if site_id not in by_id:
+            raise TaskFormatError(f"{path}: {site_id}: no such site in the task file (its sites: {sorted(by_id)})")
+        site = by_id[site_id]
+        known = {flow.id: index for index, flow in enumerate(site.flows)}
+        for flow_id, flow_steps in flows.items():
+            if flow_id not in known:
+                raise TaskFormatError(f"{path}: {site_id}.{flow_id}: no such flow of site {site_id!r} "
+                                      f"(its flows: {sorted(known)})")
+            flow = site.flows[known[flow_id]]
+            site.flows[known[flow_id]] = flow.model_copy(update={"steps": flow_steps})
+    return sites

@@ -30,7 +30,8 @@ from runner.judges.llm_settings import LLMJudgeSettings
 from runner.suites.floweval.pair_labels import PairwiseLabel, Winner
 from runner.models.base import Model, ProviderError
 from runner.models.fitting import fit_for_model
-from runner.models.structured import MAX_ECHO_CHARS, StructuredMode, StructuredOutputError, ask_structured, decoding_schema
+from runner.models.structured import (MAX_ECHO_CHARS, StructuredMode, StructuredOutputError, TruncatedAnswer,
+                                      ask_structured, decoding_schema, failed_call_record)
 from runner.models.untrusted import quote, with_rule
 
 VERSION = "1"
@@ -88,6 +89,9 @@ class PairwiseDecision:
     error: str = ""
     attempts: int = 0
     request: dict[str, Any] = field(default_factory=dict)  # what the judge's request held, what was fitted out
+    # A failed call's (or a call accepted after rejected attempts) record, with what the model wrote in each
+    # attempt (runner/models/structured.py, failed_call_record); None when the first answer was accepted.
+    failed_call: dict[str, Any] | None = None
 
     def label(self, rater: str, *, site_a: str = "", site_b: str = "") -> PairwiseLabel | None:
         """The decision as a pairwise label (None when undecided)."""
@@ -219,11 +223,19 @@ class PairwiseJudge:
             result = await ask_structured(
                 self.model, messages=fitted.messages, answer=self.rubric.answer_model,
                 validate=self.rubric.parse, name=f"{self.rubric.name}_verdict", mode=self.mode,
-                strict=self.strict, max_attempts=self.max_attempts, task_id=prompt_id,
+                strict=self.strict, max_attempts=self.max_attempts, task_id=prompt_id, role="pairwise_judge",
             )
-        except (StructuredOutputError, ProviderError) as error:
+        except StructuredOutputError as error:  # answers, none valid: what they said is kept, a cut one named
+            decision.failed_call = failed_call_record(error, role="pairwise_judge", model=self.model.name,
+                                                      task_id=prompt_id, model_a=a.model, model_b=b.model)
+            decision.error = f"{'truncated' if isinstance(error, TruncatedAnswer) else type(error).__name__}: {error}"
+            return decision
+        except ProviderError as error:
             decision.error = f"{type(error).__name__}: {error}"
             return decision
+        if result.rejected:
+            decision.failed_call = failed_call_record(result, role="pairwise_judge", model=self.model.name,
+                                                      task_id=prompt_id, model_a=a.model, model_b=b.model)
         shown = result.value
         # Back to the caller's order: what the judge called "A" is b when swapped.
         own = {"a": "B", "b": "A"} if swapped else {"a": "A", "b": "B"}

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 PROMPT_VERSION = "floweval-appendix-a-v1"
+# suite.artifact=static (not the paper's): App. A's design principles, a static site as the implementation.
+STATIC_PROMPT_VERSION = "floweval-appendix-a-static-v1"
 
 SYSTEM_PROMPT = """You are an expert on frontend design, you will always respond to web design tasks.
 Your task is to create a website according to the user's request using the React framework.
@@ -72,8 +74,31 @@ After implementing those tasks, do the following:
 After you are done, review the code you have generated and ensure it meets all of the requirements. Do not run the server or install additional packages. Never execute the 'npm' command."""
 
 
-def generation_messages(name: str, description: str, goals: list[str]) -> list[dict[str, Any]]:
-    """FlowEval App. A: the site's name and description plus the list of tasks it must support."""
+# The static variant keeps App. A's opening and its common design principles; the React rules, the React
+# guidelines and the output contract become a static site's.
+_DESIGN_PRINCIPLES = SYSTEM_PROMPT[SYSTEM_PROMPT.index("## Common Design Principles"):
+                                   SYSTEM_PROMPT.index("## React Design Guidelines")]
+STATIC_SYSTEM_PROMPT = """You are an expert on frontend design, you will always respond to web design tasks.
+Your task is to create a website according to the user's request as a static site: HTML, CSS and plain JavaScript that a browser loads as they are, with no build step and no packages.
+When implementing the website, you should follow these rules:
+
+[Implementation Rules]
+1. index.html at the site's root is the entry page; put styles and scripts in files beside it (e.g. css/app.css, js/app.js) and load them with relative paths.
+
+""" + _DESIGN_PRINCIPLES + """## Output
+Reply with a short note, then the COMPLETE source of every file of the site (at least index.html), each as a path
+heading followed by one fenced code block, e.g.
+
+### index.html
+```html
+<!doctype html>
+```"""
+
+
+def generation_messages(name: str, description: str, goals: list[str], *, static: bool = False) -> list[dict[str, Any]]:
+    """FlowEval App. A: the site's name and description plus the list of tasks it must support. `static`: the
+    system text asks for a static site (suite.artifact=static, not the paper's)."""
     tasks = "\n".join(f"- {goal}" for goal in goals)
     user = USER_TEMPLATE.format(name=name, description=description.rstrip("."), tasks=tasks)
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    system = STATIC_SYSTEM_PROMPT if static else SYSTEM_PROMPT
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]

@@ -1,4 +1,9 @@
-"""FlowEval's report section (runner/report/sections.py): the Table 1 shape, one table per run whose summary
+"""FlowEval's report sections (runner/report/sections.py).
+
+`floweval_slots`: a FlowEval run's slots, each with its DTW, eBLEU and WMD (FlowEval §3.3) and beside them its
+flow completion (not the paper's), a slot with a flow that stopped short saying which flow and at which step.
+
+`floweval_table`: the Table 1 shape, one table per run whose summary
 has `floweval` = {"reference": "human", "elo": {rater: {model: rating}}, "agreement": {rater: {"spearman",
 "kappa", "agreement_rate"}}}: Elo (and rank) per rater, then Spearman rho, Cohen's kappa and agreement rate
 against the reference rater. A run's own summary has no `elo` (its per-slot metrics only), so the table
@@ -45,4 +50,41 @@ def floweval_table(run: RunData) -> Table | None:
             "caption": f"Elo (rank) per rater; agreement rows against the reference rater ({reference})."}
 
 
-__all__ = ["floweval_table"]
+def floweval_slots(run: RunData) -> Table | None:
+    """REPORT_RUN_TABLES entry: every scored slot of a FlowEval run, its metrics and its completion."""
+    if run.suite != "floweval":
+        return None
+    rows = []
+    for record in sorted(run.records, key=lambda r: (r.task_id, r.turn)):
+        scores = record.verdict.scores if record.verdict is not None else {}
+        if "dtw" not in scores:
+            continue
+        reached = (record.verdict.raw or {}).get("completion") if record.verdict is not None else None
+        rows.append({"slot": f"{record.task_id}/{record.turn}", "dtw": number(scores.get("dtw")),
+                     "ebleu": number(scores.get("ebleu")), "wmd": number(scores.get("wmd")),
+                     "completion": number(scores.get("completion")), "stopped": _stopped(reached)})
+    if not rows:
+        return None
+    return {"id": "floweval_slots", "title": f"FlowEval slots ({run.label})",
+            "columns": [column("slot", "slot"), column("dtw", "DTW ↓", "num"), column("ebleu", "eBLEU ↑", "num"),
+                        column("wmd", "WMD ↓", "num"), column("completion", "completion ↑", "num"),
+                        column("stopped", "flows that stopped short")], "rows": rows,
+            "caption": "FlowEval §3.3 metrics, the mean over flows of the best pairing; completion (not the paper's): "
+                       "the mean share of each flow's scripted steps the generated site let the actor perform."}
+
+
+def _stopped(completion: Any) -> str:
+    """'-' when every flow ran to its end; else each flow that stopped, at which step of how many."""
+    if not isinstance(completion, dict):
+        return "n/a (no scripted flow)"
+    parts = []
+    for flow_id in completion.get("incomplete") or []:
+        flow = (completion.get("flows") or {}).get(flow_id) or {}
+        where = flow.get("stopped_at") or {}
+        index = where.get("index")
+        step = f"step {index + 1} ({where.get('action', '')})" if isinstance(index, int) else "a step"
+        parts.append(f"{flow_id}: {step} of {flow.get('of', '?')}")
+    return "; ".join(parts) or "-"
+
+
+__all__ = ["floweval_slots", "floweval_table"]

@@ -15,6 +15,11 @@ each distinct pair of sites once (`pair_values="rated_sites"`, the default). A l
 suite.repeats), counted per column as `decided_by_mean`; `pair_values="generation_mean"` decides every pair
 that way (the older reading). A site without the metric (it did not build), or a model without an assessed
 slot on the prompt, leaves the pair unassessed, never decided.
+
+Beside the metrics (not the paper's): each model's flow completion (runner/suites/floweval/scoring.py) over the
+slots it was compared on, with how many of them have a flow that stopped short; a trace that did not complete is
+counted in Table 1 and gets its median in Appendix D's table, so no one reads a metric of a flow that stopped as
+if it ran to the end.
 """
 
 from __future__ import annotations
@@ -33,14 +38,14 @@ from runner.suites.floweval.ranking import (
 )
 from runner.turns.packets import has_packet
 from runner.turns.records import RunDirectory
-from runner.suites.floweval.scoring import METRICS
+from runner.suites.floweval.scoring import COMPLETION, METRICS
 
 # What decides a metric's preference on a rated pair (module docstring).
 PairValues = Literal["rated_sites", "generation_mean"]
 # Raters that are not people (labels.py): left out of the human side.
 MACHINE_RATERS = ("metric:", "mllm:")
 # Column titles as Table 1 prints them.
-TITLES = {"human": "Human", "dtw": "DTW", "ebleu": "eBLEU", "wmd": "WMD", "mllm": "MLLM"}
+TITLES = {"human": "Human", "dtw": "DTW", "ebleu": "eBLEU", "wmd": "WMD", "mllm": "MLLM", COMPLETION: "Completion"}
 
 
 @dataclass
@@ -52,6 +57,8 @@ class Outputs:
     folders: dict[tuple[str, str], list[tuple[str, Path]]] = field(default_factory=dict)
     # site id (`<run dir>::<task>::<turn>`) -> (prompt, model, that slot's metric values)
     sites: dict[str, tuple[str, str, dict[str, float]]] = field(default_factory=dict)
+    # (prompt, model) -> each slot's flows that did not complete (a slot without completion: None)
+    incomplete: dict[tuple[str, str], list[list[str] | None]] = field(default_factory=dict)
 
     @property
     def models(self) -> set[str]:
@@ -103,8 +110,11 @@ def load_outputs(run_dirs: list[Path]) -> Outputs:
                 raise ConfigError(f"{records_path}: slot {record.task_id} turn {record.turn} names no model "
                                   f"(`model` empty and no `model.name` in {RunDirectory.CONFIG})")
             scores = record.verdict.scores if record.verdict is not None else {}
-            values = {name: float(scores[name]) for name in METRICS if name in scores}
+            values = {name: float(scores[name]) for name in (*METRICS, COMPLETION) if name in scores}
             outputs.values.setdefault((record.task_id, model), []).append(values)
+            reached = (record.verdict.raw or {}).get(COMPLETION) if record.verdict is not None else None
+            outputs.incomplete.setdefault((record.task_id, model), []).append(
+                list(reached.get("incomplete") or []) if isinstance(reached, dict) else None)
             outputs.sites[f"{run_dir}::{record.task_id}::{record.turn}"] = (record.task_id, model, values)
             if record.evidence_dir and has_packet(run_dir / record.evidence_dir):
                 outputs.folders.setdefault((record.task_id, model), []).append(
@@ -174,12 +184,22 @@ class MedianRow:
 
 
 @dataclass
+class Completion:
+    """A model's flow completion over its slots on the compared prompts (not the paper's: shown beside it)."""
+
+    mean: float | None  # mean over slots of the fraction of the flows' steps performed
+    slots: int  # slots with completion (scripted flows)
+    incomplete: int  # of those, slots with a flow that stopped short
+
+
+@dataclass
 class Table:
     labels: int
     models: list[str]
     human: Column
     metrics: list[Column]
     medians: list[MedianRow]
+    completion: dict[str, Completion] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -243,14 +263,31 @@ def build_table(outputs: Outputs, human: list[PairwiseLabel], *, ratings: Rating
     # Appendix D: "aggregated (median) across all model outputs ... on the comparison pairs rated": every
     # slot of a model on a prompt it was compared on, each counted once.
     compared = {(label.prompt_id, model) for label in human for model in (label.model_a, label.model_b)}
-    for metric in METRICS:
-        direction = (median_directions or {}).get(metric, METRIC_DIRECTIONS[metric])
+    completion = completion_by_model(outputs, compared)
+    directions: dict[str, Direction] = {**METRIC_DIRECTIONS, COMPLETION: "higher"}
+    for metric in (*METRICS, COMPLETION) if completion else METRICS:
+        direction = (median_directions or {}).get(metric, directions[metric])
         slots = [(model, slot.get(metric)) for (prompt, model), found in sorted(outputs.values.items())
                  if (prompt, model) in compared for slot in found]
         median, ranks = median_ranking(slots, direction=direction)
         medians.append(MedianRow(metric, direction, median, ranks, spearman_of_rankings(human_column.rank, ranks)))
     models = sorted(human_column.elo, key=lambda m: (human_column.rank[m], m))
-    return Table(len(human), models, human_column, columns, medians)
+    return Table(len(human), models, human_column, columns, medians, completion)
+
+
+def completion_by_model(outputs: Outputs, compared: set[tuple[str, str]]) -> dict[str, Completion]:
+    """Each model's completion over its slots on the compared prompts; models with no scripted flows left out."""
+    found: dict[str, tuple[list[float], int]] = {}
+    for key, slots in sorted(outputs.values.items()):
+        if key not in compared:
+            continue
+        for slot, incomplete in zip(slots, outputs.incomplete.get(key, [])):
+            if COMPLETION not in slot:
+                continue
+            values, stopped = found.setdefault(key[1], ([], 0))
+            values.append(slot[COMPLETION])
+            found[key[1]] = (values, stopped + bool(incomplete))
+    return {model: Completion(mean(values), len(values), stopped) for model, (values, stopped) in found.items()}
 
 
 def _figure(value: float | None, *, percent: bool = False) -> str:
@@ -262,16 +299,23 @@ def _figure(value: float | None, *, percent: bool = False) -> str:
 def render(table: Table) -> str:
     """Table 1's layout (models x raters: Elo (rank), then the agreement figures) and Table 2's medians."""
     columns = [table.human, *table.metrics]
-    head = ["model", *(TITLES[c.name] for c in columns)]
+    extra = [TITLES[COMPLETION]] if table.completion else []
+    filler = ["-"] * len(extra)
+    head = ["model", *(TITLES[c.name] for c in columns), *extra]
     rows = [head]
     for model in table.models:
-        rows.append([model, *(f"{c.elo[model]:.0f} ({c.rank[model]})" if model in c.elo else "-" for c in columns)])
-    rows.append(["Spearman rho", "N/A", *(_figure(c.spearman_rho) for c in table.metrics)])
-    rows.append(["Cohen's kappa", "N/A", *(_figure(c.cohen_kappa) for c in table.metrics)])
-    rows.append(["Agreement rate", "N/A", *(_figure(c.agreement_rate, percent=True) for c in table.metrics)])
-    rows.append(["pairs compared", str(table.labels), *(str(c.pairs) for c in table.metrics)])
-    rows.append(["unassessed", "-", *(str(c.unassessed) for c in table.metrics)])
-    lines = [f"Table 1 (FlowEval §4.1): Elo (rank) on {table.labels} human labels", *_aligned(rows), ""]
+        rows.append([model, *(f"{c.elo[model]:.0f} ({c.rank[model]})" if model in c.elo else "-" for c in columns),
+                     *([completion_cell(table.completion.get(model))] if extra else [])])
+    rows.append(["Spearman rho", "N/A", *(_figure(c.spearman_rho) for c in table.metrics), *filler])
+    rows.append(["Cohen's kappa", "N/A", *(_figure(c.cohen_kappa) for c in table.metrics), *filler])
+    rows.append(["Agreement rate", "N/A", *(_figure(c.agreement_rate, percent=True) for c in table.metrics), *filler])
+    rows.append(["pairs compared", str(table.labels), *(str(c.pairs) for c in table.metrics), *filler])
+    rows.append(["unassessed", "-", *(str(c.unassessed) for c in table.metrics), *filler])
+    lines = [f"Table 1 (FlowEval §4.1): Elo (rank) on {table.labels} human labels", *_aligned(rows)]
+    if extra:
+        lines.append("Completion (not the paper's): mean share of the flows' steps performed over the compared "
+                     "slots; 'k/n incomplete': slots with a flow that stopped short")
+    lines.append("")
     arrows = {"lower": "(lower better)", "higher": "(higher better)"}
     medians = [["model", *(f"{TITLES[m.name]} {arrows[m.direction]}" for m in table.medians)]]
     for model in table.models:
@@ -280,6 +324,16 @@ def render(table: Table) -> str:
     medians.append(["Spearman rho vs human rank", *(_figure(m.spearman_rho) for m in table.medians)])
     lines += ["Appendix D (Table 2): median raw values (rank)", *_aligned(medians)]
     return "\n".join(lines) + "\n"
+
+
+def completion_cell(found: Completion | None) -> str:
+    """A model's completion as Table 1 prints it: '1.00' when every flow of every slot ran to its end, else the
+    mean and how many slots stopped short ('0.83 (2/5 incomplete)'); '-' where no flow was scripted."""
+    if found is None or found.mean is None:
+        return "-"
+    if not found.incomplete:
+        return f"{found.mean:.2f}"
+    return f"{found.mean:.2f} ({found.incomplete}/{found.slots} incomplete)"
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:

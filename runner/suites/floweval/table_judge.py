@@ -15,6 +15,7 @@ from typing import Any
 from pathlib import Path
 
 from runner.suites.floweval.pair_labels import PairwiseLabel
+from runner.turns.evidence_folder import EvidenceFolder
 from runner.turns.packets import EvidencePacket, read_packet
 from runner.suites.floweval.pairwise import Candidate, PairwiseJudge
 from runner.suites.floweval.table import Outputs
@@ -64,6 +65,10 @@ async def judge_pairs(judge: PairwiseJudge, outputs: Outputs, human: list[Pairwi
                                        _candidate(label.model_b, id_b, packet_b, folder_b))
         column.requests.append({"prompt_id": label.prompt_id, "model_a": label.model_a, "model_b": label.model_b,
                                 **decision.request})
+        if decision.failed_call is not None:  # what the judge's model wrote, kept in both sides' evidence
+            for folder, site in ((folder_a, id_b), (folder_b, id_a)):
+                EvidenceFolder(folder).append_failed_call({**decision.failed_call, "compared_with": site},
+                                                          judging=True)
         decided = decision.label(rater, site_a=id_a, site_b=id_b)
         if decided is None:
             column.unassessed += 1

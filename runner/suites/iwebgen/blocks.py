@@ -18,11 +18,12 @@ from runner.models.base import GenerationRequest, Model, ModelResponse, Provider
 from runner.models.parse import InvalidOutput, parse_model_output
 from runner.models.structured import StructuredMode, StructuredOutputError, ask_structured
 
-__all__ = ["MAX_BLOCKS", "Block", "BlockPipeline", "BlockPlan", "ROLES"]
+__all__ = ["MAX_BLOCKS", "SPLIT_ATTEMPTS", "Block", "BlockPipeline", "BlockPlan", "ROLES"]
 
 ROLES = ("splitter", "merger")
 # A specification holds 3-10 core interaction elements (I-WebGenBench §3.1): at most one block each.
 MAX_BLOCKS = 10
+SPLIT_ATTEMPTS = 3  # the splitter's block list: a malformed one is asked again, then the slot has no answer
 
 SPLITTER_PROMPT = """\
 You plan the implementation of an interactive scientific web application. Decompose the specification \
@@ -100,12 +101,15 @@ def _block_source(block: Block, answer: str) -> str:
     return f"### Block {block.name}\n" + "\n\n".join(sections)
 
 
+STRUCTURED_MODE: StructuredMode = "json_schema"  # how the splitter is asked for its block list
+
+
 class BlockPipeline:
     """Split (splitter role), generate each block (the generator), merge (merger role)."""
 
     name = "blocks"
 
-    def __init__(self, splitter: Model, merger: Model, *, structured_mode: StructuredMode = "json_schema") -> None:
+    def __init__(self, splitter: Model, merger: Model, *, structured_mode: StructuredMode = STRUCTURED_MODE) -> None:
         self.splitter = splitter
         self.merger = merger
         self.structured_mode = structured_mode
@@ -133,6 +137,7 @@ class BlockPipeline:
             result = await ask_structured(
                 self.splitter, messages=request, answer=BlockPlan,
                 name="block_plan", mode=self.structured_mode, task_id=tools.task_id, turn=tools.turn,
+                max_attempts=SPLIT_ATTEMPTS,
             )
         except StructuredOutputError as error:
             # Not the generator's failure: it was never asked. The slot has no answer (provider_error).

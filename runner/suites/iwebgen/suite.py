@@ -12,13 +12,14 @@ rubric (rubric.py; unassessed under any other judge), 0 on every dimension for a
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
 from runner.turns.evidence_folder import EvidenceFolder
-from runner.judges.base import Judge, JudgeError, JudgeInput
+from runner.judges.base import Judge, JudgeError, JudgeInput, structured_judge_error
 from runner.metrics.basic import basic_summary
 from runner.models.base import ProviderError
 from runner.models.structured import StructuredOutputError
@@ -26,7 +27,9 @@ from runner.turns.generation import GenerationStrategy, build_strategy
 from runner.turns.records import DimensionScore, FailureBucket, TurnRecord, Verdict
 from runner.suites.base import NO_REWARD, ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.iwebgen import loader
+from runner.suites.iwebgen.blocks import MAX_BLOCKS, SPLIT_ATTEMPTS
 from runner.suites.iwebgen.background import capture_background
+from runner.suites.iwebgen.blocks import STRUCTURED_MODE as BLOCK_STRUCTURED_MODE
 from runner.suites.iwebgen.metrics import DIMENSION_OF_COLUMN, iwebgen_summary
 from runner.suites.iwebgen.prompts import PROMPT_VERSION, generation_messages
 from runner.suites.iwebgen.repair import REPAIR_ROUNDS
@@ -61,6 +64,7 @@ class IWebGenSuiteSettings(SuiteSettings):
 class IWebGenSuite(SuiteBase):
     name = "iwebgen"
     prompt_version = PROMPT_VERSION  # recorded in lineage.json
+    paper_tasks = 201  # I-WebGenBench §3.1: "201 high-quality specifications"
     artifact_kind: ArtifactKind = "vite"
 
     def __init__(self, settings: IWebGenSuiteSettings, *, project_root: Path) -> None:
@@ -76,6 +80,10 @@ class IWebGenSuite(SuiteBase):
     def required_roles(self) -> tuple[str, ...]:
         return pipeline_roles(self.settings.pipeline)  # blocks: roles.splitter and roles.merger (C.4)
 
+    def role_structured_output(self, role: str) -> str | None:
+        """The block pipeline's splitter answers a structured block list (blocks.py); the merger answers files."""
+        return BLOCK_STRUCTURED_MODE if role == "splitter" and self.settings.pipeline == "blocks" else None
+
     def generation_strategy(self) -> GenerationStrategy:
         repair = self.settings.generation == "self_repair"
         if self.settings.pipeline == "single" and not repair:
@@ -86,10 +94,27 @@ class IWebGenSuite(SuiteBase):
     def rubric_versions(self) -> dict[str, str]:
         return {self.rubric.name: self.rubric.version}
 
+    def call_bounds(self, tasks: list[Task], per_use: Mapping[str, int]) -> dict[str, int | None]:
+        """The shared bounds with this suite's generation: one call (§4.1), or C.4's blocks (the splitter's plan
+        and its retries, at most MAX_BLOCKS block calls, the merger's call), then C.3's repair rounds."""
+        bounds = super().call_bounds(tasks, per_use)
+        slots = sum(len(task.turns) for task in tasks)
+        first = 1 if self.settings.pipeline == "single" else MAX_BLOCKS
+        repairs = self.settings.repair_rounds if self.settings.generation == "self_repair" else 0
+        bounds["generator"] = slots * (first + repairs)
+        if self.settings.pipeline == "blocks":
+            bounds["splitter"] = slots * SPLIT_ATTEMPTS
+            bounds["merger"] = slots
+        return bounds
+
     @property
     def reference_only(self) -> bool:
         chosen = self.settings.reference_only
         return self._generator_is_oracle if chosen is None else chosen
+
+    @property
+    def task_source(self) -> Path:
+        return self._tasks_root()
 
     def _tasks_root(self) -> Path:
         spec = self.settings.tasks_path
@@ -163,8 +188,8 @@ class IWebGenSuite(SuiteBase):
                 result = await judge.ask(self.rubric, messages, ids=[], task_id=judge_input.task.id,
                                          turn=judge_input.turn.index, out_dir=Path(judge_input.out_dir),
                                          request_record=request, trim_order=("spec",))
-            except StructuredOutputError as error:
-                raise JudgeError(f"{judge.name}: malformed iwebgen verdict: {error}") from error
+            except StructuredOutputError as error:  # what it wrote is in judge_failed_calls.jsonl (judge.ask)
+                raise structured_judge_error(error, judge=judge.name, what="iwebgen verdict") from error
             except ProviderError as error:  # no answer after the endpoint's own retries: the judge failed
                 raise JudgeError(f"{judge.name}: judge model failed: {error}") from error
             outcome = result.value

@@ -28,10 +28,13 @@ class SmokeSuite(SuiteBase):
         self.settings = settings
         self.project_root = project_root
 
-    async def load_tasks(self) -> list[Task]:
+    @property
+    def task_source(self) -> Path:
         spec = self.settings.tasks_path
-        path = DEFAULT_TASKS if spec is None else (Path(spec) if Path(spec).is_absolute() else self.project_root / spec)
-        return select_tasks(load_native_tasks(path, suite=self.name), self.settings)
+        return DEFAULT_TASKS if spec is None else (Path(spec) if Path(spec).is_absolute() else self.project_root / spec)
+
+    async def load_tasks(self) -> list[Task]:
+        return select_tasks(load_native_tasks(self.task_source, suite=self.name), self.settings)
 
     async def messages(self, task: Task, turn: TurnSpec, episode: EpisodeState) -> list[dict[str, Any]]:
         return build_webapp_messages(task, turn, episode)

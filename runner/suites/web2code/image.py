@@ -18,9 +18,20 @@ What the paper fixes and what it leaves open (our choices are marked OURS):
   ``structural_similarity(G, M, channel_axis=-1, data_range=255)``.
 - "complemented by a color-sensitive pixel-difference penalty" (§3.5, after eq. 11): the
   paper gives no formula. OURS: the penalty is the fraction of out-of-box pixels whose
-  colour differs by more than τ_color (same channel-max distance as eq. 9), and
-  ``S_outbox = SSIM_Ω̄(G, M) * (1 - penalty)``: it equals plain SSIM when no colour changed
-  and falls to 0 when every out-of-box pixel was recoloured.
+  colour changed, and ``S_outbox = SSIM_Ω̄(G, M) * (1 - penalty)``: it equals plain SSIM when
+  no colour changed and falls to 0 when every out-of-box pixel was recoloured. What counts as
+  changed (`PerceptualColour`, the suite's `color_penalty` setting):
+  * "perceptual" (the default): a change a person can see. The colour distance is CIE76 ΔE*ab
+    (Euclidean in CIELAB, D65, from sRGB; scikit-image's rgb2lab), against the just-noticeable
+    difference ΔE*ab ≈ 2.3 (Mahy, Van Eycken & Oosterlinck 1994, "Evaluation of uniform color
+    spaces developed after the adoption of CIELAB and CIELUV", Color Res. Appl. 19(2); the JND
+    Sharma's Digital Color Imaging Handbook, 2003, cites), so a faint 5/255 recolour (ΔE ≈ 1.5-2)
+    is not counted. Sub-pixel and 1-pixel reflow is tolerated: a pixel counts only if neither
+    image's colour there is matched (within the JND) by the other image anywhere in a
+    (2r+1) x (2r+1) neighbourhood (r = 1 px), so content moved by at most r pixels is not
+    "recoloured" (SSIM, which sees the move, still does).
+  * "any_pixel" (the earlier reading, kept as an option): any pixel whose channel-max distance
+    exceeds τ_color (eq. 9's distance, τ_color = τ = 0 by default).
 - eq. 11 is applied as written by default: the SSIM map averaged over every pixel of Ω̄.
   `outbox_mask="guard_band"` (an option, not the paper) averages only pixels whose 7x7 window
   lies wholly outside Ω, so an untouched page keeps S_outbox = 1 at the footprint's edges.
@@ -39,6 +50,7 @@ from typing import Literal
 import numpy as np
 from PIL import Image
 from scipy.ndimage import binary_dilation
+from skimage.color import rgb2lab
 from skimage.metrics import structural_similarity
 
 # eq. 9 threshold; the paper leaves τ unspecified (see module docstring).
@@ -58,6 +70,24 @@ RUBRIC_BANDS = (1.0, 0.75, 0.5, 0.25, 0.0)
 WHITE = 255
 
 OutboxMask = Literal["eq11", "guard_band"]
+ColorPenaltyMode = Literal["perceptual", "any_pixel"]
+# The just-noticeable colour difference in CIE76 ΔE*ab (Mahy et al. 1994; module docstring).
+JND_DELTA_E = 2.3
+# Content moved by up to this many pixels is not a colour change (sub-pixel and 1-pixel reflow).
+REFLOW_TOLERANCE_PX = 1
+
+
+@dataclass(frozen=True)
+class PerceptualColour:
+    """What the colour penalty counts as a visible recolouring (module docstring): a CIE76 ΔE*ab above
+    `delta_e` that no pixel within `shift_px` in the other image explains."""
+
+    delta_e: float = JND_DELTA_E
+    shift_px: int = REFLOW_TOLERANCE_PX
+
+    def __post_init__(self) -> None:
+        if self.delta_e < 0 or self.shift_px < 0:
+            raise ValueError(f"delta_e and shift_px must be >= 0, got {self.delta_e}, {self.shift_px}")
 
 
 def load_rgb(source: Path | str | bytes) -> np.ndarray:
@@ -236,24 +266,98 @@ def diff_footprint(golden: np.ndarray, broken: np.ndarray, tau: int = DEFAULT_TA
     return pixel_distance(golden, broken) > tau
 
 
+def _packed(image: np.ndarray) -> np.ndarray:
+    """(H, W, 3) uint8 -> (H, W) int32 0xRRGGBB, one number per colour."""
+    return (image[..., 0].astype(np.int32) << 16) | (image[..., 1].astype(np.int32) << 8) | image[..., 2]
+
+
+class _LabLookup:
+    """CIELAB (D65) of the colours two packed images show, each distinct colour converted once (a page has few:
+    its palette and the anti-aliasing between them). Distinct colours are found through a dense 24-bit table,
+    linear in the pixels (a sort of every pixel, as np.unique does, costs seconds on a tall page)."""
+
+    def __init__(self, *packed: np.ndarray) -> None:
+        present = np.zeros(1 << 24, dtype=bool)
+        for colours in packed:
+            present[colours] = True
+        distinct = np.flatnonzero(present)
+        self._index = np.zeros(1 << 24, dtype=np.int32)
+        self._index[distinct] = np.arange(distinct.size, dtype=np.int32)
+        rgb = np.stack([(distinct >> 16) & 255, (distinct >> 8) & 255, distinct & 255], axis=-1) / 255.0
+        self._lab = rgb2lab(rgb[:, None, :])[:, 0, :]
+
+    def __call__(self, colours: np.ndarray) -> np.ndarray:
+        return self._lab[self._index[colours]]
+
+
+def _squared_gap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    diff = a - b
+    return np.einsum("...k,...k->...", diff, diff)
+
+
+def perceptually_changed(golden: np.ndarray, model: np.ndarray, region: np.ndarray,
+                         rule: PerceptualColour) -> np.ndarray:
+    """Boolean (H, W): pixels of ``region`` whose colour changed visibly (PerceptualColour): the CIE76 ΔE*ab
+    from golden's colour to the nearest model colour within `shift_px`, or from model's to the nearest golden
+    colour there, exceeds `delta_e`.
+
+    Only pixels that differ at all are looked at; a pixel whose own ΔE is within the threshold is settled without
+    its neighbourhood (the unshifted comparison is one of the shifts, so neither nearest distance can exceed its
+    own), and a pixel leaves the neighbourhood search as soon as some shift explains it both ways."""
+    golden, model = pad_to_common(golden, model)
+    region = _pad_mask(region, golden.shape[:2])
+    changed = region & (pixel_distance(golden, model) > 0)
+    if not changed.any():
+        return changed
+    packed_g, packed_m = _packed(golden), _packed(model)
+    lab = _LabLookup(packed_g, packed_m)
+    ys, xs = np.nonzero(changed)
+    limit = rule.delta_e * rule.delta_e  # squared distances: no square root per comparison
+    own_g, own_m = lab(packed_g[ys, xs]), lab(packed_m[ys, xs])
+    visible = _squared_gap(own_g, own_m) > limit
+    ys, xs, own_g, own_m = ys[visible], xs[visible], own_g[visible], own_m[visible]
+    r, (height, width) = rule.shift_px, golden.shape[:2]
+    shifts = [(dy, dx) for dy in range(-r, r + 1) for dx in range(-r, r + 1) if (dy, dx) != (0, 0)]
+    # the closest shifts first: a reflow of one pixel is mostly explained by them, and leaves the search early
+    shifts.sort(key=lambda shift: abs(shift[0]) + abs(shift[1]))
+    gap_g = np.full(ys.shape, np.inf)
+    gap_m = np.full(ys.shape, np.inf)
+    for dy, dx in shifts:
+        yy, xx = np.clip(ys + dy, 0, height - 1), np.clip(xs + dx, 0, width - 1)
+        gap_g = np.minimum(gap_g, _squared_gap(own_g, lab(packed_m[yy, xx])))
+        gap_m = np.minimum(gap_m, _squared_gap(own_m, lab(packed_g[yy, xx])))
+        open_ = (gap_g > limit) | (gap_m > limit)
+        if not open_.all():
+            ys, xs, own_g, own_m, gap_g, gap_m = ys[open_], xs[open_], own_g[open_], own_m[open_], gap_g[open_], gap_m[open_]
+    changed = np.zeros(golden.shape[:2], dtype=bool)
+    changed[ys, xs] = True
+    return changed
+
+
 def color_penalty(
     golden: np.ndarray,
     model: np.ndarray,
     region: np.ndarray,
     tau: int = DEFAULT_TAU,
+    *,
+    perceptual: PerceptualColour | None = None,
 ) -> float:
     """Colour-sensitive pixel-difference penalty of S_outbox (§3.5 after eq. 11; formula OURS).
 
-    The fraction of pixels in ``region`` (normally Ω̄, the complement of the footprint)
-    whose colour in ``model`` differs from ``golden`` by more than ``tau`` (channel-max
-    distance). SSIM barely moves when a flat area is recoloured (its luminance term stays
-    near 1 for close means), which this count catches. 0.0 for an empty region.
+    The fraction of pixels in ``region`` (normally Ω̄, the complement of the footprint) whose colour
+    changed: with `perceptual`, visibly (CIE76 ΔE*ab over the JND, reflow of up to `shift_px` tolerated;
+    `perceptually_changed`); without, by more than ``tau`` in channel-max distance (the earlier reading).
+    SSIM barely moves when a flat area is recoloured (its luminance term stays near 1 for close means),
+    which this count catches. 0.0 for an empty region.
     """
-    dist = pixel_distance(golden, model)
-    region = _pad_mask(region, dist.shape)
+    golden, model = pad_to_common(golden, model)
+    region = _pad_mask(region, golden.shape[:2])
     n = int(region.sum())
     if n == 0:
         return 0.0
+    if perceptual is not None:
+        return float(perceptually_changed(golden, model, region, perceptual).sum() / n)
+    dist = pixel_distance(golden, model)
     return float((dist[region] > tau).sum() / n)
 
 
@@ -274,6 +378,7 @@ def outbox_score(
     tau: int = DEFAULT_TAU,
     *,
     color_tau: int = DEFAULT_TAU,
+    perceptual: PerceptualColour | None = None,
 ) -> float:
     """S_outbox = SSIM_Ω̄(G, M) * (1 - colour penalty on Ω̄) (eq. 11 plus §3.5's penalty).
 
@@ -284,7 +389,7 @@ def outbox_score(
     ssim_out = masked_ssim(golden, model, outside)
     if ssim_out is None:
         return 1.0
-    return ssim_out * (1.0 - color_penalty(golden, model, outside, color_tau))
+    return ssim_out * (1.0 - color_penalty(golden, model, outside, color_tau, perceptual=perceptual))
 
 
 def final_score(s_in: float, s_out: float) -> float:
@@ -320,10 +425,11 @@ class MicroScores:
 
 def micro_scores(
     golden: np.ndarray, broken: np.ndarray, model: np.ndarray, tau: int = DEFAULT_TAU,
-    *, outbox_mask: OutboxMask = "eq11",
+    *, outbox_mask: OutboxMask = "eq11", perceptual: PerceptualColour | None = None,
 ) -> MicroScores:
     """eqs. 9-11 from one SSIM map. `outbox_mask`: "eq11" (the paper: every pixel of Ω̄) or
-    "guard_band" (only pixels whose SSIM window lies wholly outside Ω; see the module docstring)."""
+    "guard_band" (only pixels whose SSIM window lies wholly outside Ω; see the module docstring).
+    `perceptual`: what the colour penalty counts (None: any pixel over τ, the earlier reading)."""
     golden, broken, model = pad_to_common(golden, broken, model)
     if min(golden.shape[:2]) < SSIM_WIN:
         raise ValueError(f"images must be at least {SSIM_WIN}x{SSIM_WIN}, got {golden.shape[:2]}")
@@ -338,7 +444,8 @@ def micro_scores(
         outside = guarded if guarded.any() else outside
     ssim_out = _masked_mean(smap, outside)  # eq. 11
     # The colour penalty (§3.5) always counts every pixel of Ω̄.
-    s_out = 1.0 if ssim_out is None else ssim_out * (1.0 - color_penalty(golden, model, ~omega, tau))
+    s_out = 1.0 if ssim_out is None else ssim_out * (1.0 - color_penalty(golden, model, ~omega, tau,
+                                                                         perceptual=perceptual))
     return MicroScores(omega=omega, smap=smap, s_inbox=s_in, s_outbox=s_out)
 
 
@@ -349,13 +456,13 @@ def mean_over(smap: np.ndarray, mask: np.ndarray) -> float | None:
 
 def micro_turn_score(
     golden: np.ndarray, broken: np.ndarray, model: np.ndarray, tau: int = DEFAULT_TAU,
-    *, outbox_mask: OutboxMask = "eq11",
+    *, outbox_mask: OutboxMask = "eq11", perceptual: PerceptualColour | None = None,
 ) -> dict[str, float | None]:
     """All micro-level numbers of one turn: ``s_inbox``, ``s_outbox``, ``score`` (eqs. 9-12).
 
     ``score`` is None when the footprint is empty (no defect was visible).
     """
-    scores = micro_scores(golden, broken, model, tau, outbox_mask=outbox_mask)
+    scores = micro_scores(golden, broken, model, tau, outbox_mask=outbox_mask, perceptual=perceptual)
     return {
         "s_inbox": scores.s_inbox,
         "s_outbox": scores.s_outbox,

@@ -24,11 +24,13 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
-from runner.judges.base import Judge, JudgeError
+from runner.judges.base import Judge, JudgeError, JudgeTruncated
 from runner.judges.rubrics import Rubric, RubricBase, RubricOutcome
-from runner.suites.web2code.image import RUBRIC_BANDS, RUBRIC_DIMENSIONS, pad_to_common, rubric_inbox_score
+from runner.suites.web2code.image import (
+    RUBRIC_BANDS, RUBRIC_DIMENSIONS, PerceptualColour, pad_to_common, rubric_inbox_score,
+)
 from runner.models.fitting import RequestRefused
-from runner.models.structured import StructuredOutputError, decoding_schema
+from runner.models.structured import StructuredOutputError, TruncatedAnswer, decoding_schema
 from runner.turns.records import DimensionScore
 from runner.suites.web2code.scoring import OutboxBlock, macro_outbox, outbox_blocks
 
@@ -283,6 +285,9 @@ async def ask_rubric(judge: Judge, rubric: Rubric, messages: list[dict[str, Any]
             result = await judge.ask(rubric, messages, ids=ids or [], max_attempts=left, out_dir=out_dir)
         except RequestRefused as error:  # asking again cannot help
             return None, f"{what} judging refused ({error.server_message or error}); SSIM fallback"
+        except TruncatedAnswer as error:  # cut at the output cap, and its changed re-ask too: named, not guessed
+            raise JudgeTruncated(f"the judge's {what} answer was truncated: {error}",
+                                 cut={"role": "judge", "model": error.model, **(error.cut or {})}) from error
         except StructuredOutputError as error:  # every remaining attempt answered off the scale
             problem, off_scale, left = error.errors[-1] if error.errors else str(error), off_scale + left, 0
             break
@@ -336,12 +341,12 @@ async def outbox_judge_scores(judge: Judge, blocks: list[OutboxBlock], *,
 
 async def score_macro_outbox(judge: Judge, golden: np.ndarray, model: np.ndarray, golden_box: list[float],
                              model_box: list[float] | None, tau: int = 0, *, use_judge: bool = True,
-                             out_dir: Path | None = None) -> dict[str, Any]:
+                             out_dir: Path | None = None, perceptual: PerceptualColour | None = None) -> dict[str, Any]:
     """Macro S_outbox as §3.5 defines it: by the judge, block by block with the region masked; SSIM is always
     computed and recorded (`s_outbox_ssim`) as the reference, and is the value when judging fails.
     `use_judge=False` (an option, not the paper) scores by SSIM alone."""
     blocks = outbox_blocks(golden, model, golden_box, model_box)
-    reference = macro_outbox(golden, model, golden_box, model_box, tau)
+    reference = macro_outbox(golden, model, golden_box, model_box, tau, perceptual=perceptual)
     result: dict[str, Any] = {"s_outbox_ssim": reference, "s_outbox": reference, "method": "ssim", "note": ""}
     if not use_judge:
         result["note"] = "S_outbox by SSIM (suite.macro_outbox=ssim)"

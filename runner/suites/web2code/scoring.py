@@ -30,6 +30,7 @@ from runner.suites.web2code.image import (
     RUBRIC_DIMENSIONS,
     SSIM_WIN,
     OutboxMask,
+    PerceptualColour,
     color_penalty,
     final_score,
     masked_ssim,
@@ -54,9 +55,11 @@ def _box_mask(shape: tuple[int, int], boxes: list[list[float] | None]) -> np.nda
 
 
 def score_micro(golden: np.ndarray, broken: np.ndarray, model: np.ndarray, defects: list[dict[str, Any]],
-                tau: int = 0, *, outbox_mask: OutboxMask = "eq11") -> dict[str, Any]:
-    """eqs. 9-12 (runner.suites.web2code.image.micro_scores) plus per-defect and per-dimension in-box scores."""
-    scores = micro_scores(golden, broken, model, tau, outbox_mask=outbox_mask)
+                tau: int = 0, *, outbox_mask: OutboxMask = "eq11",
+                perceptual: PerceptualColour | None = None) -> dict[str, Any]:
+    """eqs. 9-12 (runner.suites.web2code.image.micro_scores) plus per-defect and per-dimension in-box scores.
+    `perceptual`: what the colour penalty counts (None: any pixel over tau)."""
+    scores = micro_scores(golden, broken, model, tau, outbox_mask=outbox_mask, perceptual=perceptual)
     omega, smap = scores.omega, scores.smap
     result: dict[str, Any] = {"outbox_mask": outbox_mask}
     s_in = scores.s_inbox
@@ -133,7 +136,7 @@ def _block(name: str, g: np.ndarray, m: np.ndarray, mask: np.ndarray | None) -> 
     return OutboxBlock(name, g, m, mask, weight)
 
 
-def _block_ssim(block: OutboxBlock, tau: int) -> tuple[float, int]:
+def _block_ssim(block: OutboxBlock, tau: int, perceptual: PerceptualColour | None = None) -> tuple[float, int]:
     """(SSIM x (1 - colour penalty), weight) of one out-of-box block."""
     if not block.present:
         return 0.0, block.weight
@@ -149,7 +152,7 @@ def _block_ssim(block: OutboxBlock, tau: int) -> tuple[float, int]:
         return same, int(full.sum())
     value = masked_ssim(g, m, full)
     value = 0.0 if value is None else max(0.0, value)
-    return value * (1.0 - color_penalty(g, m, full, tau)), int(full.sum())
+    return value * (1.0 - color_penalty(g, m, full, tau, perceptual=perceptual)), int(full.sum())
 
 
 def outbox_blocks(golden: np.ndarray, model: np.ndarray, golden_box: list[float],
@@ -176,10 +179,10 @@ def outbox_blocks(golden: np.ndarray, model: np.ndarray, golden_box: list[float]
 
 
 def macro_outbox(golden: np.ndarray, model: np.ndarray, golden_box: list[float], model_box: list[float] | None,
-                 tau: int = 0) -> float:
+                 tau: int = 0, *, perceptual: PerceptualColour | None = None) -> float:
     """Macro S_outbox by structural similarity (the reference and fallback of §3.5): area-weighted mean of
     each block's SSIM x (1 - colour penalty)."""
-    scored = [_block_ssim(block, tau) for block in outbox_blocks(golden, model, golden_box, model_box)]
+    scored = [_block_ssim(block, tau, perceptual) for block in outbox_blocks(golden, model, golden_box, model_box)]
     total = sum(w for _, w in scored)
     if total == 0:
         return 1.0

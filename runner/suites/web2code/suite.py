@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,8 +29,10 @@ from runner.run import progress
 from runner.browser.launch import BrowserPool
 from runner.metrics.basic import basic_summary
 from runner.turns.evidence_folder import EvidenceFolder
-from runner.suites.web2code.image import RUBRIC_DIMENSIONS, final_score, load_rgb, png_bytes
-from runner.models.base import GenerationRequest
+from runner.suites.web2code.image import (
+    JND_DELTA_E, REFLOW_TOLERANCE_PX, RUBRIC_DIMENSIONS, PerceptualColour, final_score, load_rgb, png_bytes,
+)
+from runner.models.base import GenerationRequest, ModelResponse
 from runner.models.fitting import fit_for_model
 from runner.turns.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
 from runner.judges.base import Judge, JudgeInput
@@ -60,6 +63,12 @@ class Web2CodeSuiteSettings(SuiteSettings):
     tau: int = Field(0, ge=0, le=254)  # eq. 9 footprint threshold (and eq. 7's per-pixel threshold)
     # eq. 11 as written (every pixel of Ω̄), or only pixels whose SSIM window lies wholly outside Ω.
     outbox_mask: Literal["eq11", "guard_band"] = "eq11"
+    # S_outbox's colour penalty (§3.5 gives no formula; image.py): "perceptual" counts visible recolouring only
+    # (CIE76 ΔE*ab over color_delta_e, reflow of up to color_shift_px tolerated); "any_pixel" counts every pixel
+    # that differs by more than tau (the earlier reading).
+    color_penalty: Literal["perceptual", "any_pixel"] = "perceptual"
+    color_delta_e: float = Field(JND_DELTA_E, ge=0)  # the just-noticeable difference (Mahy et al. 1994)
+    color_shift_px: int = Field(REFLOW_TOLERANCE_PX, ge=0, le=8)
     # Macro S_outbox: the judge block by block, region masked, SSIM the reference and fallback (§3.5); or SSIM only.
     macro_outbox: Literal["judge", "ssim"] = "judge"
     # Golden pages that run scripts are frozen (freeze.py); their application/ld+json blocks kept or dropped.
@@ -78,8 +87,17 @@ class Web2CodeSuiteSettings(SuiteSettings):
 class Web2CodeSuite(SuiteBase):
     """Renders (trajectories, observations, scoring material) use the browsers of the suite's context."""
 
+    @property
+    def perceptual_colour(self) -> PerceptualColour | None:
+        """What S_outbox's colour penalty counts (suite.color_penalty); None: any pixel over tau."""
+        s = self.settings
+        if s.color_penalty == "any_pixel":
+            return None
+        return PerceptualColour(delta_e=s.color_delta_e, shift_px=s.color_shift_px)
+
     artifact_kind: ArtifactKind = "static"
     prompt_version = observation.PROMPT_VERSION  # recorded in lineage.json
+    paper_tasks = 102  # MT-Web2Code, abstract: "102 tasks spanning 16 vertical domains"
     reads_page_files = False  # scoring and observations render the page themselves (prepare_judging, _observe)
 
     def __init__(self, settings: Web2CodeSuiteSettings, *, project_root: Path, track: str) -> None:
@@ -132,6 +150,10 @@ class Web2CodeSuite(SuiteBase):
         return path if path.is_absolute() else self.project_root / path
 
     @property
+    def task_source(self) -> Path:
+        return self._path(self.settings.pages_path)
+
+    @property
     def cache_root(self) -> Path:
         return self._path(self.settings.cache_dir)
 
@@ -146,6 +168,34 @@ class Web2CodeSuite(SuiteBase):
         if self.track != "macro":
             return {}
         return {rubric.RegionRubric.name: rubric.RegionRubric.version, rubric.OutboxRubric.name: rubric.OutboxRubric.version}
+
+    # -- plan ---------------------------------------------------------------------------------------
+
+    async def planned_tasks(self) -> list[Task]:
+        """Stand-ins of the tasks load_tasks would select (one per page and mode, `turns` turns each), found
+        without generating trajectories in a browser; a page that yields no trajectory is still counted."""
+        modes = ["chain", "independent"] if self.settings.mode == "both" else [self.settings.mode]
+        dirs = self.page_dirs()
+        if self.settings.task_ids:
+            wanted = {i.split(".")[0] for i in self.settings.task_ids}
+            dirs = [d for d in dirs if d.name in wanted] or dirs
+        turns = self.params().turns
+        stand_ins = [Task(id=self._task_id(d.name, mode, single=len(modes) == 1), suite=self.track, sub_suite=mode,
+                          title=d.name, turns=[TurnSpec(index=j, prompt="") for j in range(1, turns + 1)])
+                     for d in dirs for mode in modes]
+        return select_tasks(stand_ins, self.settings)
+
+    def call_bounds(self, tasks: list[Task], per_use: Mapping[str, int]) -> dict[str, int | None]:
+        """One generator call per slot; macro: the eq. 8 rubric and the block-by-block S_outbox (§3.5), each
+        asked at most rubric.ATTEMPTS times per slot, and with captions (§5.1) one caption per turn."""
+        bounds = super().call_bounds(tasks, per_use)
+        slots = sum(len(task.turns) for task in tasks)
+        if self.uses_judge and "judge" in per_use:
+            asks = 2 if self.settings.macro_outbox == "judge" else 1
+            bounds["judge"] = slots * asks * rubric.ATTEMPTS
+        if "caption" in self.required_roles:
+            bounds["caption"] = slots
+        return bounds
 
     # -- tasks --------------------------------------------------------------------------------------
 
@@ -254,7 +304,9 @@ class Web2CodeSuite(SuiteBase):
 
     async def _captions(self, traj: Trajectory) -> None:
         """§5.1 ablation: one caption per golden crop, by the run's caption role, cached beside the trajectory
-        (keyed by the model's name and the crop: conf/model names one configuration each)."""
+        (keyed by the model's name and the crop: conf/model names one configuration each). A caption that came
+        back empty or cut at the output cap is named beside it (`.call.json`: what the model wrote, how it ended),
+        and each slot that shows it keeps that record in its failed_calls.jsonl (`prepare_judging`)."""
         model = self.context.roles.get("caption")
         if model is None:
             raise ValueError("suite.caption=true: the run's context holds no `caption` model role (roles.caption)")
@@ -272,8 +324,14 @@ class Web2CodeSuite(SuiteBase):
                 response = await model.generate(GenerationRequest(task_id=f"caption:{traj.page}", turn=t,
                                                                   messages=fitted.messages))
                 path.parent.mkdir(parents=True, exist_ok=True)
+                if response.cut or not response.text.strip():
+                    write_json_atomic(path.with_suffix(".call.json"), caption_call_record(response, model.name,
+                                                                                         traj.page, t))
                 path.write_text(response.text.strip())
             step["region"]["caption"] = path.read_text()
+            call = path.with_suffix(".call.json")
+            if call.is_file():
+                step["region"]["caption_call"] = json.loads(call.read_text())
 
     def trajectory(self, task: Task) -> Trajectory:
         return self._trajectories[task.id]
@@ -353,6 +411,9 @@ class Web2CodeSuite(SuiteBase):
             locators += [target["locator_after"] for target in self._targets(traj, t - 1)]
         png_path, located = await self._observe(traj, dict(files), locators)
         folder = EvidenceFolder(Path(out_dir))
+        region = self._targets(traj, t)[0] if self.track == "macro" else None
+        if region is not None and self.settings.caption and region.get("caption_call"):
+            folder.append_failed_call(region["caption_call"], judging=False)  # the caption this slot was shown
         folder.write_bytes(folder.RENDER_MODEL, png_path.read_bytes())
         input_path = self._inputs.get((task.id, turn.index), traj.render_path(t))
         folder.write_bytes(folder.RENDER_INPUT, input_path.read_bytes())
@@ -381,7 +442,8 @@ class Web2CodeSuite(SuiteBase):
         if self.track == "micro":
             input_img = await asyncio.to_thread(load_rgb, out / frozen["input_render"])
             result = await asyncio.to_thread(scoring.score_micro, golden_img, input_img, model_img, targets,
-                                             self.settings.tau, outbox_mask=self.settings.outbox_mask)
+                                             self.settings.tau, outbox_mask=self.settings.outbox_mask,
+                                             perceptual=self.perceptual_colour)
             return self._verdict(judge_name, result["s_inbox"], result["s_outbox"], result["dimensions"],
                                  result["overall"], method="pixel",
                                  extra={"footprint_px": float(result["footprint_px"])},
@@ -398,7 +460,7 @@ class Web2CodeSuite(SuiteBase):
         model_crop = scoring.crop(model_img, model_box)
         outbox = await rubric.score_macro_outbox(
             judge, golden_img, model_img, golden_box, model_box if model_crop is not None else None, self.settings.tau,
-            use_judge=self.settings.macro_outbox == "judge", out_dir=folder.path)
+            use_judge=self.settings.macro_outbox == "judge", out_dir=folder.path, perceptual=self.perceptual_colour)
         s_out = outbox["s_outbox"]
         outbox_scores = {"s_outbox_ssim": float(outbox["s_outbox_ssim"])}
         outbox_raw = {"outbox": outbox}
@@ -444,7 +506,12 @@ class Web2CodeSuite(SuiteBase):
     # -- summary ------------------------------------------------------------------------------------
 
     def summarize(self, records: list[TurnRecord], tasks: list[Task]) -> dict[str, Any]:
-        return summarize_web2code(records, tasks, track=self.track, skipped=self.skipped)
+        summary = summarize_web2code(records, tasks, track=self.track, skipped=self.skipped)
+        s = self.settings
+        # What S_outbox's colour penalty counted (§3.5 gives no formula): every number says what it measured.
+        summary["color_penalty"] = ({"mode": "perceptual", "delta_e": s.color_delta_e, "shift_px": s.color_shift_px}
+                                    if s.color_penalty == "perceptual" else {"mode": "any_pixel", "tau": s.tau})
+        return summary
 
     def turn_reward(self, record: TurnRecord) -> float | None:
         """The turn's score of eq. 12 (§3.6: dense per-turn scores as training signals); an unscored slot
@@ -530,3 +597,21 @@ def micro_suite(settings: Web2CodeSuiteSettings, *, project_root: Path) -> Web2C
 
 MACRO_ENTRY = (Web2CodeSuiteSettings, macro_suite)
 MICRO_ENTRY = (Web2CodeSuiteSettings, micro_suite)
+
+
+def caption_call_record(response: ModelResponse, model: str, page: str, step: int) -> dict[str, Any]:
+    """A caption call that gave no usable caption (empty, or cut at the output cap), as the failed-call records of
+    runner/models/structured.py keep them: what the model wrote and how it ended."""
+    cut = response.cut_record()
+    attempt: dict[str, Any] = {"attempt": 1, "text": response.text, "chars": len(response.text),
+                               "finish_reason": response.finish_reason, "usage": dict(response.usage),
+                               "max_tokens": response.max_tokens, "cut": cut,
+                               "error": "cut at the output cap" if cut else "empty caption"}
+    if response.reasoning:
+        attempt["reasoning"] = response.reasoning
+    record: dict[str, Any] = {"role": "caption", "model": model, "task_id": f"caption:{page}", "step": step,
+                              "outcome": "truncated" if cut else "empty", "error": attempt["error"],
+                              "attempts": [attempt]}
+    if cut:
+        record["cut"] = cut
+    return record

@@ -1,6 +1,7 @@
-"""WebGen-Bench's `test.jsonl`: one website task per line, with its `ui_instruct` test cases.
+"""WebGen-Bench's `test.jsonl`: one website task per line, with its `ui_instruct` test cases; or the same rows as
+the dataset's test parquet on the Hugging Face hub (`data/test-00000-of-00001.parquet` of luzimu/WebGen-Bench).
 
-Each line is validated by a pydantic model; a bad line is refused with the file, the line number and the field.
+Each line (row) is validated by a pydantic model; a bad one is refused with the file, its number and the field.
 One task becomes one single-turn Task: the instruction is the turn's prompt, and each test case is a private
 Requirement (`tc1`, `tc2`, ...) with its category kept in `turn.extra["test_cases"]`.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -73,21 +75,47 @@ def to_task(row: WebGenTask, *, source: Path) -> Task:
                 extra={"subcategories": row.category.subcategories})
 
 
-def load_webgen_tasks(path: Path) -> list[Task]:
-    """All tasks of a test.jsonl file (blank lines skipped); ids must be unique."""
+def _rows(path: Path) -> list[tuple[int, Any]]:
+    """(number, row) of a test.jsonl (blank lines skipped) or of a test parquet (nulls dropped)."""
+    if Path(path).suffix == ".parquet":
+        import pyarrow.parquet as parquet
+
+        try:
+            table = parquet.read_table(path)
+        except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+            raise WebGenFormatError(f"{path}: cannot be read as WebGen-Bench's test parquet: {error}") from None
+        return [(number, _without_nulls(row)) for number, row in enumerate(table.to_pylist(), start=1)]
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:
         raise WebGenFormatError(f"{path}: cannot be read as WebGen-Bench test.jsonl: {error}") from None
-    tasks: list[Task] = []
-    seen: set[str] = set()
+    rows = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            row = WebGenTask.model_validate(json.loads(line))
+            rows.append((number, json.loads(line)))
         except json.JSONDecodeError as error:
             raise WebGenFormatError(f"{path}:{number}: not a JSON object: {error}") from None
+    return rows
+
+
+def _without_nulls(value: Any) -> Any:
+    """A parquet row as JSON would give it: a struct field the row leaves empty is absent, not null."""
+    if isinstance(value, dict):
+        return {key: _without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return value
+
+
+def load_webgen_tasks(path: Path) -> list[Task]:
+    """All tasks of a test.jsonl (or test parquet) file; ids must be unique."""
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    for number, raw in _rows(path):
+        try:
+            row = WebGenTask.model_validate(raw)
         except ValidationError as error:
             problems = "; ".join(
                 f"{'.'.join(str(part) for part in item['loc']) or '(line)'}: {item['msg']}" for item in error.errors()

@@ -48,7 +48,7 @@ def case_scores(record: TurnRecord | None, cases: list[dict[str, Any]]) -> dict[
     """Test case id -> score of one slot's record; a missing record or a failed site is a miss (0)."""
     if record is None or record.status in _MISSES:
         return {case["id"]: 0.0 for case in cases}
-    if record.status is not FailureBucket.OK:  # infra, judge_error: the harness failed, not the model
+    if record.status is not FailureBucket.OK:  # infra, judge_error, truncated: the harness or judge failed
         return {case["id"]: None for case in cases}
     return {case["id"]: record.scores.get(f"case:{case['id']}") for case in cases}
 

@@ -10,6 +10,7 @@ answers are frozen into the packet; `judge_turn` turns them into the verdict wit
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ class WebGenSuiteSettings(SuiteSettings):
 class WebGenSuite(SuiteBase):
     name = "webgen"
     prompt_version = PROMPT_VERSION
+    paper_tasks = 101  # WebGen-Bench (Lu et al., 2025), §3: 101 instructions with 647 test cases
     uses_judge = False  # the tester's answers are the grade
 
     def __init__(self, settings: WebGenSuiteSettings, *, project_root: Path) -> None:
@@ -64,6 +66,13 @@ class WebGenSuite(SuiteBase):
     def required_roles(self) -> tuple[str, ...]:
         return (TESTER_ROLE,)
 
+    def role_structured_output(self, role: str) -> str | None:
+        """The tester is the LLM actor: one structured action per step, as its `structured_output` says."""
+        if role != TESTER_ROLE:
+            return None
+        mode = LLMActorSettings.model_validate({**self.settings.tester, "model": {}}).structured_output
+        return mode if mode != "none" else None
+
     def rubric_versions(self) -> dict[str, str]:
         return {"webgen_tester": TESTER_VERSION}
 
@@ -72,11 +81,17 @@ class WebGenSuite(SuiteBase):
         self._tester_model = role.model_dump() if role is not None else {}
         self._turn_timeout_s = float(config.turn_timeout_s)
 
+    @property
+    def task_source(self) -> Path | None:
+        spec = self.settings.tasks_path
+        return None if spec is None else self._tasks_file()
+
     def _tasks_file(self) -> Path:
         spec = self.settings.tasks_path
         if spec is None:
-            raise ValueError("suite.tasks_path: give the path of WebGen-Bench's test.jsonl (suite=webgen has no "
-                             "bundled task set)")
+            raise ValueError("suite.tasks_path: give the path of WebGen-Bench's test.jsonl, or read the pulled test "
+                             "set with suite.task_set=paper (`python -m runner.pull suite=webgen` fetches it; "
+                             "suite=webgen has no bundled task set)")
         path = Path(spec)
         return path if path.is_absolute() else self.project_root / path
 
@@ -102,6 +117,15 @@ class WebGenSuite(SuiteBase):
         return build_webapp_messages(task, turn, episode)
 
     # -- the test cases (execution phase) ---------------------------------------------------------------
+
+    def call_bounds(self, tasks: list[Task], per_use: Mapping[str, int]) -> dict[str, int | None]:
+        """The shared bounds, plus the tester's: every test case one trace of at most max_steps answers (each
+        with its retries)."""
+        bounds = super().call_bounds(tasks, per_use)
+        tester = LLMActorSettings.model_validate({**self.settings.tester, "model": {}})
+        cases = sum(len(turn.extra.get("test_cases") or []) for task in tasks for turn in task.turns)
+        bounds[TESTER_ROLE] = cases * tester.max_steps * tester.max_attempts
+        return bounds
 
     def tester(self) -> LLMActor:
         """The shared LLM actor on the run's tester model (built once; the run owns and closes the model)."""

@@ -70,3 +70,28 @@ def test_snapshot_folder_is_used_and_checked(tmp_path: Path) -> None:
         resolve_snapshot(site, {"city-maps": "maps"}, root=tmp_path)
     (snapshot / "index.html").write_text("<h1>Maps</h1>")
     assert resolve_snapshot(site, {"city-maps": "maps"}, root=tmp_path) == snapshot
+
+
+def test_a_user_writes_scripted_steps_for_benchmark_flows(tmp_path: Path) -> None:
+    from runner.suites.floweval.loaders import add_flow_steps
+
+    steps = tmp_path / "steps.yaml"
+    steps.write_text("recipe-hub:\n  recipe-hub-1:\n    - {action: fill, target: {label: Search}, value: pancake}\n"
+                     "    - {action: dblclick, target: {text: Pancakes}}\n")
+    sites = add_flow_steps(load_webvoyager(FIXTURES / "webvoyager.jsonl"), steps)
+    hub = sites[1]
+    assert [step.action for step in hub.flows[1].steps] == ["fill", "dblclick"]
+    assert hub.flows[0].steps == [] and sites[0].flows[0].steps == []  # flows the file does not name keep none
+
+
+@pytest.mark.parametrize("text, message", [
+    ("nowhere:\n  a: []\n", r"steps\.yaml: nowhere: no such site in the task file"),
+    ("recipe-hub:\n  recipe-hub-9: []\n", r"steps\.yaml: recipe-hub\.recipe-hub-9: no such flow of site 'recipe-hub'"),
+    ("recipe-hub:\n  recipe-hub-1: [{action: tap}]\n", r"steps\.yaml: recipe-hub\.recipe-hub-1\[0\]"),
+])
+def test_a_bad_steps_file_names_the_file_and_the_id(tmp_path: Path, text: str, message: str) -> None:
+    from runner.suites.floweval.loaders import add_flow_steps
+
+    (tmp_path / "steps.yaml").write_text(text)
+    with pytest.raises(TaskFormatError, match=message):
+        add_flow_steps(load_webvoyager(FIXTURES / "webvoyager.jsonl"), tmp_path / "steps.yaml")

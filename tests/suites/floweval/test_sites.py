@@ -18,7 +18,7 @@ from tests.conftest import REPO_ROOT
 
 def _suite(actor: str = "scripted", **options):
     suite = build_suite({"name": "floweval", **options}, project_root=REPO_ROOT)
-    suite.configure_run(SimpleNamespace(actor=SimpleNamespace(kind=actor)))
+    suite.configure_run(SimpleNamespace(actor=SimpleNamespace(kind=actor), model=SimpleNamespace(provider="openai")))
     return suite
 
 
@@ -95,3 +95,86 @@ def test_scripted_actor_cannot_trace_goal_only_flows(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="without scripted steps"):
         asyncio.run(suite.load_tasks())
     assert suite.runs == 1  # deterministic: one run suffices
+
+
+def test_a_snapshot_with_steps_the_user_wrote_is_a_scripted_reference(tmp_path: Path) -> None:
+    snapshot = tmp_path / "s"
+    snapshot.mkdir()
+    (snapshot / "index.html").write_text("<h1>Recipes</h1>")
+    steps = tmp_path / "steps.yaml"
+    steps.write_text("recipe-hub:\n  recipe-hub-0: [{action: click, target: {text: Recipes}}]\n"
+                     "  recipe-hub-1: [{action: hover, target: {text: Recipes}}]\n")
+    suite = _suite(source="webvoyager", tasks_file=str(Path(__file__).parent / "fixtures" / "webvoyager.jsonl"),
+                   task_ids=["recipe-hub"], snapshots={"recipe-hub": str(snapshot)}, flow_steps=str(steps))
+    (task,) = asyncio.run(suite.load_tasks())
+    assert task.extra["reference"]["kind"] == "snapshot"
+    assert [flow["steps"][0]["action"] for flow in task.extra["flows"]] == ["click", "hover"]
+
+
+def _static_site(root: Path, *, static: str = "public", index: bool = True) -> Path:
+    (root / static).mkdir(parents=True)
+    if index:
+        (root / static / "index.html").write_text("<!doctype html><h1>Todos</h1><script src='js/app.js'></script>")
+        (root / static / "js").mkdir()
+        (root / static / "js" / "app.js").write_text("document.title = 'todos';")
+        (root / static / "bg.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
+        (root / static / "readme.md").write_text("# not served to answers")
+    (root / "site.yaml").write_text(f"name: Todos\ndescription: A to-do list.\nstatic: {static}\nflows:\n"
+                                    "  - {id: add, goal: Add one, steps: [{action: dblclick, target: {text: Todos}}]}\n")
+    return root
+
+
+def test_a_static_folder_is_a_reference_site_served_as_it_is(tmp_path: Path) -> None:
+    from runner.suites.floweval.sites import static_assets
+
+    site = load_site(_static_site(tmp_path / "todos"))
+    assert site.static_dir == (tmp_path / "todos" / "public").resolve()
+    assert site.reference == {"kind": "static", "folder": str(site.static_dir)}
+    assert set(site.files) == {"index.html", "js/app.js"}  # what an answer's text can carry
+    assets = static_assets(site.static_dir)
+    assert sorted(p.relative_to(assets).as_posix() for p in assets.rglob("*") if p.is_file()) == ["bg.png",
+                                                                                                   "readme.md"]
+    assert static_assets(site.static_dir) == assets  # made once per content
+
+
+def test_a_static_site_needs_its_index_and_no_sources_beside_it(tmp_path: Path) -> None:
+    with pytest.raises(TaskFormatError, match=r"site\.yaml: static: 'public': no index\.html"):
+        load_site(_static_site(tmp_path / "a", index=False))
+    both = _static_site(tmp_path / "b")
+    (both / "src").mkdir()
+    (both / "src" / "App.jsx").write_text("export default function App() { return null; }")
+    with pytest.raises(TaskFormatError, match="both a static site"):
+        load_site(both)
+
+
+def _todos_suite(tmp_path: Path, provider: str = "oracle", **options):
+    if not (tmp_path / "sites").is_dir():
+        _static_site(tmp_path / "sites" / "todos")
+    suite = build_suite({"name": "floweval", "sites_path": str(tmp_path / "sites"), "repeats": 1, **options},
+                        project_root=REPO_ROOT)
+    suite.configure_run(SimpleNamespace(actor=SimpleNamespace(kind="scripted"), model=SimpleNamespace(provider=provider)))
+    return suite
+
+
+def test_the_oracle_answers_a_static_reference_only_as_a_static_site(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="set suite.artifact=static"):
+        asyncio.run(_todos_suite(tmp_path).load_tasks())
+    suite = _todos_suite(tmp_path, artifact="static")
+    (task,) = asyncio.run(suite.load_tasks())
+    assert task.extra["reference"]["kind"] == "static" and set(task.turns[0].reference_files) == {"index.html",
+                                                                                                  "js/app.js"}
+    assert suite.artifact_kind == "static" and suite.artifact_assets(task, task.turns[0]) is not None
+    assert suite.prompt_version == "floweval-appendix-a-static-v1"
+    system, _ = asyncio.run(suite.messages(task, task.turns[0], EpisodeState()))
+    assert "static site" in system["content"] and "src/App.jsx" not in system["content"]
+    assert "## Common Design Principles" in system["content"]  # App. A's design principles kept
+    # A generator other than the oracle may be run against a static reference in the paper's React setting.
+    (task,) = asyncio.run(_todos_suite(tmp_path / "other", provider="openai").load_tasks())
+    assert _todos_suite(tmp_path / "third", provider="openai").artifact_assets(task, task.turns[0]) is None
+
+
+def test_flow_steps_and_region_options_are_checked() -> None:
+    with pytest.raises(ValueError, match="flow_steps: scripted steps for benchmark sites"):
+        validate_suite_options({"name": "floweval", "flow_steps": "steps.yaml"})
+    settings = validate_suite_options({"name": "floweval"})
+    assert settings.exclude_regions == [] and settings.artifact == "vite"  # the paper's readings by default

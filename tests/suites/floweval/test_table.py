@@ -275,3 +275,46 @@ def test_a_rated_pair_is_decided_on_the_two_sites_the_person_saw(tmp_path: Path)
                                       site_a=site("m2", 1), site_b=site("m2", 3))])
     with pytest.raises(ConfigError, match=r"labels.jsonl:1: site_a '.*five-m2::p1::1' is no slot of model 'm1'"):
         read_human_labels(path, outputs)
+
+
+def test_completion_stands_beside_the_metrics_and_names_traces_that_stopped(tmp_path: Path, capsys) -> None:
+    """Slots with completion (scripted flows): m1 completes everything; one of m2's two p1 slots stopped short."""
+    completion = {("m1", "p1", 1): (1.0, []), ("m1", "p2", 1): (1.0, []), ("m2", "p1", 1): (0.5, ["edit"]),
+                  ("m2", "p1", 2): (1.0, []), ("m2", "p2", 1): (1.0, []), ("m3", "p1", 1): (0.75, ["a", "b"]),
+                  ("m3", "p2", 1): (1.0, [])}
+    dirs = []
+    for model, slots in RUNS.items():
+        directory = RunDirectory(tmp_path / f"run-{model}")
+        for (prompt, turn), scores in slots.items():
+            verdict = None
+            if scores is not None:
+                value, stopped = completion[(model, prompt, turn)]
+                verdict = Verdict(judge="floweval", passed=None, scores={**scores, "completion": value},
+                                  raw={"completion": {"mean": value, "incomplete": stopped}})
+            directory.append(TurnRecord(task_id=prompt, suite="floweval", turn=turn, passed=None, verdict=verdict,
+                                        status=FailureBucket.OK if verdict else FailureBucket.BUILD_FAILED, model=model))
+        dirs.append(tmp_path / f"run-{model}")
+    outputs = load_outputs(dirs)
+    table = build_table(outputs, read_human_labels(_labels(tmp_path / "labels.jsonl"), outputs), ratings="online_elo")
+    assert table.completion["m1"].mean == 1.0 and table.completion["m1"].incomplete == 0
+    assert (table.completion["m2"].mean, table.completion["m2"].slots, table.completion["m2"].incomplete) == \
+        (pytest.approx(2.5 / 3), 3, 1)
+    assert table.completion["m3"].incomplete == 1 and "m4" not in table.completion  # m4's site did not build
+    # The metrics' own columns are unchanged by completion (the paper's metrics, as defined).
+    assert [c.name for c in table.metrics] == ["dtw", "ebleu", "wmd"]
+    medians = {row.name: row for row in table.medians}
+    assert medians["completion"].direction == "higher"
+    assert medians["completion"].median == pytest.approx({"m1": 1.0, "m2": 1.0, "m3": 0.875})
+    out = tmp_path / "table.json"
+    assert main([*map(str, dirs), "--labels", str(tmp_path / "labels.jsonl"), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    row = next(line for line in printed.splitlines() if line.startswith("m2 "))
+    assert row.rstrip().endswith("0.83 (1/3 incomplete)"), row
+    assert "Completion (higher better)" in printed
+    assert json.loads(out.read_text())["completion"]["m2"]["incomplete"] == 1
+
+
+def test_runs_without_completion_print_the_paper_table_alone(table) -> None:
+    from runner.suites.floweval.table import render
+
+    assert table.completion == {} and "Completion" not in render(table)

@@ -291,3 +291,84 @@ def test_differing_box_is_the_bounding_box_of_the_differing_pixels():
             b[y, x, y % 3] ^= 1
         ys, xs = np.nonzero((a != b).any(axis=2))
         assert im._differing_box(a, b) == (ys.min(), ys.max() + 1, xs.min(), xs.max() + 1)
+
+
+# --- the perceptual colour penalty (the default) and the earlier any-pixel reading ---------------------------------
+
+from skimage.color import deltaE_cie76, rgb2lab  # noqa: E402
+
+PERCEPTUAL = im.PerceptualColour()
+
+
+def _text_page(height: int = 120, width: int = 160) -> np.ndarray:
+    """Dark glyph-like strokes on a light page (edges everywhere a 1-px move would change)."""
+    page = np.full((height, width, 3), 250, np.uint8)
+    for row in range(10, height - 10, 12):
+        for col in range(8, width - 8, 9):
+            page[row : row + 7, col : col + 2] = (30, 30, 60)
+            page[row + 6 : row + 7, col : col + 6] = (30, 30, 60)
+    return page
+
+
+def test_a_recolour_below_the_just_noticeable_difference_is_not_penalised():
+    g = np.full((80, 100, 3), 240, np.uint8)
+    g[:, 50:] = (200, 210, 230)  # light colours: +4 per channel is about 1.5 dE*ab
+    m = g.copy()
+    m[:, 50:] += 4
+    region = np.ones(g.shape[:2], bool)
+    delta = deltaE_cie76(rgb2lab(g[0, 60] / 255.0), rgb2lab(m[0, 60] / 255.0))
+    assert delta < im.JND_DELTA_E
+    assert im.color_penalty(g, m, region) == pytest.approx(0.5)  # the earlier reading counts every pixel
+    assert im.color_penalty(g, m, region, perceptual=PERCEPTUAL) == 0.0
+
+
+def test_a_visible_recolour_is_penalised_by_both_readings():
+    g = np.full((80, 100, 3), 240, np.uint8)
+    g[:, 50:] = (40, 90, 160)
+    m = g.copy()
+    m[:, 50:] = (60, 110, 180)  # about 8 dE*ab
+    region = np.ones(g.shape[:2], bool)
+    assert im.color_penalty(g, m, region, perceptual=PERCEPTUAL) == pytest.approx(0.5)
+    assert im.color_penalty(g, m, region) == pytest.approx(0.5)
+    # just over the threshold counts, just under does not
+    just = im.PerceptualColour(delta_e=float(deltaE_cie76(rgb2lab(g[0, 60] / 255.0), rgb2lab(m[0, 60] / 255.0))))
+    assert im.color_penalty(g, m, region, perceptual=im.PerceptualColour(delta_e=just.delta_e - 0.01)) == 0.5
+    assert im.color_penalty(g, m, region, perceptual=im.PerceptualColour(delta_e=just.delta_e + 0.01)) == 0.0
+
+
+@pytest.mark.parametrize("dy, dx", [(1, 0), (0, 1), (1, 1), (-1, 0)])
+def test_a_one_pixel_reflow_is_not_a_recolouring(dy: int, dx: int):
+    g = _text_page()
+    m = np.full_like(g, 250)
+    m[max(dy, 0) : g.shape[0] + min(dy, 0), max(dx, 0) : g.shape[1] + min(dx, 0)] = \
+        g[max(-dy, 0) : g.shape[0] - max(dy, 0), max(-dx, 0) : g.shape[1] - max(dx, 0)]
+    region = np.ones(g.shape[:2], bool)
+    assert im.color_penalty(g, m, region) > 0.05  # the earlier reading: every moved edge pixel
+    assert im.color_penalty(g, m, region, perceptual=PERCEPTUAL) == 0.0
+    # a two-pixel move is more than the tolerance: counted again
+    moved = np.full_like(g, 250)
+    moved[2:] = g[:-2]
+    assert im.color_penalty(g, moved, region, perceptual=PERCEPTUAL) > 0.05
+    assert im.color_penalty(g, moved, region, perceptual=im.PerceptualColour(shift_px=2)) == 0.0
+
+
+def test_content_added_on_a_blank_area_is_seen_from_either_side():
+    g = np.full((60, 60, 3), 255, np.uint8)
+    m = g.copy()
+    m[20:40, 20:40] = (0, 0, 0)  # a new black block: each of its pixels has white (golden) neighbours at its edge
+    region = np.ones(g.shape[:2], bool)
+    assert im.color_penalty(g, m, region, perceptual=PERCEPTUAL) == pytest.approx(400 / 3600)
+
+
+def test_outbox_scores_keep_both_readings_apart():
+    g = _text_page()
+    b = g.copy()
+    b[10:30, 10:40] = 0
+    m = np.full_like(g, 250)
+    m[1:] = g[:-1]
+    m[10:30, 10:40] = g[10:30, 10:40]
+    old = im.outbox_score(g, b, m)
+    new = im.outbox_score(g, b, m, perceptual=PERCEPTUAL)
+    ssim_only = im.masked_ssim(g, m, ~im.diff_footprint(g, b))
+    assert new == pytest.approx(ssim_only) and old < new  # SSIM still sees the move; the penalty no longer doubles it
+    assert im.micro_turn_score(g, b, m, perceptual=PERCEPTUAL)["s_outbox"] == pytest.approx(new)

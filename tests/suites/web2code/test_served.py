@@ -1,7 +1,7 @@
 """MT-Web2Code macro (regional reconstruction, §3.3) with every model role served for real: the judge
 (`judge=qwen2.5-vl-7b`: eq. 8's rubric in the box and the §3.5 out-of-box judge block by block) and the §5.1
 caption model (`suite.caption=true +model@roles.caption=qwen2.5-vl-7b`), on the vLLM server (CPU build) that the
-run starts, on the tiny random vision-language model, with the shipped configs' server arguments (4 images per
+run starts, on a tiny random vision-language model, with the shipped configs' server arguments (4 images per
 prompt): the two configs name the same weights and flags, so the roles share one server (runner/run/roles.py). The generator is the oracle. Micro is scored on pixels and needs no judge.
 
 One page, two turns: every slot is scored from the served judge's schema-constrained answers, and the caption
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.turns.evidence_folder import EvidenceFolder
 from tests.support.served_runs import assert_completed, run_served
 from tests.support.tiny_models import NO_VLLM_REASON, READY_TIMEOUT_S, VLLM_PYTHON, served_overrides, tiny_model_dir
 
@@ -23,7 +24,9 @@ pytestmark = [pytest.mark.vllm, pytest.mark.served, pytest.mark.slow, pytest.mar
 
 @pytest.mark.timeout(READY_TIMEOUT_S * 2 + 1800)
 def test_macro_with_served_judge_and_served_caption_model(tmp_path: Path) -> None:
-    model_dir = tiny_model_dir("vlm")
+    """On the Unigram tiny VLM (MT-Web2Code Table 3's preset runs on the BPE one), whose free-text answer is empty
+    (it ends its text at once): each slot's evidence names the empty caption it was shown, with what came back."""
+    model_dir = tiny_model_dir("vlm-unigram")
     run = run_served(["suite=macro", "model=oracle", "judge=qwen2.5-vl-7b", "suite.caption=true",
                       "+model@roles.caption=qwen2.5-vl-7b", "suite.limit=1", "suite.turns=2",
                       f"suite.cache_dir={tmp_path / 'cache'}", *served_overrides("judge.options.model", model_dir),
@@ -38,3 +41,6 @@ def test_macro_with_served_judge_and_served_caption_model(tmp_path: Path) -> Non
         # In the box eq. 8's rubric, out of it §3.5's block ratings: both the served judge's, no SSIM fallback.
         assert verdict["summary"].startswith("[rubric]"), verdict["summary"]
         assert verdict["raw"]["outbox"]["method"] == "judge", verdict["raw"]["outbox"]["note"]
+        calls = EvidenceFolder(run.run_dir / record["evidence_dir"]).read_failed_calls(judging=False)
+        assert [(call["role"], call["outcome"]) for call in calls] == [("caption", "empty")], calls
+        assert calls[0]["attempts"][0]["finish_reason"] == "stop" and calls[0]["attempts"][0]["text"] == ""

@@ -1,5 +1,5 @@
 """MT-Web2Code opens no browser of its own: trajectories, observations and scoring renders use the run's
-browsers, so a whole run launches exactly `concurrency.browsers` of them."""
+browsers, so a whole run launches at most `concurrency.browsers` of them (each when a visit first needs it)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("browsers", [1, 2])
-def test_a_micro_run_launches_exactly_its_configured_browsers(tmp_path: Path, browsers: int) -> None:
+def test_a_micro_run_launches_no_more_than_its_configured_browsers(tmp_path: Path, browsers: int) -> None:
     pages = write_two_pages(tmp_path / "pages")
     raw = compose_config(["suite=micro", "model=oracle", "tracking=off", "actor=none", f"suite.pages_path={pages}",
                           "suite.turns=2", f"suite.cache_dir={tmp_path / 'cache'}",  # fresh: trajectories render
@@ -29,7 +29,7 @@ def test_a_micro_run_launches_exactly_its_configured_browsers(tmp_path: Path, br
     config = validate_config(raw)
     before = BrowserPool.launched_in_process
     asyncio.run(run_experiment(config, tmp_path / "run"))
-    assert BrowserPool.launched_in_process - before == browsers
+    assert 1 <= BrowserPool.launched_in_process - before <= browsers
     records = [json.loads(line) for line in (tmp_path / "run" / "turns.jsonl").read_text().splitlines()]
     assert len(records) == 4 and all(r["scores"]["score"] == pytest.approx(1.0) for r in records)
     rounds = json.loads((tmp_path / "run" / records[0]["evidence_dir"] / "generation.json").read_text())

@@ -20,3 +20,18 @@ def test_runtime_error_slot_contributes_no_score():
     assert summary["web2code"]["table3"]["overall"]["scored_turns"] == 1
     assert summary["web2code"]["per_task"]["page-1"]["turn_scores"] == [0.8, None]
     assert slot_scores(records[1]) == {}
+
+
+def test_the_colour_penalty_is_perceptual_by_default_and_the_summary_says_which_was_used():
+    from runner.suites.registry import build_suite
+    from runner.suites.web2code.image import JND_DELTA_E, PerceptualColour
+    from tests.conftest import REPO_ROOT
+
+    task = Task(id="page-1", suite="micro", sub_suite="chain", turns=[TurnSpec(index=1, prompt="a")])
+    records = [_record(1, FailureBucket.OK, 0.8)]
+    suite = build_suite({"name": "micro"}, project_root=REPO_ROOT)
+    assert suite.perceptual_colour == PerceptualColour(delta_e=JND_DELTA_E, shift_px=1)
+    assert suite.summarize(records, [task])["color_penalty"] == {"mode": "perceptual", "delta_e": 2.3, "shift_px": 1}
+    earlier = build_suite({"name": "micro", "color_penalty": "any_pixel"}, project_root=REPO_ROOT)
+    assert earlier.perceptual_colour is None
+    assert earlier.summarize(records, [task])["color_penalty"] == {"mode": "any_pixel", "tau": 0}

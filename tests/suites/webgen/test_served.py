@@ -49,7 +49,9 @@ def _tasks_file(path: Path) -> Path:
 def test_webgen_test_cases_run_by_the_served_tester(tmp_path: Path) -> None:
     run = run_served(["suite=webgen", f"suite.tasks_path={_tasks_file(tmp_path / 'test.jsonl')}", "model=identity",
                       "+model@roles.tester=qwen2.5-vl-7b", "actor=none", "suite.tester.max_steps=3",
-                      *served_overrides("roles.tester", tiny_model_dir("vlm"))], tmp_path / "run", timeout_s=1800)
+                      # the Unigram tiny VLM: the BPE one serves the actor path in the other presets' turns
+                      *served_overrides("roles.tester", tiny_model_dir("vlm-unigram"))], tmp_path / "run",
+                     timeout_s=1800)
     assert_completed(run, requested=1, servers=["qwen2.5-vl-7b"], listed=("tester",))
     record = run.records[0]
     assert record["status"] == "ok", record["error"]
