@@ -170,6 +170,17 @@ def match_route(pattern: str, path: str) -> dict[str, str] | None:
     return dict(matched.groupdict()) if matched else None
 
 
+def gather_tool_call_deltas(calls: dict[int, dict[str, str]], delta: dict[str, Any]) -> None:
+    """Adds a chunk's tool-call deltas to `calls` (chunk index -> id, name, arguments so far): a streaming server
+    sends a call's id and name once and its arguments in pieces."""
+    for call in delta.get("tool_calls") or []:
+        slot = calls.setdefault(int(call.get("index", len(calls))), {"id": "", "name": "", "arguments": ""})
+        function = call.get("function") or {}
+        slot["id"] = slot["id"] or str(call.get("id") or "")
+        slot["name"] = slot["name"] or str(function.get("name") or "")
+        slot["arguments"] += str(function.get("arguments") or "")
+
+
 def completion_chunks(completion: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """A whole `chat.completion` as the `chat.completion.chunk`s a streaming server sends for it: the role, the
     text, each tool call (its id, name and whole arguments in one delta), the finish reason, then a last chunk

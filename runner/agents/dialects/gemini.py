@@ -29,7 +29,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runner.agents.dialects.base import ChatRequest, DialectBase, DialectError, ErrorKind, RouteMatch, SseEvent
+from runner.agents.dialects.base import (
+    ChatRequest, DialectBase, DialectError, ErrorKind, RouteMatch, SseEvent, gather_tool_call_deltas,
+)
 
 __all__ = ["DIALECT", "GenerateContent"]
 
@@ -321,13 +323,7 @@ class _CandidateStream:
             content = delta.get("content")
             if isinstance(content, str) and content:
                 events.append(self._response([{"text": content}]))
-            for call in delta.get("tool_calls") or []:
-                slot = self.calls.setdefault(int(call.get("index", len(self.calls))),
-                                             {"id": "", "name": "", "arguments": ""})
-                function = call.get("function") or {}
-                slot["id"] = slot["id"] or str(call.get("id") or "")
-                slot["name"] = slot["name"] or str(function.get("name") or "")
-                slot["arguments"] += str(function.get("arguments") or "")
+            gather_tool_call_deltas(self.calls, delta)
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
         return events
