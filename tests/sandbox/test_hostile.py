@@ -182,7 +182,10 @@ def corpus_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
             "model=local-openai", f"model.base_url={server.base_url}", "model.api_key_env=GENUI_TEST_SECRET",
             "model.cache=false", "suite=smoke", f"suite.tasks_path={tasks}", "suite.web_template=floweval", "actor=probe", "judge=rules",
             f"tracking.uri=sqlite:///{store}/mlflow.db", f"tracking.artifact_root={store}/artifacts",
-            f"hydra.run.dir={run_dir}", *sandbox,
+            f"hydra.run.dir={run_dir}",
+            # Sixty pages at once on two cores beside the rest of the suite: the 400,000 px page once took over the
+            # default 15 s to load in the browser container. A hang is still a hang at 30 s.
+            "browser.nav_timeout_ms=30000", *sandbox,
         ), cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=1800)
         seconds = time.monotonic() - started
         time.sleep(0.5)  # anything still in flight to the listeners arrives now
