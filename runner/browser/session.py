@@ -127,6 +127,7 @@ _MAX_CONSOLE_ENTRIES = 2000
 _MAX_CONSOLE_BYTES = 512 * 1024
 _TWO_FRAMES_JS = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
 _MAX_REPORTS = 500  # CSP / WebRTC reports, dialogs and popups kept per session
+_PAGE_GONE = re.compile(r"Target page, context or browser has been closed|Target crashed|Page crashed", re.I)
 _MAX_NETWORK_ENTRIES = 5000
 
 # Why a WebRTC peer's traffic went nowhere, by what keeps the browser's own traffic in (BrowserPool.network_boundary):
@@ -621,6 +622,13 @@ class PageSession:
                                          "(browser busy or gone)") from None
         except PlaywrightTimeoutError:
             self.note_unresponsive(f"a load did not finish within {self.nav_timeout_ms} ms")
+            raise
+        except PlaywrightError as error:
+            # The page gone under a load (its renderer crashed or was closed, e.g. over its memory cap) is the
+            # page's runtime failure wherever in the visit it happens, not a check the artifact failed; a browser
+            # that died is still infra (the engine asks the browser itself afterwards).
+            if self.page.is_closed() or _PAGE_GONE.search(str(error)):
+                self.note_unresponsive(f"the page was closed or crashed during a load: {str(error).splitlines()[0]}")
             raise
         self.response_status = response.status if response is not None else None
         if self._first_loaded_at is None:

@@ -6,6 +6,7 @@ import asyncio
 
 import numpy as np
 import pytest
+from playwright.async_api import Error as PlaywrightError
 
 from runner.browser.launch import BrowserPool
 from runner.browser.session import origin_of
@@ -546,3 +547,23 @@ def test_the_first_load_is_watched_long_enough_to_see_a_page_leave_or_hang(site,
     assert watched[0][0] == "http://127.0.0.1:9/away" and 0.2 < watched[2] < 1.0  # (then the refusal's error page)
     assert hung[1] == ["a read of the page got no answer within 2000 ms"]
     assert quick[2] < 0.05  # the load's settle window was longer than 100 ms already
+
+
+def test_a_page_gone_under_a_load_is_the_page_not_answering(site, browser_settings) -> None:
+    """A reload that finds the page crashed or closed (a renderer over its memory cap) is the page's runtime
+    failure, noted like a load past its deadline, not a failed check of a page that worked."""
+    url = site.add("/plain", "<!doctype html><p>x</p>")
+
+    async def main() -> tuple[str, list[str]]:
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                assert session.unresponsive == []
+                await session.page.close()
+                with pytest.raises(PlaywrightError) as raised:
+                    await session.goto()
+                return str(raised.value), list(session.unresponsive)
+
+    error, unresponsive = asyncio.run(main())
+    assert "closed" in error
+    assert len(unresponsive) == 1 and unresponsive[0].startswith("the page was closed or crashed during a load")
