@@ -29,7 +29,7 @@ import json
 from typing import Any
 
 from runner.agents.dialects.base import (
-    ChatRequest, DialectBase, DialectError, ErrorKind, RouteMatch, SseEvent, gather_tool_call_deltas,
+    ChatRequest, DialectBase, DialectError, ErrorKind, RouteMatch, SseEvent, gather_tool_call_deltas, listed_tools,
 )
 from runner.agents.system_prompt import leading_system_joined
 
@@ -165,13 +165,8 @@ def _messages(body: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
 
 
 def _tools(body: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
-    tools = body.get("tools") or []
-    if not isinstance(tools, list):
-        raise DialectError("'tools' must be a list of tools")
     chat: list[dict[str, Any]] = []
-    for index, tool in enumerate(tools):
-        if not isinstance(tool, dict):
-            raise DialectError(f"tools[{index}] must be an object")
+    for index, tool in listed_tools(body):
         kind = tool.get("type")
         name = tool.get("name")
         if kind not in (None, "custom"):

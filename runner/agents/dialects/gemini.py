@@ -30,7 +30,7 @@ import json
 from typing import Any
 
 from runner.agents.dialects.base import (
-    ChatRequest, DialectBase, DialectError, ErrorKind, RouteMatch, SseEvent, gather_tool_call_deltas,
+    ChatRequest, DialectBase, DialectError, ErrorKind, RouteMatch, SseEvent, gather_tool_call_deltas, listed_tools,
 )
 
 __all__ = ["DIALECT", "GenerateContent"]
@@ -203,13 +203,8 @@ def _messages(body: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
 
 
 def _tools(body: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
-    tools = body.get("tools") or []
-    if not isinstance(tools, list):
-        raise DialectError("'tools' must be a list of tools")
     chat: list[dict[str, Any]] = []
-    for index, tool in enumerate(tools):
-        if not isinstance(tool, dict):
-            raise DialectError(f"tools[{index}] must be an object")
+    for index, tool in listed_tools(body):
         declarations = tool.get("functionDeclarations", tool.get("function_declarations"))
         for other in sorted(set(tool) - {"functionDeclarations", "function_declarations"}):
             notes.append(f"tools[{index}].{other}: not offered to the model (no network to run it)")
