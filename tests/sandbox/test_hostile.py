@@ -185,9 +185,7 @@ def corpus_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
             f"hydra.run.dir={run_dir}",
             # Sixty pages at once on two cores beside the rest of the suite: the 400,000 px page once took over the
             # default 15 s to load in the browser container. A hang is still a hang at 30 s.
-            # A probe step likewise gets 30 s (the default 10 s once ran out on the run-time-compiling app's click
-            # in the browser container); a page that never answers still never answers.
-            "browser.nav_timeout_ms=30000", "+actor.probe.step_timeout_ms=30000", *sandbox,
+            "browser.nav_timeout_ms=30000", *sandbox,
         ), cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=1800)
         seconds = time.monotonic() - started
         time.sleep(0.5)  # anything still in flight to the listeners arrives now
