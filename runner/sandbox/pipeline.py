@@ -329,8 +329,11 @@ class PipelineSandbox:
     async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
         return await self.isolation.browser_settings(base)
 
-    async def browser_killed_by_page(self, settings: BrowserSettings) -> bool:
-        return await self.isolation.browser_killed_by_page(settings)
+    async def browser_killed_by_page(self, settings: BrowserSettings, *, lost_at: float) -> bool:
+        return await self.isolation.browser_killed_by_page(settings, lost_at=lost_at)
+
+    async def browser_running(self, settings: BrowserSettings) -> bool:
+        return await self.isolation.browser_running(settings)
 
     async def aclose(self) -> None:
         if self._spares is not None:
