@@ -100,7 +100,7 @@ def _take_dialogs(session: PageSession, evidence: Evidence) -> None:
 
 
 async def write_visit_logs(session: PageSession, out_dir: Path, evidence: Evidence, *,
-                           answers_wait_s: float = 1.0) -> None:
+                           answers_wait_s: float = 1.0, replace: bool = False) -> None:
     """Write console.json, network.json, page_errors.json and dialogs.json once the visit is over (after the
     actor and the final capture, when there are any), each once.
 
@@ -109,7 +109,9 @@ async def write_visit_logs(session: PageSession, out_dir: Path, evidence: Eviden
     status is not reported missing for a response that was a few milliseconds away; past it they are
     written as they are (status null). Tool calls the page chains get as long to finish first (the state
     the visit leaves is read after this). `evidence` gets the visit's dialogs and popups; its console, network
-    and page errors stay the load-time copy the judge reads (it gets the later page errors on its own)."""
+    and page errors stay the load-time copy the judge reads (it gets the later page errors on its own).
+    `replace`: written again, over the first copy (a visit found failed later, once its first load's watch
+    ended: what the page did meanwhile is its evidence)."""
     await session.tool_calls_settled(answers_wait_s)
     await session.requests_answered(answers_wait_s)
     _take_dialogs(session, evidence)
@@ -118,11 +120,12 @@ async def write_visit_logs(session: PageSession, out_dir: Path, evidence: Eviden
         console.append({"type": "genui", "text": f"{session.console_dropped} more console messages dropped "
                         "(capture cap)", "location": {}})
     folder = EvidenceFolder(out_dir)
-    folder.write_json(folder.CONSOLE, console)
-    folder.write_json(folder.PAGE_ERRORS, list(session.page_errors))
-    folder.write_json(folder.NETWORK, [asdict(n) for n in session.network])
+    folder.write_json(folder.CONSOLE, console, replace=replace)
+    folder.write_json(folder.PAGE_ERRORS, list(session.page_errors), replace=replace)
+    folder.write_json(folder.NETWORK, [asdict(n) for n in session.network], replace=replace)
     folder.write_json(folder.DIALOGS, {"dialogs": evidence.dialogs, "popups": evidence.popups,
-                                       "downloads": evidence.downloads, "unload_traps": evidence.unload_traps})
+                                       "downloads": evidence.downloads, "unload_traps": evidence.unload_traps},
+                      replace=replace)
 
 
 async def _capture(session: PageSession, viewport: Path, full: Path, dom: str, *,

@@ -8,6 +8,7 @@ import logging
 import shutil
 import tempfile
 import time
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -189,6 +190,7 @@ class BrowserPool:
         # under them (their pages are theirs to finish or fail), and closed when its last session ends.
         self._open_sessions: dict[Browser, int] = {}
         self._retired: set[Browser] = set()
+        self._replaced_busy: weakref.WeakSet[Browser] = weakref.WeakSet()  # replaced because a page kept it busy
         self._disconnected_at: float | None = None  # wall-clock time the current browser's connection closed
 
     def _count_launch(self) -> None:
@@ -209,24 +211,32 @@ class BrowserPool:
     def browser(self) -> Browser | None:
         return self._browser
 
-    def lost(self) -> bool:
-        """Whether the launched browser is gone (process killed or crashed, connection dropped). A kill by the
-        confined browser's own memory cap is the page's doing (a memory bomb: runtime_error), not a loss."""
-        if self._browser is None:
+    def lost(self, browser: Browser | None = None) -> bool:
+        """Whether the launched browser (or `browser`, one of this pool's) is gone (process killed or crashed,
+        connection dropped). A kill by the confined browser's own memory cap is the page's doing (a memory bomb:
+        runtime_error), not a loss."""
+        browser = browser or self._browser
+        if browser is None:
             return False
         if self.confinement is not None and self.confinement.oom_killed():
             return False
-        return not self._browser.is_connected() or (self.confinement is not None and not self.confinement.alive())
+        return not browser.is_connected() or (self.confinement is not None and not self.confinement.alive())
 
-    async def lost_after_round_trip(self) -> bool:
+    async def lost_after_round_trip(self, browser: Browser | None = None) -> bool:
         """`lost()`, confirmed by a round trip for a remote browser (connect_url): a browser container that was
-        stopped closes its pages before its connection says so."""
-        if self.lost():
+        stopped closes its pages before its connection says so. `browser`: the one a visit ran on (default: the
+        pool's current one); a browser replaced because a page kept it too busy was the page's doing."""
+        browser = browser or self._browser
+        if browser is not None and browser in self._replaced_busy:
+            return False
+        if self.lost(browser):
             return not await self._stopped_by_its_page()
-        if self._browser is None or not self.settings.connect_url:
+        if browser is None or not self.settings.connect_url:
+            return False
+        if browser is not self._browser:  # replaced after it disconnected: lost() said so above
             return False
         try:
-            cdp = await asyncio.wait_for(self._browser.new_browser_cdp_session(), timeout=5)
+            cdp = await asyncio.wait_for(browser.new_browser_cdp_session(), timeout=5)
             await cdp.detach()
         except asyncio.TimeoutError:
             # No answer: a container being stopped (an engine shutting down gives its containers seconds to
@@ -326,6 +336,8 @@ class BrowserPool:
         if self._browser is not None:
             log.warning("browser %s; relaunching", "hung by a page" if hung else "disconnected")
             old, self._browser = self._browser, None
+            if hung:
+                self._replaced_busy.add(old)
             if self._open_sessions.get(old, 0) > 0 and old.is_connected():
                 self._retired.add(old)  # closed as its last session ends (_session_ended)
             else:

@@ -609,7 +609,10 @@ class PageSession:
         """(Re)load the artifact, wait for `load` plus settle_ms, zero the mutation counter; return seconds.
 
         Never waits for networkidle (pages that poll never reach it, PLATFORM.md). Navigation errors raise.
+        A reload first waits until the first load is watch_ms old (watch_first_load): whatever reloads it (an
+        actor, a live check), the first load is watched that long, so the visit may go on while it is watched.
         """
+        await self.watch_first_load()
         started = time.monotonic()
         self.response_status = None
         try:  # Playwright's own timeout never fires when the browser died under the call (e.g. OOM-killed)
@@ -666,8 +669,9 @@ class PageSession:
     async def watch_first_load(self) -> None:
         """Wait until the session's first load is watch_ms old, while it is still the page shown (no later load):
         the visit then has watched the page for at least that long wherever it runs, so whether the page left its
-        artifact or hung in that time (capture.note_visit_failure) does not depend on how quickly the capture and
-        the actor went. Returns at once when it is that old already (the common case), or was reloaded."""
+        artifact or hung in that time (capture.note_visit_failure) does not depend on how quickly the capture, the
+        actor and the live checks went. Returns at once when it is that old already, or was reloaded (goto waits
+        here before a reload)."""
         if self._first_loaded_at is None or self._loads != 1:
             return
         remaining = self.watch_ms / 1000 - (time.monotonic() - self._first_loaded_at)

@@ -204,6 +204,7 @@ class DockerIsolation:
         self._handed_browsers = 0  # how many of them browser_settings gave to a worker
         self._started_at = time.time()  # the first moment a browser container's oom events can be from
         self._oom_seen: dict[str, int] = {}  # browser container id -> the time (ns) of its last oom event read
+        self._oom_lock = threading.Lock()
         self._next_port = FIRST_SERVE_PORT
         self._module_volumes: dict[str, str] = {}  # template -> its node_modules volume
         self._module_lock = asyncio.Lock()
@@ -535,24 +536,26 @@ class DockerIsolation:
         container = next((c for c, _ in self._browsers if c.id == settings.serve_network), None)
         if container is None:
             return False
-        seen = self._oom_seen.get(container.id, 0)  # the engine's timeNano of the last oom event read
         # The connection drops as Chromium dies; the engine's event is out by then, give it a moment all the same.
         await asyncio.sleep(OOM_EVENT_SETTLE_S)
+        earliest = (lost_at - OOM_BEFORE_LOSS_S) * 1e9
 
-        def oom_events() -> list[int]:
-            events = self.client().events(since=int(self._started_at), until=int(time.time()) + 1, decode=True,
-                                          filters={"container": container.id, "event": "oom"})
-            return [int(event.get("timeNano", 0)) for event in events]
+        def fresh_oom() -> bool:
+            # One reader at a time: visits that lost the same browser ask at once, and one event is one page's.
+            with self._oom_lock:
+                seen = self._oom_seen.get(container.id, 0)  # the engine's timeNano of the last oom event read
+                events = self.client().events(since=int(self._started_at), until=int(time.time()) + 1, decode=True,
+                                              filters={"container": container.id, "event": "oom"})
+                times = [int(event.get("timeNano", 0)) for event in events]
+                if times:  # every event read is spent, whichever loss it explains
+                    self._oom_seen[container.id] = max(seen, *times)
+                return any(moment > seen and moment >= earliest for moment in times)
 
         try:
-            times = await asyncio.to_thread(oom_events)
+            return await asyncio.to_thread(fresh_oom)
         except Exception as exc:  # the engine went away: not the page's doing
             log.warning("could not read browser container %s's events: %s", container.name, exc)
             return False
-        if times:  # every event read is spent, whichever loss it explains
-            self._oom_seen[container.id] = max(seen, *times)
-        earliest = (lost_at - OOM_BEFORE_LOSS_S) * 1e9
-        return any(moment > seen and moment >= earliest for moment in times)
 
     async def browser_running(self, settings: BrowserSettings) -> bool:
         """Whether the browser container of a worker's `settings` still runs; an engine that does not answer

@@ -491,13 +491,14 @@ class Engine:
         evidence_dir = folder.path
         bridge = self.suite.tool_bridge(task, turn, episode, evidence_dir)
         async with self.services.browsers.checkout() as pool:
-            async with _browser_loss_is_infra(pool), AsyncExitStack() as stack:
+            async with _browser_loss_is_infra(pool) as ran_on, AsyncExitStack() as stack:
                 start = time.perf_counter()
                 served = await stack.enter_async_context(self.services.sandbox.serve(
                     build.dist_dir, tool_bridge=bridge, network=pool.network_namespace))
                 # The trace (browser.record_trace) spans load, actor and live checks: all happen in this session.
                 session = await stack.enter_async_context(pool.session(
                     served.url, trace_path=folder.browser_trace, trace_title=f"{task.id} turn {turn.index}"))
+                ran_on.browser = session.context.browser
                 timings["serve"] = time.perf_counter() - start
                 start = time.perf_counter()
                 acts = self.services.actor is not None and self.suite.actor_on_slot_page  # actors look at the shots
@@ -515,7 +516,6 @@ class Engine:
                         # The judge sees the page the actor left (EvoGenUI-Bench §4.2 "final DOM and screenshot").
                         await capture_final_state(session, evidence_dir, evidence)
                 finally:
-                    await session.watch_first_load()  # a page leaving or hanging early is seen wherever it runs
                     await write_visit_logs(session, evidence_dir, evidence)
                 # The state the user's interactions left is what carries over; the judge's own check
                 # calls happen after this snapshot and never leak into the next turn.
@@ -527,7 +527,13 @@ class Engine:
                 failed = note_visit_failure(session, evidence)
                 checks = await self._live_checks(task, turn, build, evidence, trace, parsed, folder, session,
                                                  limits, timings, runtime_state=carried_state)
-                failed = note_visit_failure(session, evidence) or failed
+                # A page leaving or hanging early is seen wherever it runs: its first load is watched for
+                # browser.watch_ms (PageSession.watch_first_load), the checks on it inside that window.
+                await session.watch_first_load()
+                failed_late = note_visit_failure(session, evidence)
+                if failed_late:  # the logs were written before it: the departure or the hang belongs in them
+                    await write_visit_logs(session, evidence_dir, evidence, answers_wait_s=0, replace=True)
+                failed = failed_late or failed
                 if failed and (evidence_dir / EvidenceFolder.EVIDENCE).is_file():
                     folder.write_json(EvidenceFolder.EVIDENCE, evidence_summary(evidence), replace=True)
                 page_errors = list(session.page_errors)
@@ -585,18 +591,27 @@ class Engine:
             return None
 
 
+@dataclass
+class _VisitBrowser:
+    """The browser a visit's page ran on, once it has one (the pool may have moved on to another by its end)."""
+
+    browser: Any = None
+
+
 @asynccontextmanager
-async def _browser_loss_is_infra(pool: BrowserPool) -> AsyncIterator[None]:
+async def _browser_loss_is_infra(pool: BrowserPool) -> AsyncIterator[_VisitBrowser]:
     """A browser that died or disconnected during the block (killed, crashed) failed the harness, not the
-    artifact: whatever the capture recorded (a failed navigation, a crashed check) the slot is infra."""
+    artifact: whatever the capture recorded (a failed navigation, a crashed check) the slot is infra. The browser
+    asked after is the one the visit's page ran on (set on the yielded record)."""
+    visit = _VisitBrowser()
     try:
-        yield
+        yield visit
     except Exception as error:
-        if await pool.lost_after_round_trip():
+        if await pool.lost_after_round_trip(visit.browser):
             raise BrowserLost(f"the browser died or disconnected during the turn: {type(error).__name__}: {error}") \
                 from error
         raise
-    if await pool.lost_after_round_trip():
+    if await pool.lost_after_round_trip(visit.browser):
         raise BrowserLost("the browser died or disconnected during the turn")
 
 

@@ -56,6 +56,7 @@ class _SecurityHeaders(BaseHTTPMiddleware):
 
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+SHUTDOWN_GRACE_S = 5  # how long a stopping viewer waits for open connections and requests
 
 
 class _SameSiteOnly(BaseHTTPMiddleware):
@@ -156,7 +157,9 @@ def serve(app: FastAPI, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[s
 
     # On loopback only loopback names are answered; bound elsewhere on purpose, any name the user reaches it by.
     app.state.allowed_hosts = LOOPBACK_NAMES if host in LOOPBACK_NAMES else None
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+    # A bounded graceful shutdown: a connection a browser keeps open must not hold Ctrl-C up.
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
+                                           timeout_graceful_shutdown=SHUTDOWN_GRACE_S))
     thread = threading.Thread(target=server.run, daemon=True, name="viewer")
     thread.start()
     deadline = time.monotonic() + 30
@@ -169,7 +172,7 @@ def serve(app: FastAPI, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[s
         yield f"http://{host}:{bound}"
     finally:
         server.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=SHUTDOWN_GRACE_S + 10)
 
 
 def serve_until_interrupted(app: FastAPI, *, host: str, port: int, announce: Callable[[str], None]) -> None:

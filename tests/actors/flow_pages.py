@@ -48,7 +48,7 @@ FLOW_PAGE = """<!doctype html><html><head><style>
   // A lookup whose answer arrives late and makes a control usable; that control's answer arrives late too.
   document.getElementById('status').addEventListener('click', () => {
     status('looking up');
-    setTimeout(() => { status('found 3 results'); document.getElementById('late').disabled = false; }, 600);
+    setTimeout(() => { status('found 3 results'); document.getElementById('late').disabled = false; }, %(late_ms)d);
   });
   document.getElementById('late').addEventListener('click', () => {
     status('confirming');
@@ -90,5 +90,6 @@ EXPECTED_STATUS = ["ready", "editing", "editing", "saved Buy oat milk", "editing
                    "confirmed", "confirmed", "confirmed", "confirmed"]
 
 
-def flow_page(busy_ms: int = 0) -> str:
-    return FLOW_PAGE % {"busy_ms": busy_ms}
+def flow_page(busy_ms: int = 0, late_ms: int = 600) -> str:
+    """`late_ms`: how long after the lookup the Confirm button is enabled."""
+    return FLOW_PAGE % {"busy_ms": busy_ms, "late_ms": late_ms}

@@ -131,9 +131,9 @@ def _status_line(text: str) -> str:
     return next(line for line in lines if line in EXPECTED_STATUS)
 
 
-def _flow_trace(site, out_dir, *, busy_ms: int = 0, settings: ScriptedActorSettings | None = None, steps=None,
-                **extra):
-    url = site.page(f"flow_{busy_ms}.html", flow_page(busy_ms))
+def _flow_trace(site, out_dir, *, busy_ms: int = 0, late_ms: int = 600,
+                settings: ScriptedActorSettings | None = None, steps=None, **extra):
+    url = site.page(f"flow_{busy_ms}_{late_ms}.html", flow_page(busy_ms, late_ms))
     actor = ScriptedActor(settings or ScriptedActorSettings())
     context = flow_context(out_dir, url, steps if steps is not None else FLOW_STEPS, **extra)
     from tests.judges.conftest import on_page
@@ -171,7 +171,8 @@ def test_a_flow_that_cannot_go_on_says_where_it_stopped(site, browse, tmp_path) 
 def test_a_control_enabled_too_late_fails_on_its_condition(site, browse, tmp_path) -> None:
     steps = [{"action": "click", "target": {"css": "#status"}},
              {"action": "click", "target": {"role": "button", "name": "Confirm"}}]
-    trace = _flow_trace(site, tmp_path, settings=ScriptedActorSettings(step_timeout_s=0.3), steps=steps)
+    # Enabled 30 s after the lookup: far past the step's 0.3 s however slowly a loaded machine runs the first step.
+    trace = _flow_trace(site, tmp_path, late_ms=30000, settings=ScriptedActorSettings(step_timeout_s=0.3), steps=steps)
     assert [step.ok for step in trace.steps] == [True, False]
     assert "stayed disabled" in trace.steps[1].error
 

@@ -318,13 +318,14 @@ def test_a_busy_browser_is_replaced_under_new_visits_and_kept_for_the_visits_sti
                                                                                          tmp_path) -> None:
     """A remote browser found too busy to answer (a page's flood, over when the page is) is replaced for the next
     visit, but a visit still on it keeps its page to the end: closing it under that visit would fail a page that
-    did nothing (a capture's "Browser closed"). The retired browser closes with its last visit."""
+    did nothing (a capture's "Browser closed"). The retired browser closes with its last visit. Whether a visit
+    lost its browser is asked of the browser it ran on: the new one dying is not the old visit's loss."""
     from runner.browser.launch import BrowserPools
 
     first, second = site.add("/first", "<p>the visit on the busy browser</p>"), site.add("/second", "<p>next</p>")
     stopped: list[int] = []
 
-    async def main(port: int, server: subprocess.Popen) -> tuple[bool, str, str, int, bool, bool]:
+    async def main(port: int, server: subprocess.Popen) -> tuple[bool, str, str, int, bool, bool, bool, bool]:
         settings = browser_settings.model_copy(update={"connect_url": f"ws://127.0.0.1:{port}/"})
         pools = await BrowserPools.start([settings], visits=2)
         try:
@@ -340,8 +341,16 @@ def test_a_busy_browser_is_replaced_under_new_visits_and_kept_for_the_visits_sti
                     next_text = await fresh.visible_text()
                 kept_text = await on_busy.visible_text()
                 kept_open = busy.is_connected()
+                newer = [pid for pid in browser_pids(server.pid) if pid not in stopped]
+                assert len(newer) == 1, newer
+                os.kill(newer[0], signal.SIGKILL)  # the replacement dies while the old visit is still on
+                for _ in range(100):
+                    if not pool.browser.is_connected():
+                        break
+                    await asyncio.sleep(0.05)
+                new_lost, own_lost = await pool.lost_after_round_trip(), await pool.lost_after_round_trip(busy)
             await pool.closed_sessions()
-            return lost, kept_text, next_text, pool.launches, kept_open, busy.is_connected()
+            return lost, kept_text, next_text, pool.launches, kept_open, busy.is_connected(), new_lost, own_lost
         finally:
             await pools.aclose()
 
@@ -352,7 +361,7 @@ def test_a_busy_browser_is_replaced_under_new_visits_and_kept_for_the_visits_sti
         for pid in stopped:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-    assert result == (False, "the visit on the busy browser", "next", 2, True, False)
+    assert result == (False, "the visit on the busy browser", "next", 2, True, False, True, False)
 
 
 # ---- visits that share browsers (BrowserPools) ----------------------------------------------------------------

@@ -549,6 +549,31 @@ def test_the_first_load_is_watched_long_enough_to_see_a_page_leave_or_hang(site,
     assert quick[2] < 0.05  # the load's settle window was longer than 100 ms already
 
 
+def test_a_reload_waits_until_the_first_load_was_watched(site, browser_settings) -> None:
+    """Whatever reloads the page first (a live check, an actor), the first load is watched for watch_ms before it
+    is replaced: a page that leaves 300 ms after its first load only is seen leaving though a reload came at once,
+    so the visit may run its checks inside the window instead of after it."""
+    once = site.add("/once", "<!doctype html><p>x</p><script>if (!sessionStorage.getItem('seen')) {"
+                             " sessionStorage.setItem('seen', '1'); setTimeout(() => "
+                             "{ location.href = 'http://127.0.0.1:9/away'; }, 300); }</script>")
+
+    async def visit(watch_ms: int) -> tuple[list[str], float]:
+        settings = browser_settings.model_copy(update={"watch_ms": watch_ms})
+        async with BrowserPool(settings) as pool:
+            async with pool.session(once) as session:
+                await session.goto()
+                started = asyncio.get_running_loop().time()
+                await session.goto()
+                return list(session.left_origin), asyncio.get_running_loop().time() - started
+
+    async def main():
+        return await visit(0), await visit(600)
+
+    unwatched, watched = asyncio.run(main())
+    assert unwatched[0] == []
+    assert watched[0][:1] == ["http://127.0.0.1:9/away"] and watched[1] > 0.3
+
+
 def test_a_page_gone_under_a_load_is_the_page_not_answering(site, browser_settings) -> None:
     """A reload that finds the page crashed or closed (a renderer over its memory cap) is the page's runtime
     failure, noted like a load past its deadline, not a failed check of a page that worked."""

@@ -101,6 +101,10 @@ def test_without_an_actor_model_each_visit_has_a_browser_of_its_own() -> None:
     limits = choose_limits(_config(ORACLE), episodes_available=150, machine=SMALL)
     assert limits.concurrency.visits == limits.concurrency.browsers == 2
     assert "one visit a browser" in limits.reasons["visits"]
+    probe = _config(ORACLE)
+    probe.actor = ActorConfig(name="probe", kind="probe")  # acts without a model: nothing to wait on either
+    by_probe = choose_limits(probe, episodes_available=150, machine=SMALL)
+    assert by_probe.concurrency.visits == by_probe.concurrency.browsers == 2
     shared = choose_limits(_config(ORACLE, actor_model=ACTOR), episodes_available=150, machine=SMALL)
     assert shared.concurrency.visits > shared.concurrency.browsers  # an actor's model: visits share browsers
     set_visits = resolve_concurrency(_config(ORACLE, visits=6), episodes_available=150, machine=SMALL)
