@@ -14,6 +14,7 @@ Every URL is a plain path (no query string carries content) so the static export
 from __future__ import annotations
 
 import io
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -176,11 +177,17 @@ def serve(app: FastAPI, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[s
 
 
 def serve_until_interrupted(app: FastAPI, *, host: str, port: int, announce: Callable[[str], None]) -> None:
-    """A command's foreground server: serve the app, hand its base URL to `announce`, stop on Ctrl-C."""
-    with serve(app, host=host, port=port) as url:
-        announce(url)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+    """A command's foreground server: serve the app, hand its base URL to `announce`, stop on Ctrl-C or SIGTERM.
+
+    Both are handled here rather than left to Python's default: a process started with SIGINT ignored (a
+    background job of a shell script, some CI runners) would otherwise never see its Ctrl-C."""
+    stop = threading.Event()
+    previous = {signum: signal.signal(signum, lambda *_: stop.set()) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with serve(app, host=host, port=port) as url:
+            announce(url)
+            while not stop.wait(1.0):
+                pass
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

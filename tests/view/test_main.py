@@ -16,11 +16,15 @@ from tests.conftest import REPO_ROOT, cli_env
 pytestmark = [pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox, pytest.mark.slow]
 
 
-def test_the_command_serves_the_runs_and_stops_on_ctrl_c(view_runs: dict[str, Path]) -> None:
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_the_command_serves_the_runs_and_stops_on_ctrl_c(view_runs: dict[str, Path], sigint: str) -> None:
+    """Also when started with SIGINT ignored, as a shell script's background job is."""
     # PYTHONFAULTHANDLER: a viewer that does not stop is aborted below with every thread's stack in its stderr.
+    disposition = signal.SIG_IGN if sigint == "ignored" else signal.SIG_DFL
     process = subprocess.Popen([sys.executable, "-m", "runner.view", str(view_runs["oracle"]), "--port", "0"],
                                cwd=REPO_ROOT, env={**cli_env(), "PYTHONFAULTHANDLER": "1"}, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, disposition))
     try:
         line = process.stdout.readline()
         assert line.startswith("viewer: http://127.0.0.1:") and "(1 runs;" in line, line + process.stderr.read()
