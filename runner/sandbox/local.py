@@ -194,6 +194,18 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+async def _new_cgroups(limits: ResourceLimits, label: str) -> CgroupSet:
+    """create_cgroups off the event loop. A caller cancelled meanwhile (a spare build stopped while it starts)
+    leaves none behind: the thread creates them whatever, so they are removed once it has."""
+    creating = asyncio.ensure_future(asyncio.to_thread(create_cgroups, limits, label))
+    try:
+        return await asyncio.shield(creating)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread((await creating).cleanup)
+        raise
+
+
 async def _stop_tree(proc: asyncio.subprocess.Process, cgroups: CgroupSet) -> None:
     """Kill the sandboxed processes innermost-first, then bubblewrap itself, then any stragglers.
 
@@ -411,7 +423,7 @@ class BubblewrapIsolation:
             return RunOutcome(None, "", setup_error=f"sandbox setup failed: {exc}")
         limits = limits or settings.limits
         try:
-            cgroups = await asyncio.to_thread(create_cgroups, limits, "build")
+            cgroups = await _new_cgroups(limits, "build")
         except OSError as exc:
             return RunOutcome(None, "", setup_error=f"cgroup setup failed: {exc}")
         sink = LogCap(settings.max_log_bytes)
@@ -465,7 +477,7 @@ class BubblewrapIsolation:
                 *_mount_args(mounts), "--chdir", "/tmp", "--", *py_argv, *command, "--fd", str(fd),
             ]  # fmt: skip
             limits = settings.server_limits
-            cgroups = await asyncio.to_thread(create_cgroups, limits, "serve")
+            cgroups = await _new_cgroups(limits, "serve")
             log_path = scratch / "server.log"
             server_log = log_path.open("wb")
             try:
