@@ -306,10 +306,7 @@ class BrowserPool:
         async with self._lock:
             browser, self._browser = self._browser, None
             if browser is not None:
-                try:  # bounded: a browser a page left too busy to answer may never confirm
-                    await asyncio.wait_for(browser.close(), timeout=10)
-                except Exception:  # already dead: nothing left to close
-                    pass
+                await _close_browser(browser)
             playwright, self._playwright = self._playwright, None
             if playwright is not None:
                 await playwright.stop()
@@ -339,7 +336,7 @@ class BrowserPool:
             if hung:
                 self._replaced_busy.add(old)
             if self._open_sessions.get(old, 0) > 0 and old.is_connected():
-                self._retired.add(old)  # closed as its last session ends (_session_ended)
+                self._retired.add(old)  # closed as its last session ends (_end_session)
             else:
                 await _close_browser(old)
         self._disconnected_at = None
@@ -416,10 +413,7 @@ class BrowserPool:
                     if attempt == 1:
                         raise
                     log.warning("new_context failed; relaunching browser", exc_info=True)
-                    try:
-                        await asyncio.wait_for(browser.close(), timeout=10)
-                    except Exception:
-                        pass
+                    await _close_browser(browser)
                     self._browser = None
         raise AssertionError("unreachable")
 

@@ -133,12 +133,6 @@ def _browser_memory_mb(config: Any) -> int:
         else DEFAULT_BROWSER_MEMORY_MB
 
 
-def _actor_waits_on_a_model(config: Any) -> bool:
-    """An actor whose steps wait on a model (an LLM actor, UI-TARS): the probe and scripted flows never do."""
-    actor = getattr(config, "actor", None)
-    return actor is not None and "actor" in role_model_settings(config)
-
-
 def choose_limits(config: Any, *, episodes_available: int | None, machine: Machine | None = None,
                   costs: Costs = COSTS) -> Limits:
     """The limits this run uses and why: what is set, else the capacity of the serving models, bounded by the
@@ -148,7 +142,9 @@ def choose_limits(config: Any, *, episodes_available: int | None, machine: Machi
     settings = role_model_settings(config)
     limits = config.concurrency
     generator = batch_capacity(settings.get("generator"))
-    actor = batch_capacity(settings.get("actor")) if _actor_waits_on_a_model(config) else None
+    # An actor whose steps wait on a model (an LLM actor, UI-TARS); the probe and scripted flows never do.
+    actor_waits = "actor" in settings
+    actor = batch_capacity(settings.get("actor"))
     judge = batch_capacity(settings.get("judge"))
     reasons: dict[str, str] = {}
     available = max(1, episodes_available) if episodes_available is not None else None
@@ -196,7 +192,7 @@ def choose_limits(config: Any, *, episodes_available: int | None, machine: Machi
         else:
             wanted = wish
             why = (f"as many as the episodes may run ({wish}{', set' if limits.episodes is not None else ''})" +
-                   ("" if _actor_waits_on_a_model(config) else "; no actor waits on a model"))
+                   ("" if actor_waits else "; no actor waits on a model"))
         visits = min(wanted, machine_visits)
         reasons["visits"] = why + (f", bounded by the machine: {machine_why}" if machine_visits < wanted else "")
 
@@ -213,7 +209,7 @@ def choose_limits(config: Any, *, episodes_available: int | None, machine: Machi
                                f"at work" if by_cap > by_cpu else
                                f"one per core for the pages' CPU ({machine.cores} core(s)), at most one per visit "
                                f"and two per build") + "; each launches when a visit first needs it"
-    if limits.visits is None and not _actor_waits_on_a_model(config) and visits > browsers:
+    if limits.visits is None and not actor_waits and visits > browsers:
         # Sharing a browser pays only while visits wait on a model; otherwise one visit a browser, as a page that
         # wedges its browser (floods its process, exhausts its cap) then costs no other slot its visit.
         visits = browsers

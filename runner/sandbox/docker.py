@@ -526,6 +526,10 @@ class DockerIsolation:
         args = [f"{a}{excluded}" if a.startswith("--host-resolver-rules=") else a for a in base.launch_args]
         return base.model_copy(update={"launch_args": args})
 
+    def _browser_container(self, settings: BrowserSettings) -> Any | None:
+        """The browser container of a worker's `settings` (None: not one of this sandbox's)."""
+        return next((c for c, _ in self._browsers if c.id == settings.serve_network), None)
+
     async def browser_killed_by_page(self, settings: BrowserSettings, *, lost_at: float) -> bool:
         """Whether the memory cap of the browser container of a worker's `settings` killed a process in it, in an
         `oom` event of the engine's from just before the browser's connection closed at `lost_at` and not reported
@@ -533,7 +537,7 @@ class DockerIsolation:
         or a killed container is the harness's loss. The kernel may pick Chromium and leave the container running,
         so the event is read, not the container's exit state; an earlier event (a page's renderer killed, the
         browser left running) is that page's, never a later loss's. An engine that does not answer: False."""
-        container = next((c for c, _ in self._browsers if c.id == settings.serve_network), None)
+        container = self._browser_container(settings)
         if container is None:
             return False
         # The connection drops as Chromium dies; the engine's event is out by then, give it a moment all the same.
@@ -560,7 +564,7 @@ class DockerIsolation:
     async def browser_running(self, settings: BrowserSettings) -> bool:
         """Whether the browser container of a worker's `settings` still runs; an engine that does not answer
         has stopped its containers (no live restore here), so no."""
-        container = next((c for c, _ in self._browsers if c.id == settings.serve_network), None)
+        container = self._browser_container(settings)
         if container is None:
             return True  # not a container of this sandbox's: nothing to say against it
         try:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
+from playwright.async_api import Browser
+
 from runner.actors.base import Actor, ActorContext
 from runner.browser.capture import (capture_evidence, capture_final_state, evidence_summary,
                                     note_visit_failure, write_visit_logs)
@@ -595,7 +597,7 @@ class Engine:
 class _VisitBrowser:
     """The browser a visit's page ran on, once it has one (the pool may have moved on to another by its end)."""
 
-    browser: Any = None
+    browser: Browser | None = None
 
 
 @asynccontextmanager
