@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
 
 from runner.actors.registry import build_actor
+from runner.compose import compose
 from runner.errors import ConfigError
 from runner.judges.registry import build_judge
 from runner.kinds import KINDS
@@ -31,9 +30,7 @@ PLUGIN_KINDS = ["judge=constant", "actor=idle", "sandbox=folder", "model=echo"]
 
 
 def _composed(*overrides: str) -> dict:
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base=None):
-        cfg = compose(config_name="config", overrides=list(overrides))
-    return OmegaConf.to_container(cfg, resolve=True)
+    return compose(overrides, project_root=REPO_ROOT)
 
 
 def _with_plugin(*overrides: str) -> dict:

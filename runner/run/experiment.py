@@ -13,7 +13,7 @@ from rich.console import Console
 
 from runner.run import preflight
 
-from runner.run import progress
+from runner import progress
 from runner.actors.registry import build_actor
 from runner.agents.registry import build_agent
 from runner.agents.settings import paper_agent_deviation
@@ -37,7 +37,7 @@ from runner.sandbox.registry import build_sandbox, sandbox_tracking_tags
 from runner.suites.base import Suite, SuiteContext
 from runner.suites.registry import build_run_suite
 from runner.run.session import RunSession, run_name
-from runner.run.task_set import describe_task_set, task_set_record, task_set_tags
+from runner.report.task_set import describe_task_set, task_set_record, task_set_tags
 from runner.tracking.protocol import RunTracker
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from runner.run import lineage as lineage_mod
-from runner.run.task_set import task_set_record
+from runner.report.task_set import task_set_record
 from runner.errors import ConfigError, UserError
 from runner.run.validation import validate_config
 from runner.turns.records import RunDirectory, TurnRecord, write_json_atomic

@@ -23,7 +23,8 @@ from runner.kinds import KINDS
 from runner.run import preflight
 from runner.run.placement import detect_gpus, plan_phases
 from runner.run.roles import check_declared_roles, role_model_settings, roles_used, server_claims
-from runner.run.task_set import describe_task_set, task_set_identity, task_set_record
+from runner.report.task_set import describe_task_set, task_set_record
+from runner.run.task_set import task_set_identity
 
 __all__ = ["RolePlan", "RunPlan", "build_plan", "format_plan", "per_use_calls", "plan_text"]
 
@@ -202,7 +203,7 @@ def _resource_needs(suite: Any) -> list[str]:
 
 
 def _present_data(config: RunnerConfig, suite: Any) -> list[str]:
-    from runner.run.paper_data import find_pulled
+    from runner.suites.paper_data import find_pulled
 
     settings = suite.settings
     if settings.task_set != "paper":

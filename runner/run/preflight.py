@@ -14,7 +14,7 @@ exactly that part:
   vLLM importable, Docker for a containerised server, an attached server reachable, an API key variable set;
 - `check_sandbox`, `check_kinds`, `check_browser`: the sandbox kind's own check (bubblewrap and node, or the
   Docker engine and images), the judge's, actor's and agent's where they have one; Chromium;
-- `check_paper_data`: with `suite.task_set=paper`, the paper's data pulled as pinned (runner/run/paper_data.py);
+- `check_paper_data`: with `suite.task_set=paper`, the paper's data pulled as pinned (runner/suites/paper_data.py);
 - `check_tasks`: the task files (and tool backends) load;
 - `check_suite_resources`: what a suite loads itself (FlowEval's UIClip weights).
 
@@ -420,8 +420,8 @@ def pull_command(context: RunContext | None, suite_name: str) -> str:
 
 def check_paper_data(config: Any, context: RunContext | None = None) -> list[Problem]:
     """With `suite.task_set=paper`, every source of the paper's data is pulled as pinned and unchanged since
-    (runner/run/paper_data.py); nothing else of the run can be built without it."""
-    from runner.run.paper_data import find_pulled
+    (runner/suites/paper_data.py); nothing else of the run can be built without it."""
+    from runner.suites.paper_data import find_pulled
     from runner.suites.registry import validate_suite_options
 
     settings = validate_suite_options(config.suite)

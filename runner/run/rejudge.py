@@ -99,7 +99,7 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
     from runner.run.capacity import resolve_concurrency
     from runner.run.experiment import summarize_run
     from runner.run.lineage import load_lineage
-    from runner.run.task_set import task_set_record, task_set_tags
+    from runner.report.task_set import task_set_record, task_set_tags
     from runner.run.session import RunSession, rejudge_run_name
     from runner.judges.registry import build_judge
     from runner.turns.judging_phase import JudgingPhase
@@ -239,7 +239,7 @@ def source_argument(argv: list[str]) -> list[str]:
 
 
 if __name__ == "__main__":
-    from runner.__main__ import quote_null_choices
+    from runner.compose import quote_null_choices
     from runner.tracking.sweep import quiet_schema_matching
 
     sys.argv = [sys.argv[0], *source_argument(quote_null_choices(sys.argv[1:]))]

@@ -25,7 +25,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.run import plugins, progress
+from runner import progress
+from runner.run import plugins
 
 if TYPE_CHECKING:
     from runner.sandbox.base import BuildResult

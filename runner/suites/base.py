@@ -14,7 +14,7 @@ from runner.actors.base import Actor
 from runner.browser.launch import BrowserPools
 from runner.turns.generation import STRATEGIES, GenerationStrategy, build_strategy
 from runner.judges.base import Judge, JudgeInput
-from runner.run.paper_data import PaperData
+from runner.suites.paper_data import PaperData
 from runner.models.base import Model
 from runner.turns.records import FailureBucket, RequirementStatus, TurnRecord, Verdict
 from runner.sandbox.base import Sandbox, ToolBridge
@@ -36,7 +36,7 @@ class SuiteSettings(BaseModel):
     web_template: str | None = None  # the template artifacts build in (runner/sandbox/web_templates); None: default
     generation: str = "single_pass"  # how a slot's answer is generated (runner/turns/generation.py: STRATEGIES)
     # Which tasks: `project`, the project's own (tasks/<suite>, or the paths given); `paper`, the authors' released
-    # data as `python -m runner.pull` fetched it into the data dir (`paper_data`; runner/run/paper_data.py).
+    # data as `python -m runner.pull` fetched it into the data dir (`paper_data`; runner/suites/paper_data.py).
     task_set: Literal["project", "paper"] = "project"
     paper_data: dict[str, PaperData] = Field(default_factory=dict)  # the authors' data, by source name
 

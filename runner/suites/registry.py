@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from runner.errors import ConfigError
 from runner.kinds import KINDS, register_kind
-from runner.run.paper_data import DEFAULT_DATA_DIR, find_pulled
+from runner.suites.paper_data import DEFAULT_DATA_DIR, find_pulled
 from runner.run.plugins import declared, load
 from runner.suites.base import Suite, SuiteSettings
 

@@ -11,7 +11,7 @@ import pytest
 from runner.config import ConcurrencyConfig
 from runner.run.capacity import COSTS, Machine
 from runner.run.estimate import HarnessCosts, Latencies, Workload, estimate_for_config, estimate_run
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.run.validation import validate_config
 from runner.suites.registry import build_suite
 from tests.conftest import REPO_ROOT

@@ -20,7 +20,7 @@ import pytest
 from runner.models.parse import render_json_output
 from runner.run import preflight
 from runner.run.live_check import live_roles
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.run.validation import validate_config
 from runner.suites.native import load_native_tasks
 from runner.suites.registry import build_suite

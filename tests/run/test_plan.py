@@ -14,7 +14,7 @@ import pytest
 from runner.run import preflight
 from runner.run.data_pull import pull_paper_data
 from runner.run.plan import RunPlan, build_plan, format_plan
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.run.validation import validate_config
 from runner.suites.registry import build_run_suite, validate_suite_options
 from tests.conftest import REPO_ROOT, cli_env, runner_command

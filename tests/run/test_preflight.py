@@ -14,7 +14,7 @@ import pytest
 
 from runner.run import preflight
 from runner.run.validation import validate_config
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.suites.registry import build_suite
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 

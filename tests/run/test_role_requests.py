@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.run.role_requests import request_parameters, role_requests
 from runner.run.validation import validate_config
 from runner.suites.registry import build_suite

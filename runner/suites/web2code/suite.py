@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from runner.run import progress
+from runner import progress
 from runner.browser.launch import BrowserPool
 from runner.metrics.basic import basic_summary
 from runner.turns.evidence_folder import EvidenceFolder

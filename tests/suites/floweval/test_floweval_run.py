@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from runner.run.experiment import open_browsers, run_experiment
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.sandbox.registry import build_sandbox
 from runner.actors.registry import build_actor
 from runner.suites.base import SuiteContext

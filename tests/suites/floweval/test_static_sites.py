@@ -20,7 +20,7 @@ import pytest
 from runner.actors.registry import build_actor
 from runner.report.collect import RunData
 from runner.run.experiment import open_browsers, run_experiment
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.run.validation import validate_config
 from runner.sandbox.registry import build_sandbox
 from runner.suites.base import SuiteContext
