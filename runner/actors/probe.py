@@ -101,11 +101,26 @@ _SELECTOR = ", ".join(
     ]
 )
 
-# Stage 1: enumerate, annotate (kind, label, bounding box, css path), and keep the nodes on window so the
-# probe acts on exactly these nodes. Nested targets with the same box as an already taken ancestor
-# (e.g. <div role=button><span role=button>) are one control and are taken once.
+# Where an element is, as an XPath of element positions from the root: how Playwright's own (utility world)
+# query finds the node the harness world chose, for an ElementHandle the actions use.
+_XPATH_OF_JS = """(el) => {
+  const steps = [];
+  for (let node = el; node; node = node.parentElement) {
+    let i = 1;
+    for (let sib = node.previousElementSibling; sib; sib = sib.previousElementSibling) i++;
+    steps.unshift('*[' + i + ']');
+  }
+  return '/' + steps.join('/');
+}"""
+
+# Stage 1, read in the harness world (PageSession.observe) so that the page cannot hide a control from the probe
+# or show it one: enumerate, annotate (kind, label, bounding box, css path), and keep the nodes in that world
+# so the probe acts on exactly these nodes (`paths`: where each one is, for its ElementHandle). Nested targets
+# with the same box as an already taken ancestor (e.g. <div role=button><span role=button>) are one control
+# and are taken once.
 _ENUMERATE_JS = """
 ([selector, maxElements, inViewportOnly]) => {
+  const xpathOf = """ + _XPATH_OF_JS + """;
   const TEXT_TYPES = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'password']);
   const SPECIAL_TYPES = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'color']);
   const CLICK_TYPES = new Set(['submit', 'button', 'reset', 'image']);
@@ -182,9 +197,9 @@ _ENUMERATE_JS = """
       bbox: { x: r.x + window.scrollX, y: r.y + window.scrollY, width: r.width, height: r.height },
     });
   }
-  window.__genuiProbeTargets = taken.slice(0, maxElements);
+  globalThis.__genuiProbeTargets = taken.slice(0, maxElements);
   return { elements: elements.slice(0, maxElements), visible: visibleCount, disabled, duplicates,
-           eligible: elements.length };
+           eligible: elements.length, paths: globalThis.__genuiProbeTargets.map(xpathOf) };
 }
 """
 
@@ -209,6 +224,26 @@ _SCROLL_INTO_VIEW_JS = """
 _STILL_THERE_JS = """
 (el) => el.isConnected && el.getClientRects().length > 0 && getComputedStyle(el).visibility === 'visible'
 """
+
+# The reads of one enumerated target (stage 1's `__genuiProbeTargets[index]`) run in the harness world: FN(el, arg),
+# or null where the target is gone (a new document has none).
+_ON_TARGET_JS = """([index, arg]) => {
+  const el = (globalThis.__genuiProbeTargets || [])[index];
+  return el ? (%s)(el, arg) : null;
+}"""
+
+# Where the target is now (its XPath) while it is still attached and visible; else null.
+_TARGET_PATH_JS = _ON_TARGET_JS % ("(el) => (" + _STILL_THERE_JS.strip() + ")(el) ? (" + _XPATH_OF_JS + ")(el) : null")
+
+# A target re-found by its css path (after a reload, or once detached): the node now there, if it is attached,
+# visible, and the same kind of control with the same label; it becomes target `index`. Its XPath, else null.
+_REFIND_JS = """([index, selector, tag, label]) => {
+  const el = selector ? document.querySelector(selector) : null;
+  if (!el || !(""" + _STILL_THERE_JS.strip() + """)(el)) return null;
+  if (el.tagName.toLowerCase() !== tag || (""" + _LABEL_JS.strip() + """)(el) !== label) return null;
+  (globalThis.__genuiProbeTargets = globalThis.__genuiProbeTargets || [])[index] = el;
+  return (""" + _XPATH_OF_JS + """)(el);
+}"""
 
 # Native value setter + input/change events: React's value tracker sees the change (PLATFORM.md).
 _SET_RANGE_JS = """
@@ -292,7 +327,7 @@ class _Views:
         """A viewport screenshot, or a copy of the last one when nothing can have changed since.
         `scroll`: the window's scroll position, when the caller has just read it."""
         if scroll is None:
-            scroll = tuple(await session.evaluate("() => [window.scrollX, window.scrollY]"))
+            scroll = tuple(await session.observe("() => [window.scrollX, window.scrollY]"))
         if self.last is not None and scroll == self.scroll and self.last.exists():
             shutil.copyfile(self.last, path)
         else:
@@ -356,10 +391,9 @@ class ProbeActor:
             if loaded_here:
                 await session.goto()
             background = await self._background_mutations(session, since_load=page_as_loaded or loaded_here)
-            found = await session.evaluate(_ENUMERATE_JS, [_SELECTOR, max_elements, self._benchmark])
-            handles = await asyncio.wait_for(
-                self._target_handles(session, len(found["elements"])), timeout=s.step_timeout_ms / 1000
-            )
+            found = await session.observe(_ENUMERATE_JS, [_SELECTOR, max_elements, self._benchmark])
+            paths: list[str | None] = list(found["paths"])
+            handles = await asyncio.wait_for(self._target_handles(session, paths), timeout=s.step_timeout_ms / 1000)
         except (PlaywrightError, asyncio.TimeoutError) as exc:
             trace.finished = False
             reason = _first_line(exc) if isinstance(exc, PlaywrightError) else "page unresponsive"
@@ -378,10 +412,10 @@ class ProbeActor:
         for index, element in enumerate(found["elements"]):
             step = TraceStep(index=index, action={"kind": element["kind"], "element": element})
             step_started = time.monotonic()
-            handle = handles[index] if not reloaded else None
+            target = _Target(index, handles[index], paths[index]) if not reloaded else _Target(index, None, None)
             try:
                 navigated = await asyncio.wait_for(
-                    self._step(session, handle, element, step, out_dir, index, views), timeout=s.step_timeout_ms / 1000
+                    self._step(session, target, element, step, out_dir, views), timeout=s.step_timeout_ms / 1000
                 )
                 reloaded = reloaded or navigated
             except _Skipped as exc:
@@ -396,8 +430,10 @@ class ProbeActor:
                 if not usable:
                     aborted = f"page unusable after step {index}: {step.error}"
             except asyncio.TimeoutError:
-                # The renderer is stuck (e.g. an endless loop in a handler): nothing after this can run.
+                # The renderer is stuck (e.g. an endless loop in a handler): nothing after this can run, and the
+                # visit is the page's runtime failure, as a hang in any other stage is (capture.note_visit_failure).
                 step.ok, step.error = False, f"step timed out after {s.step_timeout_ms} ms (page unresponsive)"
+                session.note_unresponsive(f"a probe step did not finish within {s.step_timeout_ms} ms")
                 aborted = step.error
             step.duration_s = round(time.monotonic() - step_started, 4)
             trace.steps.append(step)
@@ -438,58 +474,57 @@ class ProbeActor:
         await session.settle(max(0, round(self.settings.settle_ms - counted * 1000)))
         return await session.mutation_count()
 
-    async def _target_handles(self, session: "PageSession", count: int) -> list[ElementHandle | None]:
-        array = await session.page.evaluate_handle("() => window.__genuiProbeTargets || []")
-        props = await array.get_properties()
-        await array.dispose()
-        handles: list[ElementHandle | None] = []
-        for i in range(count):
-            prop = props.get(str(i))
-            handles.append(prop.as_element() if prop is not None else None)
-        return handles
+    async def _target_handles(self, session: "PageSession", paths: list[str | None]) -> list[ElementHandle | None]:
+        """ElementHandles (page world) of the nodes the harness world enumerated, found at their XPaths by
+        Playwright's own query: all in one round trip, one by one where the page changed in between."""
+        if not paths:
+            return []
+        handles = await session.page.locator("xpath=" + " | ".join(p for p in paths if p)).element_handles()
+        if len(handles) == len(paths):  # document order, as enumerated
+            return list(handles)
+        for handle in handles:
+            await handle.dispose()
+        return [await _handle_at(session, path) for path in paths]
 
     async def _step(
         self,
         session: "PageSession",
-        handle: ElementHandle | None,
+        target: "_Target",
         element: dict[str, Any],
         step: TraceStep,
         out_dir: Path,
-        index: int,
         views: "_Views",
     ) -> bool:
-        handle, step.action["reresolved"] = await self._resolve(session, handle, element)
-        return await self._exercise(session, handle, element, step, out_dir, index, views)
+        step.action["reresolved"] = await self._resolve(session, target, element)
+        return await self._exercise(session, target, element, step, out_dir, views)
 
-    async def _resolve(
-        self, session: "PageSession", handle: ElementHandle | None, element: dict[str, Any]
-    ) -> tuple[ElementHandle, bool]:
-        """The enumerated node if it is still attached and visible; else the node now at its css path,
-        if it is the same kind of control with the same label (e.g. re-rendered by the framework)."""
-        if handle is not None:
-            try:
-                if await handle.evaluate(_STILL_THERE_JS):
-                    return handle, False
-            except PlaywrightError:
-                pass  # its document is gone
-        candidate = await session.page.query_selector(element["selector"]) if element["selector"] else None
-        if candidate is not None and await candidate.evaluate(_STILL_THERE_JS):
-            tag = await candidate.evaluate("(el) => el.tagName.toLowerCase()")
-            label = await candidate.evaluate(_LABEL_JS)
-            if tag == element["tag"] and label == element["label"]:
-                return candidate, True
-        raise _StepFailure("element detached or no longer visible")
+    async def _resolve(self, session: "PageSession", target: "_Target", element: dict[str, Any]) -> bool:
+        """Aim `target` at the enumerated node if it is still attached and visible; else at the node now at its
+        css path, if it is the same kind of control with the same label (e.g. re-rendered by the framework).
+        Both are judged in the harness world. Returns whether it was re-found."""
+        if target.handle is not None:
+            path = await session.observe(_TARGET_PATH_JS, [target.index, None])
+            if path is not None:
+                if path != target.path:  # moved since its handle was found
+                    target.handle, target.path = await _handle_at(session, path), path
+                if target.handle is not None:
+                    return False
+        path = await session.observe(_REFIND_JS, [target.index, element["selector"], element["tag"], element["label"]])
+        handle = await _handle_at(session, path) if path is not None else None
+        if handle is None:
+            raise _StepFailure("element detached or no longer visible")
+        target.handle, target.path = handle, path
+        return True
 
     # ---- stages 2 and 3 ----------------------------------------------------------------------------------
 
     async def _exercise(
         self,
         session: "PageSession",
-        handle: ElementHandle,
+        target: "_Target",
         element: dict[str, Any],
         step: TraceStep,
         out_dir: Path,
-        index: int,
         views: "_Views",
     ) -> bool:
         """Apply the canonical action and observe mutations. Returns True if the page navigated (and was
@@ -501,9 +536,11 @@ class ProbeActor:
         if element["kind"] == "click" and element["tag"] == "a" and not self._link_is_local(session, element):
             raise _Skipped(f"external link not followed: {element['href']}")
 
+        index = target.index
         scroll: tuple[float, float] | None = None
         try:
-            scroll = tuple(await handle.evaluate(_SCROLL_INTO_VIEW_JS))
+            scrolled = await session.observe(_on_target(_SCROLL_INTO_VIEW_JS), [index, None])
+            scroll = tuple(scrolled) if scrolled is not None else None
         except PlaywrightError:
             pass  # click/fill scroll themselves and report the real problem
         if s.screenshots:
@@ -515,9 +552,9 @@ class ProbeActor:
         dialogs_before = len(session.dialogs)
         state_before = await read_page_state(session)  # reads only: never a mutation
         document_before = state_before.document if state_before is not None else \
-            await session.evaluate("() => performance.timeOrigin")
+            await session.observe("() => performance.timeOrigin")
         await session.reset_mutations()
-        await self._apply(handle, element, step)
+        await self._apply(session, target, element, step)
         views.last = None  # the action may have changed what is shown
         if self._benchmark:
             await session.settle(BENCHMARK_SETTLE_MS)
@@ -533,7 +570,7 @@ class ProbeActor:
             same_document = state_after.document == document_before
         else:
             try:
-                same_document = await session.evaluate("() => performance.timeOrigin") == document_before
+                same_document = await session.observe("() => performance.timeOrigin") == document_before
             except PlaywrightError:  # the context was destroyed by a navigation in flight
                 same_document = False
         if same_document:
@@ -567,9 +604,13 @@ class ProbeActor:
             views.last = None
         return navigated
 
-    async def _apply(self, handle: ElementHandle, element: dict[str, Any], step: TraceStep) -> None:
-        """The canonical action for the element's HTML semantics (B.1 stage 2)."""
+    async def _apply(self, session: "PageSession", target: "_Target", element: dict[str, Any],
+                     step: TraceStep) -> None:
+        """The canonical action for the element's HTML semantics (B.1 stage 2). Acts through the page's own
+        world (its events are the page's to handle); what decides an action is read in the harness world."""
         s = self.settings
+        handle = target.handle
+        assert handle is not None
         timeout = s.action_timeout_ms
         kind = element["kind"]
         if kind == "click":
@@ -600,7 +641,7 @@ class ProbeActor:
                 step.action.update(kind="fill", value=value)
                 await handle.fill(value, timeout=timeout)
         elif kind == "select":
-            options = await handle.evaluate(_SELECT_OPTIONS_JS)
+            options = await session.observe(_on_target(_SELECT_OPTIONS_JS), [target.index, None]) or []
             choice = next((o for o in options if not o["disabled"] and not o["selected"]), None)
             if choice is None:
                 raise _StepFailure("select has no other enabled option")
@@ -612,7 +653,7 @@ class ProbeActor:
             result = await handle.evaluate(_SET_RANGE_JS, [s.slider_position, s.slider_fallback_position])
             step.action.update(kind="set_range", **result)
         elif kind == "aria_slider":
-            step.action.update(kind="set_slider_keys", **await self._move_aria_slider(handle))
+            step.action.update(kind="set_slider_keys", **await self._move_aria_slider(session, target))
         elif kind == "editable":
             step.action.update(kind="type", value=s.text_value)
             await handle.click(timeout=timeout)
@@ -621,10 +662,16 @@ class ProbeActor:
         else:
             raise _StepFailure(f"no canonical action for kind {kind!r}")
 
-    async def _move_aria_slider(self, handle: ElementHandle) -> dict[str, Any]:
+    async def _move_aria_slider(self, session: "PageSession", slider: "_Target") -> dict[str, Any]:
         """Keyboard towards slider_position of [aria-valuemin, aria-valuemax] (WAI-ARIA slider keys)."""
         timeout = self.settings.action_timeout_ms
-        now, low, high = await handle.evaluate(_ARIA_VALUES_JS)
+        handle = slider.handle
+        assert handle is not None
+
+        async def values() -> list[float | None]:
+            return await session.observe(_on_target(_ARIA_VALUES_JS), [slider.index, None]) or [None, None, None]
+
+        now, low, high = await values()
         await handle.focus()
         if now is None or low is None or high is None or high <= low:
             await handle.press("ArrowRight", timeout=timeout)
@@ -637,7 +684,7 @@ class ProbeActor:
         while presses < _MAX_ARIA_SLIDER_KEYS:
             await handle.press(key, timeout=timeout)
             presses += 1
-            value = (await handle.evaluate(_ARIA_VALUES_JS))[0]
+            value = (await values())[0]
             if value is None or value == now or (value - target) * (1 if key == "ArrowRight" else -1) >= 0:
                 now = value if value is not None else now
                 break
@@ -656,7 +703,7 @@ class ProbeActor:
         """After an action error, make sure the page answers for the next element.
         Returns (reloaded, usable): a page that neither answers nor reloads ends the probe."""
         try:
-            await session.evaluate("() => 1")
+            await session.observe("() => 1")
             return False, True
         except PlaywrightError:
             pass
@@ -681,6 +728,26 @@ class ProbeActor:
             "skipped": len(skipped),
             **extra,
         }
+
+
+@dataclass
+class _Target:
+    """One enumerated element: its index among the harness world's targets, its ElementHandle (page world) for
+    the actions, and the XPath that handle was found at."""
+
+    index: int
+    handle: ElementHandle | None
+    path: str | None
+
+
+def _on_target(function: str) -> str:
+    """`function(el, arg)` as a harness-world read of target `index`: call it with [index, arg]."""
+    return _ON_TARGET_JS % function.strip()
+
+
+async def _handle_at(session: "PageSession", path: str | None) -> ElementHandle | None:
+    """The page's node at `path` (an XPath from _XPATH_OF_JS), found by Playwright's own query."""
+    return await session.page.query_selector("xpath=" + path) if path else None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -10,6 +10,7 @@ import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
@@ -49,18 +50,38 @@ async def capture_evidence(session: PageSession, out_dir: Path, *, capture_timeo
             capture = _capture_page(session, out_dir, evidence) if page_files else _read_page(session, evidence)
             await asyncio.wait_for(capture, timeout=capture_timeout_s)
         except asyncio.TimeoutError:
+            session.note_unresponsive(f"the evidence capture did not finish within {capture_timeout_s:g} s")
             if not evidence.load_error:
                 evidence.load_error = f"capture timed out after {capture_timeout_s:g} s (page unresponsive)"
 
     if not evidence.dom_path and (out_dir / EvidenceFolder.DOM).is_file():  # kept though a screenshot failed
         evidence.dom_path = EvidenceFolder.DOM
-    if session.left_origin:
-        # The same verdict in every sandbox: a page that leaves its artifact (or tries to: a refused navigation,
-        # a form posted elsewhere) did not run as an artifact. Its own failure says more than what followed.
-        left = f"the page navigated away from the artifact (to {session.left_origin[0][:200]})"
-        evidence.load_error = f"{left}; {evidence.load_error}" if evidence.load_error else left
+    note_visit_failure(session, evidence)
     _take_logs(session, evidence)
     return evidence
+
+
+LEFT_ARTIFACT = "the page navigated away from the artifact"
+STOPPED_ANSWERING = "the page stopped answering"
+
+
+def note_visit_failure(session: PageSession, evidence: Evidence) -> bool:
+    """Put into `evidence.load_error` what makes the whole visit the page's runtime failure, whenever in the visit
+    it happened (load, capture, actor, the live checks' reloads): the page left its artifact (or tried to: a
+    refused navigation, a form posted elsewhere), or it stopped answering the harness. Decided over the whole visit,
+    not at the load capture, so the bucket does not depend on which stage a page's timer or slowness hit, which
+    differs between sandboxes, machines and the reward service. Called after the load capture and again once the
+    visit is over; True when it added something."""
+    added = False
+    if session.left_origin and LEFT_ARTIFACT not in evidence.load_error:
+        # A page that leaves did not run as an artifact: its own failure says more than what followed.
+        left = f"{LEFT_ARTIFACT} (to {session.left_origin[0][:200]})"
+        evidence.load_error = f"{left}; {evidence.load_error}" if evidence.load_error else left
+        added = True
+    if session.unresponsive and not evidence.load_error:
+        evidence.load_error = f"{STOPPED_ANSWERING}: {session.unresponsive[0]}"
+        added = True
+    return added
 
 
 def _take_logs(session: PageSession, evidence: Evidence) -> None:
@@ -176,12 +197,17 @@ async def capture_final_state(session: PageSession, out_dir: Path, evidence: Evi
         await asyncio.wait_for(session.tool_calls_settled(TOOL_CALLS_WAIT_S), timeout=capture_timeout_s)
         await asyncio.wait_for(capture(), timeout=capture_timeout_s)
     except asyncio.TimeoutError:
+        session.note_unresponsive(f"the final capture did not finish within {capture_timeout_s:g} s")
         evidence.final_error = f"final capture timed out after {capture_timeout_s:g} s (page unresponsive)"
     except PlaywrightError as exc:  # the actor left a crashed or navigating page
         evidence.final_error = f"final capture failed: {_first_line(exc)}"
-    EvidenceFolder(out_dir).write_json(EvidenceFolder.EVIDENCE, {key: value for key, value in evidence.to_json().items()
-                                               if key not in ("console", "network", "page_errors")})
+    EvidenceFolder(out_dir).write_json(EvidenceFolder.EVIDENCE, evidence_summary(evidence))
     return evidence
+
+
+def evidence_summary(evidence: Evidence) -> dict[str, Any]:
+    """evidence.json: the Evidence without the logs that have files of their own."""
+    return {key: value for key, value in evidence.to_json().items() if key not in ("console", "network", "page_errors")}
 
 
 def _first_line(exc: BaseException) -> str:

@@ -7,11 +7,12 @@ import json
 import logging
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Protocol
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -68,6 +69,10 @@ class BrowserSettings(BaseModel):
     device_scale_factor: float = Field(1.0, gt=0)
     nav_timeout_ms: int = Field(15000, gt=0)
     settle_ms: int = Field(150, ge=0)
+    # The least time a visit watches its first load of the page before moving on to the live checks' reloads
+    # (PageSession.watch_first_load): a page that leaves its artifact or hangs within this long after its load is
+    # seen doing it wherever it runs, however quickly the capture and the actor went (docs/threat-model.md).
+    watch_ms: int = Field(500, ge=0)
     launch_args: list[str] = Field(
         default_factory=lambda: PLATFORM_ARGS + DETERMINISM_ARGS + NETWORK_LOCKDOWN_ARGS
     )
@@ -136,6 +141,19 @@ class Viewport:
     device_scale_factor: float = 1.0
 
 
+class BrowserWitness(Protocol):
+    """What the sandbox that runs a remote browser (its container) knows of why it went away (Sandbox's)."""
+
+    async def browser_killed_by_page(self, settings: BrowserSettings, *, lost_at: float) -> bool:
+        """Whether the browser of `settings`, whose connection closed at `lost_at` (wall-clock seconds), was
+        stopped by its memory cap, which its page filled."""
+        ...
+
+    async def browser_running(self, settings: BrowserSettings) -> bool:
+        """Whether the browser of `settings` is still running (False: stopped, or its engine does not answer)."""
+        ...
+
+
 class BrowserLost(RuntimeError):
     """The browser process died or disconnected under a turn (killed, crashed): the harness failed, not the
     artifact, so the slot is `infra` (the next session relaunches the browser)."""
@@ -152,11 +170,11 @@ class BrowserPool:
     launched_in_process: ClassVar[int] = 0
 
     def __init__(self, settings: BrowserSettings | None = None, *,
-                 killed_by_page: Callable[[BrowserSettings], Awaitable[bool]] | None = None) -> None:
+                 witness: BrowserWitness | None = None) -> None:
         self.settings = settings or BrowserSettings()
-        # Asks the sandbox whether a remote browser that went away was stopped by its page (its memory cap):
-        # Sandbox.browser_killed_by_page. None: every loss of a remote browser is the harness's.
-        self._killed_by_page = killed_by_page
+        # Asks the sandbox whether a remote browser that went away was stopped by its page (its memory cap), and
+        # whether one that stopped answering still runs. None: every loss of a remote browser is the harness's.
+        self._witness = witness
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._lock = asyncio.Lock()
@@ -167,6 +185,11 @@ class BrowserPool:
         self._closing: set[asyncio.Task[None]] = set()  # contexts of ended sessions, closing in the background
         self._launcher_dir: Path | None = None  # an unconfined browser's launcher (runner/browser/launcher.py)
         self._hung = False  # a page left the browser too busy to answer: replace it before the next session
+        # Sessions open on each browser: a hung browser that other visits are still on is retired, not closed
+        # under them (their pages are theirs to finish or fail), and closed when its last session ends.
+        self._open_sessions: dict[Browser, int] = {}
+        self._retired: set[Browser] = set()
+        self._disconnected_at: float | None = None  # wall-clock time the current browser's connection closed
 
     def _count_launch(self) -> None:
         self.launches += 1
@@ -209,7 +232,10 @@ class BrowserPool:
             # No answer: a container being stopped (an engine shutting down gives its containers seconds to
             # stop) has closed its pages, and its connection closes once it is gone; give it that time.
             # A page filling the container's memory ends the same way, by its own doing.
-            if await self._disconnects_within(STOP_GRACE_S):
+            # An engine stopped under it may leave the connection open for minutes (its network went with it, no
+            # reset ever comes): a browser container that no longer runs is gone whatever the connection says.
+            if (not await self._still_running() or await self._disconnects_within(STOP_GRACE_S)
+                    or not await self._still_running()):
                 return not await self._stopped_by_its_page()
             # Connected but too busy to answer: a page flooding the browser process (history entries, hash
             # changes) does this, and so would a local browser's page, which is never asked. The page's
@@ -224,16 +250,27 @@ class BrowserPool:
     async def _stopped_by_its_page(self) -> bool:
         """A remote browser that went away: whether its sandbox says its page's memory stopped it. The next
         session relaunches (reconnects to) the browser either way."""
-        if not self.settings.connect_url or self._killed_by_page is None:
+        if not self.settings.connect_url or self._witness is None:
             return False
         try:
-            killed = await self._killed_by_page(self.settings)
+            killed = await self._witness.browser_killed_by_page(self.settings,
+                                                                lost_at=self._disconnected_at or time.time())
         except Exception:  # no answer from the sandbox: the harness's loss
             log.exception("could not ask the sandbox why the browser went away")
             return False
         if killed:
             log.warning("the memory cap of the browser's container killed it: its page filled the memory")
         return killed
+
+    async def _still_running(self) -> bool:
+        """Whether the sandbox says the remote browser still runs (no witness: it is taken to)."""
+        if self._witness is None:
+            return True
+        try:
+            return await asyncio.wait_for(self._witness.browser_running(self.settings), timeout=STOP_GRACE_S)
+        except Exception:  # an engine that cannot say within the grace is down: its containers with it
+            log.warning("could not ask the sandbox whether the browser still runs", exc_info=True)
+            return False
 
     async def _disconnects_within(self, seconds: float) -> bool:
         """Whether the remote browser's connection closes within `seconds`."""
@@ -253,6 +290,9 @@ class BrowserPool:
     async def aclose(self) -> None:
         await self._drop_spare()
         await self.closed_sessions()
+        for retired in list(self._retired):  # sessions cancelled before their end closed nothing
+            await _close_browser(retired)
+        self._retired.clear()
         async with self._lock:
             browser, self._browser = self._browser, None
             if browser is not None:
@@ -285,11 +325,12 @@ class BrowserPool:
             return self._browser
         if self._browser is not None:
             log.warning("browser %s; relaunching", "hung by a page" if hung else "disconnected")
-            try:
-                await asyncio.wait_for(self._browser.close(), timeout=10)
-            except Exception:
-                pass
-            self._browser = None
+            old, self._browser = self._browser, None
+            if self._open_sessions.get(old, 0) > 0 and old.is_connected():
+                self._retired.add(old)  # closed as its last session ends (_session_ended)
+            else:
+                await _close_browser(old)
+        self._disconnected_at = None
         if self._playwright is None:
             self._playwright = await async_playwright().start()
         s = self.settings
@@ -303,6 +344,7 @@ class BrowserPool:
                 s.connect_url, timeout=s.launch_timeout_ms,
                 headers={"x-playwright-launch-options": json.dumps(options)},
             )
+            self._watch_disconnect(self._browser)
             self._count_launch()
             return self._browser
         chromium = s.executable_path or self._playwright.chromium.executable_path
@@ -321,8 +363,17 @@ class BrowserPool:
             args=s.args(),
             timeout=s.launch_timeout_ms,
         )
+        self._watch_disconnect(self._browser)
         self._count_launch()
         return self._browser
+
+    def _watch_disconnect(self, browser: Browser) -> None:
+        """Note when `browser`'s connection closes: a sandbox's memory-cap event counts for a loss only when it
+        came right before it (Sandbox.browser_killed_by_page `lost_at`), never an earlier page's."""
+        def disconnected(_: Browser) -> None:
+            if browser is self._browser:
+                self._disconnected_at = time.time()
+        browser.on("disconnected", disconnected)
 
     async def _new_context(self, viewport: Viewport | None = None, *, relaunch: bool = True) -> BrowserContext:
         """A fresh context; with `relaunch`, on a (re)launched browser when this one is gone, else on this
@@ -379,6 +430,9 @@ class BrowserPool:
         session = await self._take_spare() if viewport is None else None
         if session is None:
             session = await self._prepared_session(viewport)
+        browser = session.context.browser
+        if browser is not None:
+            self._open_sessions[browser] = self._open_sessions.get(browser, 0) + 1
         tracing = trace_path is not None and self.settings.record_trace and await _start_trace(session, trace_title)
         try:
             session.aim(url, extra_origins)
@@ -392,11 +446,25 @@ class BrowserPool:
             finally:  # the context is closed even when the turn is cancelled while the trace is written
                 # Closing a context takes the browser about 15 ms; the turn need not wait for it (nothing reaches
                 # the page's logs once its session has ended, and the pool waits for every close before it ends).
-                closing = asyncio.get_running_loop().create_task(_close(session.context))
+                closing = asyncio.get_running_loop().create_task(self._end_session(session.context, browser))
                 self._closing.add(closing)
                 closing.add_done_callback(self._closing.discard)
                 if viewport is None:
                     self._prepare_spare()  # the page never loaded (or the spare was taken meanwhile)
+
+    async def _end_session(self, context: BrowserContext, browser: Browser | None) -> None:
+        """Close a session's context; the last session on a retired browser closes that browser too."""
+        if browser is not None:
+            left = self._open_sessions.get(browser, 1) - 1
+            if left > 0:
+                self._open_sessions[browser] = left
+            else:
+                self._open_sessions.pop(browser, None)
+            if left <= 0 and browser in self._retired:
+                self._retired.discard(browser)
+                await _close_browser(browser)  # the context goes with it
+                return
+        await _close(context)
 
     async def _stop_trace(self, session: PageSession, path: Path) -> None:
         """Stop the session's trace into `path` (bounded: a wedged browser may never answer); warn on failure."""
@@ -419,7 +487,7 @@ class BrowserPool:
         context = await self._new_context(viewport, relaunch=relaunch)
         try:
             return await PageSession.prepare(context, nav_timeout_ms=self.settings.nav_timeout_ms,
-                                             settle_ms=self.settings.settle_ms,
+                                             settle_ms=self.settings.settle_ms, watch_ms=self.settings.watch_ms,
                                              network_boundary=self.network_boundary)
         except BaseException:
             await _close(context)
@@ -470,6 +538,13 @@ async def _start_trace(session: PageSession, title: str | None) -> bool:
     return True
 
 
+async def _close_browser(browser: Browser) -> None:
+    try:  # bounded: a browser a page left too busy to answer may never confirm
+        await asyncio.wait_for(browser.close(), timeout=10)
+    except Exception:  # already dead: nothing left to close
+        pass
+
+
 async def _close(context: BrowserContext) -> None:
     try:
         await asyncio.wait_for(context.close(), timeout=10)
@@ -504,11 +579,10 @@ class BrowserPools:
 
     @classmethod
     async def start(cls, settings: Sequence[BrowserSettings], *, visits: int | None = None,
-                    killed_by_page: Callable[[BrowserSettings], Awaitable[bool]] | None = None) -> "BrowserPools":
+                    witness: BrowserWitness | None = None) -> "BrowserPools":
         """One pool per settings (docker: each its own browser container), the first one started; `visits`: how
-        many visits at once over all of them (None: one per browser); `killed_by_page`: the sandbox's
-        Sandbox.browser_killed_by_page."""
-        pools = cls([BrowserPool(item, killed_by_page=killed_by_page) for item in settings], visits=visits)
+        many visits at once over all of them (None: one per browser); `witness`: the sandbox (BrowserWitness)."""
+        pools = cls([BrowserPool(item, witness=witness) for item in settings], visits=visits)
         try:
             if pools._pools:
                 await pools._pools[0].start()

@@ -5,7 +5,8 @@ A PageState is read before and after a step: the page's visible text lines, the 
 and disclosure (value, checked, selected option, aria-expanded/-pressed/-selected, open, disabled) and the
 number of elements, plus which document it is and where it is scrolled (so one read also tells an actor
 whether the step loaded a new document and where the view is). `describe_change` says which text appeared or disappeared, which controls changed and
-how the element count moved. Reading the state never writes to the page, so mutation counts stay exact.
+how the element count moved. Reading the state never writes to the page, so mutation counts stay exact, and
+it is read in the harness world (PageSession.observe), so the page cannot show a step another change than it made.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class PageState:
 async def read_page_state(session: "PageSession") -> PageState | None:
     """The page's state now; None when the page does not answer (crashed, navigating, hung)."""
     try:
-        raw = await session.evaluate(_PAGE_STATE_JS, [MAX_TEXT_LINES, MAX_CONTROLS])
+        raw = await session.observe(_PAGE_STATE_JS, [MAX_TEXT_LINES, MAX_CONTROLS])
     except Exception:  # any failure to read means "unknown", never "unchanged"
         return None
     if not isinstance(raw, dict):

@@ -27,6 +27,7 @@ from playwright.async_api import (
     WebSocketRoute,
 )
 
+from runner.browser.harness_world import HarnessWorld
 from runner.turns.evidence import NetworkRequest
 from runner.sandbox.server import BRIDGE_PREFIXES
 
@@ -52,27 +53,31 @@ _PAGE_SIZE_JS = """async () => {
   const b = document.body, d = document.documentElement;
   const width = Math.max(b.scrollWidth, d.scrollWidth, b.offsetWidth, d.offsetWidth, b.clientWidth, d.clientWidth);
   const height = Math.max(b.scrollHeight, d.scrollHeight, b.offsetHeight, d.offsetHeight, b.clientHeight, d.clientHeight);
-  if (!Number.isFinite(width) || !Number.isFinite(height)) return null;  // getters the page redefined: Playwright's way
+  if (!Number.isFinite(width) || !Number.isFinite(height)) return null;  // nothing to measure: Playwright's way
   return {
     width, height,
     viewport_width: window.innerWidth, viewport_height: window.innerHeight,
     animations: document.getAnimations().filter((a) => a.playState === 'running').length,
     // What a viewport shot shows besides the DOM's state: which document, where it is scrolled.
     view: [performance.timeOrigin, window.scrollX, window.scrollY, window.innerWidth, window.innerHeight,
-           window.__genuiMutationTotal ? window.__genuiMutationTotal() : null],
+           __genui.total()],
   };
 }"""
 
-# One of the init script's tamper-proof reads; null where it is missing (a document it did not run in).
-_READ_JS = "(kind) => window.__genuiRead ? window.__genuiRead[kind]() : null"
-_BODY_TEXT_JS = "() => document.body ? document.body.innerText : ''"  # the fallback where that read is missing
+# The evidence's DOM as Playwright's page.content() gives it (doctype and root element) and the body's innerText.
+# Like every read below, run in the harness world (PageSession.observe), where the getters are the browser's own.
+_HTML_JS = """() => {
+  const doctype = document.doctype, root = document.documentElement;
+  return (doctype ? new XMLSerializer().serializeToString(doctype) : '') + (root ? root.outerHTML : '');
+}"""
+_TEXT_JS = "() => document.body ? document.body.innerText : ''"
 
 # PageSnapshot in one round trip. Visible: a user would see something, text or a visible media element or form
 # control with a nonzero box (an empty <input> is still something to look at).
 _SNAPSHOT_JS = """() => {
-  const read = window.__genuiRead, root = document.documentElement, body = document.body;
-  const text = read ? read.text() : null;
-  let visible = !!body && (text !== null ? text : body.innerText || '').trim().length > 0;
+  const root = document.documentElement, body = document.body;
+  const text = body ? body.innerText : '';
+  let visible = !!body && text.trim().length > 0;
   if (body && !visible) {
     const media = body.querySelectorAll(
       'img, canvas, svg, video, iframe, object, embed, input:not([type=hidden]), select, textarea');
@@ -88,7 +93,9 @@ _SNAPSHOT_JS = """() => {
   }
   const fits = !!root && window.scrollX === 0 && window.scrollY === 0
     && root.scrollWidth <= window.innerWidth && root.scrollHeight <= window.innerHeight;
-  return { html: read ? read.html() : null, text, fits, visible };
+  const doctype = document.doctype;
+  const html = (doctype ? new XMLSerializer().serializeToString(doctype) : '') + (root ? root.outerHTML : '');
+  return { html, text, fits, visible };
 }"""
 
 
@@ -120,6 +127,7 @@ _MAX_CONSOLE_ENTRIES = 2000
 _MAX_CONSOLE_BYTES = 512 * 1024
 _TWO_FRAMES_JS = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
 _MAX_REPORTS = 500  # CSP / WebRTC reports, dialogs and popups kept per session
+_PAGE_GONE = re.compile(r"Target page, context or browser has been closed|Target crashed|Page crashed", re.I)
 _MAX_NETWORK_ENTRIES = 5000
 
 # Why a WebRTC peer's traffic went nowhere, by what keeps the browser's own traffic in (BrowserPool.network_boundary):
@@ -134,132 +142,14 @@ _WEBRTC_REASONS = {
 }
 _LOOPBACK_HOSTS = ("127.", "localhost", "[::1]", "::1")
 
-# Runs in every document before the page's own scripts. The observer watches the whole document from the
-# first parsed node on; takeRecords() makes reset/read exact even when records are still queued. Records
-# are counted per type, so a reader chooses I-WebGenBench App. B.1's configuration ("child lists, subtrees,
-# and attributes") or adds text-node (characterData) changes; the other record types are the same either way.
+# Runs in the page's own world in every document before the page's scripts: what must act there (frozen CSS
+# motion, the console cap at its source, reports of what the page tried). Nothing here is read for a verdict: a
+# page can undo any of it, and so only spoils its own evidence. What verdicts read is read in the harness's world
+# (runner/browser/harness_world.py), which the page cannot reach.
 _INIT_SCRIPT = """
 (() => {
   if (window.__genuiInstalled) return;
   window.__genuiInstalled = true;
-  const counts = { childList: 0, attributes: 0, characterData: 0 };
-  // When records of each kind were last seen, from the observer's start on: a reset also says how long the
-  // page had been still, which counts toward the probe's idle window (PageSession.idle_window_s).
-  const watchedFrom = performance.now();
-  const last = { structure: watchedFrom, text: watchedFrom };
-  let total = 0;  // records of every kind since the document began, never reset
-  const add = (records) => {
-    if (!records.length) return;
-    total += records.length;
-    const now = performance.now();
-    for (const r of records) {
-      counts[r.type] += 1;
-      if (r.type === 'characterData') last.text = now; else last.structure = now;
-    }
-  };
-  const observer = new MutationObserver(add);
-  observer.observe(document, { childList: true, subtree: true, attributes: true, characterData: true });
-  window.__genuiResetMutations = () => {
-    add(observer.takeRecords());
-    const now = performance.now();
-    counts.childList = counts.attributes = counts.characterData = 0;
-    return [now - last.structure, now - Math.max(last.structure, last.text)];  // still for, in ms
-  };
-  window.__genuiReadMutations = (withText) => {
-    add(observer.takeRecords());
-    return counts.childList + counts.attributes + (withText ? counts.characterData : 0);
-  };
-  window.__genuiMutationTotal = () => { add(observer.takeRecords()); return total; };
-  // What a reload of the page would start from besides the artifact (PageSession.reload_would_match), read like
-  // the DOM below: mark() is [the document's time origin, its mutation records so far]; carried() resolves to
-  // mark() and the kinds of state found (comma-separated): storage the page wrote, its window name, its history
-  // state. No iterator, spread or page-reachable method is used after this script, so a page cannot fake them.
-  const reloadReads = (apply) => {
-    const accessor = (target, name) => {
-      for (let o = target; o; o = Object.getPrototypeOf(o)) {
-        const d = Object.getOwnPropertyDescriptor(o, name);
-        if (d) return d.get || null;
-      }
-      return null;
-    };
-    const P = Promise, then = P.prototype.then, takeRecords = MutationObserver.prototype.takeRecords;
-    const performanceOf = accessor(window, 'performance'), originOf = accessor(Performance.prototype, 'timeOrigin');
-    const mark = () => {
-      add(apply(takeRecords, observer, []));
-      return [apply(originOf, apply(performanceOf, window, []), []), total];
-    };
-    const nameOf = accessor(window, 'name'), historyOf = accessor(window, 'history');
-    const stateOf = accessor(History.prototype, 'state'), lengthOf = accessor(Storage.prototype, 'length');
-    const localOf = accessor(window, 'localStorage'), sessionOf = accessor(window, 'sessionStorage');
-    const sync = [
-      ['window.name', () => apply(nameOf, window, []) !== ''],
-      ['history.state', () => apply(stateOf, apply(historyOf, window, []), []) !== null],
-      ['localStorage', () => apply(lengthOf, apply(localOf, window, []), []) > 0],
-      ['sessionStorage', () => apply(lengthOf, apply(sessionOf, window, []), []) > 0],
-    ];
-    // Stores read asynchronously, where this browser has them: [name, read, how many it holds].
-    const stores = [];
-    const store = (name, owner, method, object, count) => {
-      if (owner && owner.prototype && typeof owner.prototype[method] === 'function' && object) {
-        const read = owner.prototype[method];
-        stores[stores.length] = [name, () => apply(read, object(), []), count];
-      }
-    };
-    const navigatorOf = accessor(window, 'navigator');
-    const idbOf = accessor(window, 'indexedDB'), cachesOf = accessor(window, 'caches');
-    const managerOf = accessor(Navigator.prototype, 'storage');
-    const bucketsOf = accessor(Navigator.prototype, 'storageBuckets');
-    const size = (value) => value.length;
-    store('indexedDB', window.IDBFactory, 'databases', idbOf && (() => apply(idbOf, window, [])), size);
-    store('caches', window.CacheStorage, 'keys', cachesOf && (() => apply(cachesOf, window, [])), size);
-    store('storage', window.StorageManager, 'estimate',
-          managerOf && (() => apply(managerOf, apply(navigatorOf, window, []), [])), (value) => value.usage);
-    store('storageBuckets', window.StorageBucketManager, 'keys',
-          bucketsOf && (() => apply(bucketsOf, apply(navigatorOf, window, []), [])), size);
-    const carried = () => new P((resolve) => {
-      let found = '', left = stores.length + 1;
-      const note = (name) => { found += (found ? ',' : '') + name; };
-      const done = () => {
-        left -= 1;
-        if (left === 0) { const now = mark(); resolve([now[0], now[1], found]); }
-      };
-      for (let i = 0; i < sync.length; i += 1) {
-        try { if (sync[i][1]()) note(sync[i][0]); } catch (e) { note(sync[i][0] + '?'); }
-      }
-      for (let i = 0; i < stores.length; i += 1) {
-        const name = stores[i][0], count = stores[i][2];
-        const seen = (value) => { try { if (count(value) > 0) note(name); } catch (e) { note(name + '?'); } done(); };
-        const failed = () => { note(name + '?'); done(); };
-        try { apply(then, stores[i][1](), [seen, failed]); } catch (e) { failed(); }
-      }
-      done();
-    });
-    return { mark, carried };
-  };
-  // The evidence's DOM and text, read through the native getters taken before any script of the page ran,
-  // from a property of window the page can neither replace nor delete: a page that redefines outerHTML or
-  // innerText cannot show the judge another document than the one it is. (Playwright's page.content() is
-  // as safe, from an isolated world, but building that world costs each document about 30 ms.)
-  try {
-    const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
-    const apply = Reflect.apply, Serializer = XMLSerializer;
-    const serialize = Serializer.prototype.serializeToString;
-    const rootOf = getter(Document.prototype, 'documentElement'), doctypeOf = getter(Document.prototype, 'doctype');
-    const bodyOf = getter(Document.prototype, 'body'), outerHTMLOf = getter(Element.prototype, 'outerHTML');
-    const innerTextOf = getter(HTMLElement.prototype, 'innerText');
-    const html = () => {
-      const doctype = apply(doctypeOf, document, []), root = apply(rootOf, document, []);
-      return (doctype ? apply(serialize, new Serializer(), [doctype]) : '') + (root ? apply(outerHTMLOf, root, []) : '');
-    };
-    const text = () => { const body = apply(bodyOf, document, []); return body ? apply(innerTextOf, body, []) : ''; };
-    const reads = { html, text };
-    try {
-      Object.assign(reads, reloadReads(apply));
-    } catch (e) { /* no reload_would_match on this document: the live checks reload it */ }
-    Object.defineProperty(window, '__genuiRead', { value: Object.freeze(reads) });
-  } catch (e) {  // the session falls back to Playwright's reads; the name stays taken, so no page can fill it
-    try { Object.defineProperty(window, '__genuiRead', { value: null }); } catch (e2) { /* taken already */ }
-  }
   try {
     const sheet = new CSSStyleSheet();
     sheet.replaceSync(%s);
@@ -283,6 +173,23 @@ _INIT_SCRIPT = """
   // (fetch, sendBeacon, images, ...) and WebRTC peers (their packets die in the browser's namespace).
   const report = window.__genuiReport;
   if (typeof report !== 'function') return;
+  // Dialogs are answered here, at once, as a person accepting them would (confirm: OK, prompt: its default
+  // value) and recorded like any other. A modal dialog left open until the harness accepted it would swallow
+  // every input that arrived meanwhile: a check's click would count or not by how busy the machine was.
+  const answers = { alert: () => undefined, confirm: () => true,
+                    prompt: (message, value) => (value === undefined || value === null ? '' : String(value)) };
+  let dialogs = 0;  // reported up to the evidence's cap, then answered unrecorded (a dialog loop is no flood)
+  for (const type of ['alert', 'confirm', 'prompt']) {
+    const answer = answers[type];
+    try {
+      Object.defineProperty(window, type, { configurable: true, writable: true, value: function (message, value) {
+        let text = '';
+        try { text = message === undefined ? '' : String(message); } catch (e) { text = '?'; }
+        if (++dialogs <= %d) report({ kind: 'dialog', type, message: text });
+        return answer(message, value);
+      } });
+    } catch (e) { /* the browser's own dialog: accepted by the session's handler */ }
+  }
   document.addEventListener('securitypolicyviolation', (event) => {
     report({ kind: 'csp', url: String(event.blockedURI || ''), directive: String(event.effectiveDirective || '') });
   }, true);
@@ -322,7 +229,7 @@ _INIT_SCRIPT = """
     window.RTCPeerConnection = Watched;
   }
 })();
-""" % (json.dumps(_FREEZE_CSS), _MAX_CONSOLE_ENTRIES + 1)
+""" % (json.dumps(_FREEZE_CSS), _MAX_CONSOLE_ENTRIES + 1, _MAX_REPORTS)
 
 
 
@@ -340,15 +247,15 @@ def _ws_to_http(origin: str) -> str:
 
 
 # The mutation counter zeroed, how long the page had been still, and the document's mark (reload_would_match).
-_RESET_JS = """() => [window.__genuiResetMutations ? window.__genuiResetMutations() : null,
-  window.__genuiRead && window.__genuiRead.mark ? window.__genuiRead.mark() : null]"""
-_CARRIED_JS = "() => window.__genuiRead && window.__genuiRead.carried ? window.__genuiRead.carried() : null"
+_RESET_JS = "() => [__genui.reset(), __genui.mark()]"
+_COUNT_JS = "(withText) => __genui.count(withText)"
+_CARRIED_JS = "() => __genui.carried()"
 _RELOAD_CHECK_S = 1.0  # how long reload_would_match waits for the page's storage reads
 
 _SETTLE_UNTIL_MUTATION_JS = """([ms, withText]) => new Promise((resolve) => {
   const started = performance.now();
   const check = () => {
-    const seen = window.__genuiReadMutations ? window.__genuiReadMutations(withText) : 0;
+    const seen = __genui.count(withText);
     if (seen > 0) { requestAnimationFrame(() => requestAnimationFrame(() => resolve(seen))); return; }
     if (performance.now() - started >= ms) { resolve(0); return; }
     setTimeout(check, 8);
@@ -374,6 +281,7 @@ class PageSession:
         settle_ms: int = 150,
         extra_origins: Sequence[str] = (),
         network_boundary: str = "none",
+        watch_ms: int = 0,
     ) -> None:
         self.context = context
         self.page = page
@@ -382,6 +290,8 @@ class PageSession:
         self.allowed_origins = {self.origin, *(origin_of(o) for o in extra_origins)}
         self.nav_timeout_ms = nav_timeout_ms
         self.settle_ms = settle_ms
+        self.watch_ms = watch_ms  # BrowserSettings.watch_ms (watch_first_load)
+        self._first_loaded_at: float | None = None  # monotonic time the session's first load finished
         self.network_boundary = network_boundary  # BrowserSettings.network_boundary, for the network log's reasons
         self._webrtc: dict[str, NetworkRequest] = {}  # ICE server URL -> its network log entry
         # Whether text-node rewrites count as DOM mutations (I-WebGenBench App. B.1 observes child lists,
@@ -397,6 +307,7 @@ class PageSession:
         self.unload_traps: list[str] = []  # how the page set a beforeunload handler ("addEventListener", ...)
         self.response_status: int | None = None  # HTTP status of the last goto's main document
         self.left_origin: list[str] = []  # main-frame navigations away from the artifact
+        self.unresponsive: list[str] = []  # when the page stopped answering the harness (note_unresponsive)
         self.console_dropped = 0
         self._console_bytes = 0
         self._reports = 0
@@ -404,7 +315,10 @@ class PageSession:
         self._entries: dict[Request, NetworkRequest] = {}
         self._tool_calls_in_flight: set[Request] = set()  # the page's tool-bridge requests not yet answered
         self._tool_bridge_active_at = float("-inf")  # monotonic time a bridge request last started or ended
-        self._cdp: CDPSession | None = None  # for the fast screenshots; closes with the page
+        # The harness's own world in the page (every read a verdict depends on) and the page's DevTools session
+        # it runs over (also the fast screenshots'); both close with the page. Made by prepare().
+        self._world: HarnessWorld | None = None
+        self._cdp: CDPSession | None = None
         # When the mutation counter was last zeroed, whether by the load (goto) rather than a reset since, and
         # how long the page had been still then: (no child-list or attribute record, no record at all), s.
         self._counting_since = float("-inf")
@@ -425,7 +339,7 @@ class PageSession:
 
     @classmethod
     async def prepare(cls, context: BrowserContext, *, nav_timeout_ms: int = 15000,
-                      settle_ms: int = 150, network_boundary: str = "none") -> "PageSession":
+                      settle_ms: int = 150, network_boundary: str = "none", watch_ms: int = 0) -> "PageSession":
         """A session on a blank page of `context` with its init script, listeners and request filter in place,
         not yet aimed at an artifact (`aim`): until then it allows no origin. A pool prepares the next session
         while its worker is busy elsewhere (browser.spare_page)."""
@@ -435,7 +349,9 @@ class PageSession:
         context.set_default_navigation_timeout(nav_timeout_ms)
         page = await context.new_page()
         self = cls(context, page, "about:blank", nav_timeout_ms=nav_timeout_ms, settle_ms=settle_ms,
-                   network_boundary=network_boundary)
+                   network_boundary=network_boundary, watch_ms=watch_ms)
+        self._world = await HarnessWorld.install(context, page)
+        self._cdp = self._world.cdp
         self.allowed_origins = set()
         holder.append(self)
         await context.route("**/*", self._route)
@@ -476,7 +392,7 @@ class PageSession:
             self.network.append(entry)
 
     def _on_report(self, data: Any) -> None:
-        """A report from the init script: a CSP refusal or a WebRTC peer the page configured."""
+        """A report from the init script: a CSP refusal, a dialog, an unload trap, a WebRTC peer the page set up."""
         if not isinstance(data, dict) or self._reports >= _MAX_REPORTS:
             return
         self._reports += 1
@@ -490,6 +406,10 @@ class PageSession:
                                      reason=f"csp: refused by the page's Content-Security-Policy ({directive})"))
             if directive == "form-action":  # a form submitted to another origin: the page tried to leave
                 self._left_origin(url)
+        elif data.get("kind") == "dialog":
+            if len(self.dialogs) < _MAX_REPORTS:
+                self.dialogs.append({"type": str(data.get("type", ""))[:20],
+                                     "message": str(data.get("message", ""))[:_MAX_ERROR_CHARS]})
         elif data.get("kind") == "unload-trap":
             if len(self.unload_traps) < _MAX_REPORTS:
                 self.unload_traps.append(str(data.get("how", ""))[:50])
@@ -601,7 +521,7 @@ class PageSession:
 
     async def _two_frames(self) -> None:
         try:
-            await self.page.evaluate(_TWO_FRAMES_JS)
+            await self.observe(_TWO_FRAMES_JS)
         except PlaywrightError:
             pass
 
@@ -654,11 +574,12 @@ class PageSession:
             self.page_errors.append(text[:_MAX_ERROR_CHARS])
 
     async def _on_dialog(self, dialog: Dialog) -> None:
-        # Every dialog is recorded and accepted (prompt gets its default), in either sandbox alike.
+        # A dialog the init script did not answer in the page (beforeunload, one opened where it did not run):
+        # recorded and accepted (prompt with its default), in either sandbox alike.
         if len(self.dialogs) < _MAX_REPORTS:
             self.dialogs.append({"type": dialog.type, "message": dialog.message[:_MAX_ERROR_CHARS]})
         try:
-            await dialog.accept()
+            await dialog.accept(dialog.default_value if dialog.type == "prompt" else None)
         except PlaywrightError:
             pass
 
@@ -696,9 +617,22 @@ class PageSession:
                 self.page.goto(self.url, wait_until="load", timeout=self.nav_timeout_ms),
                 timeout=self.nav_timeout_ms / 1000 + 5)
         except asyncio.TimeoutError:
+            self.note_unresponsive(f"a load did not finish within {self.nav_timeout_ms} ms")
             raise PlaywrightTimeoutError(f"navigation did not finish within {self.nav_timeout_ms} ms "
                                          "(browser busy or gone)") from None
+        except PlaywrightTimeoutError:
+            self.note_unresponsive(f"a load did not finish within {self.nav_timeout_ms} ms")
+            raise
+        except PlaywrightError as error:
+            # The page gone under a load (its renderer crashed or was closed, e.g. over its memory cap) is the
+            # page's runtime failure wherever in the visit it happens, not a check the artifact failed; a browser
+            # that died is still infra (the engine asks the browser itself afterwards).
+            if self.page.is_closed() or _PAGE_GONE.search(str(error)):
+                self.note_unresponsive(f"the page was closed or crashed during a load: {str(error).splitlines()[0]}")
+            raise
         self.response_status = response.status if response is not None else None
+        if self._first_loaded_at is None:
+            self._first_loaded_at = time.monotonic()
         if self.on_first_load is not None:
             loaded, self.on_first_load = self.on_first_load, None
             loaded()
@@ -721,13 +655,28 @@ class PageSession:
             return False
         try:
             facts, cookies = await asyncio.wait_for(
-                asyncio.gather(self.evaluate(_CARRIED_JS), self.context.cookies()), timeout=_RELOAD_CHECK_S)
+                asyncio.gather(self.observe(_CARRIED_JS), self.context.cookies()), timeout=_RELOAD_CHECK_S)
         except (PlaywrightError, asyncio.TimeoutError):
             return False
         if not isinstance(facts, list) or len(facts) != 3:
             return False
         origin, total, found = facts
         return [origin, total] == list(self._load_mark) and found == "" and not cookies
+
+    async def watch_first_load(self) -> None:
+        """Wait until the session's first load is watch_ms old, while it is still the page shown (no later load):
+        the visit then has watched the page for at least that long wherever it runs, so whether the page left its
+        artifact or hung in that time (capture.note_visit_failure) does not depend on how quickly the capture and
+        the actor went. Returns at once when it is that old already (the common case), or was reloaded."""
+        if self._first_loaded_at is None or self._loads != 1:
+            return
+        remaining = self.watch_ms / 1000 - (time.monotonic() - self._first_loaded_at)
+        if remaining > 0:
+            await asyncio.sleep(remaining)
+            try:  # and whether it still answers (a hung page is noted by the read's deadline)
+                await self.observe("() => true")
+            except PlaywrightError:
+                pass
 
     async def settle(self, ms: int | None = None) -> None:
         await asyncio.sleep((self.settle_ms if ms is None else ms) / 1000)
@@ -741,24 +690,46 @@ class PageSession:
         window = self.settle_ms if ms is None else ms
         started = time.monotonic()
         try:
-            await self.evaluate(_SETTLE_UNTIL_MUTATION_JS, [window, self.character_data])
+            await self.observe(_SETTLE_UNTIL_MUTATION_JS, [window, self.character_data])
         except PlaywrightError:
             remaining = window / 1000 - (time.monotonic() - started)
             if remaining > 0:
                 await asyncio.sleep(remaining)
 
     async def evaluate(self, expression: str, arg: Any = None) -> Any:
-        """page.evaluate with a deadline (nav_timeout_ms): Playwright's has none, and a page stuck in an
-        endless loop would otherwise hang the harness. A miss raises Playwright's TimeoutError."""
+        """page.evaluate (in the page's own world) with a deadline (nav_timeout_ms): Playwright's has none, and a
+        page stuck in an endless loop would otherwise hang the harness. A miss raises Playwright's TimeoutError.
+        For acting on the page; what a verdict reads goes through `observe`."""
+        return await self._answered(self.page.evaluate(expression, arg))
+
+    async def observe(self, function: str, arg: Any = None) -> Any:
+        """`function(arg)` (JavaScript source; `arg` JSON) run in the harness's own world of the current document
+        (runner/browser/harness_world.py), with evaluate's deadline: the same DOM, but built-ins, DOM getters and
+        timers the page cannot redefine, and `__genui`, the mutation counter the page cannot reach. A verdict, an
+        IR or a screenshot key reads through here. A page without the harness world (a session not made by
+        prepare) is read in its own world."""
+        if self._world is None:
+            return await self.evaluate(function, arg)
+        return await self._answered(self._world.evaluate(function, arg))
+
+    async def _answered(self, call: Any) -> Any:
         try:
-            return await asyncio.wait_for(self.page.evaluate(expression, arg), timeout=self.nav_timeout_ms / 1000)
+            return await asyncio.wait_for(call, timeout=self.nav_timeout_ms / 1000)
         except asyncio.TimeoutError:
+            self.note_unresponsive(f"a read of the page got no answer within {self.nav_timeout_ms} ms")
             raise PlaywrightTimeoutError(
                 f"page did not answer within {self.nav_timeout_ms} ms (renderer busy or hung)"
             ) from None
 
+    def note_unresponsive(self, what: str) -> None:
+        """Record that the page stopped answering the harness (a load or a read past its deadline, a live check
+        past its own): whenever in the visit it happens, the slot is the page's runtime failure
+        (runner/browser/capture.py, visit_failure), so the bucket does not depend on which stage was slowest."""
+        if len(self.unresponsive) < _MAX_REPORTS:
+            self.unresponsive.append(what[:500])
+
     async def reset_mutations(self) -> None:
-        read = await self.evaluate(_RESET_JS)
+        read = await self.observe(_RESET_JS)
         still, self._reset_mark = read if isinstance(read, list) and len(read) == 2 else (None, None)
         self._counting_since, self._counting_since_load = time.monotonic(), False
         self._still_before_reset = (still[0] / 1000, still[1] / 1000) if still else (0.0, 0.0)
@@ -779,7 +750,7 @@ class PageSession:
         """Mutation records since the last reset: childList and attributes (I-WebGenBench App. B.1), plus
         characterData (text-node rewrites) when `character_data` (None: the session's setting) is true."""
         with_text = self.character_data if character_data is None else character_data
-        value = await self.evaluate("(t) => window.__genuiReadMutations ? window.__genuiReadMutations(t) : 0", with_text)
+        value = await self.observe(_COUNT_JS, with_text)
         return int(value or 0)
 
     async def screenshot(self, path: Path, *, full_page: bool = False, reuse_unchanged: bool = False) -> None:
@@ -796,7 +767,7 @@ class PageSession:
         encoded for speed like full_page_png (measured: 17 ms instead of 33 ms for a 1280 x 800 view, and no
         style element added to the page, which Playwright's caret hiding does and a mutation observer sees).
         `reuse_unchanged`: see screenshot()."""
-        size = await self.evaluate(_PAGE_SIZE_JS)
+        size = await self.observe(_PAGE_SIZE_JS)
         if size is None or size["animations"]:
             self._last_view = None
             return await self.page.screenshot(full_page=False, animations="disabled", caret="hide",
@@ -820,7 +791,7 @@ class PageSession:
         the same pixels (tested), a larger file. The frozen CSS motion and transparent caret of the init
         script stand in for Playwright's screenshot preparation; a page with running Web Animations (which
         only that preparation stops) takes Playwright's own path."""
-        size = await self.evaluate(_PAGE_SIZE_JS)
+        size = await self.observe(_PAGE_SIZE_JS)
         self.full_page_clipped = None
         if size is None or size["animations"]:
             if size is not None and size["height"] > MAX_FULL_PAGE_HEIGHT:
@@ -839,7 +810,7 @@ class PageSession:
 
     async def _fast_png(self, options: dict[str, Any]) -> bytes:
         """Page.captureScreenshot with the fast PNG encoder, over this page's own CDP session (kept open)."""
-        if self._cdp is None:
+        if self._cdp is None:  # a session not made by prepare()
             self._cdp = await self.context.new_cdp_session(self.page)
         shot = await asyncio.wait_for(
             self._cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True, **options}),
@@ -847,20 +818,18 @@ class PageSession:
         return base64.b64decode(shot["data"])
 
     async def visible_text(self) -> str:
-        """The body's innerText, read so that the page cannot fake it (the init script's __genuiRead)."""
-        text = await self.evaluate(_READ_JS, "text")
-        return text if isinstance(text, str) else await self.evaluate(_BODY_TEXT_JS)
+        """The body's innerText, read so that the page cannot fake it (in the harness world)."""
+        text = await self.observe(_TEXT_JS)
+        return text if isinstance(text, str) else ""
 
     async def snapshot(self) -> PageSnapshot:
         """The page's HTML and visible text (read so that the page cannot fake them), whether it fits the
-        viewport and whether anything is visible, in one round trip."""
-        facts = await self.evaluate(_SNAPSHOT_JS)
-        html = facts["html"] if isinstance(facts["html"], str) else await self.page.content()
-        text = facts["text"] if isinstance(facts["text"], str) else await self.evaluate(_BODY_TEXT_JS)
-        return PageSnapshot(html=html, text=text, fits_viewport=bool(facts["fits"]), visible=bool(facts["visible"]))
+        viewport and whether anything is visible, in one round trip (in the harness world)."""
+        facts = await self.observe(_SNAPSHOT_JS)
+        return PageSnapshot(html=str(facts["html"]), text=str(facts["text"]), fits_viewport=bool(facts["fits"]),
+                            visible=bool(facts["visible"]))
 
     async def content(self) -> str:
         """The document's HTML as Playwright's page.content() gives it (doctype and root element), read so that
-        the page cannot fake it, without building an isolated world for it (the init script's __genuiRead)."""
-        html = await self.evaluate(_READ_JS, "html")
-        return html if isinstance(html, str) else await self.page.content()
+        the page cannot fake it (in the harness world)."""
+        return str(await self.observe(_HTML_JS))

@@ -241,7 +241,7 @@ class RulesJudge(JudgeBase):
         limit = self.settings.check_timeout_s
         try:
             await asyncio.wait_for(session.goto(), timeout=limit)
-            blank = bool(await asyncio.wait_for(session.page.evaluate(_BLANK_JS), timeout=limit))
+            blank = bool(await asyncio.wait_for(session.observe(_BLANK_JS), timeout=limit))
         except Exception as error:  # includes a page too busy to answer within the check timeout
             return _fail(f"page did not load: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
         if blank and require_not_blank:
@@ -288,6 +288,11 @@ class RulesJudge(JudgeBase):
         for requirement in judge_input.turn.requirements:
             if requirement.check is None:
                 continue
+            if judge_input.session is not None and judge_input.session.unresponsive:
+                # The visit is the page's runtime failure already (capture.note_visit_failure): no more waiting.
+                outcomes[requirement.id] = {"status": "failed", "reason": "not run: the page stopped answering ("
+                                            + judge_input.session.unresponsive[0] + ")"}
+                continue
             try:
                 outcomes[requirement.id] = await self.run_live_check(judge_input, requirement.check, readers,
                                                                      page_as_loaded=as_loaded)
@@ -322,5 +327,6 @@ class RulesJudge(JudgeBase):
                 ),
                 timeout=s.check_timeout_s,
             )
-        except asyncio.TimeoutError:
+        except asyncio.TimeoutError:  # the page's doing: the check's own waits are bounded well within this
+            judge_input.session.note_unresponsive(f"a live check did not finish within {s.check_timeout_s:g} s")
             return f"check timed out after {s.check_timeout_s:g} s"

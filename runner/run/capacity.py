@@ -212,6 +212,12 @@ def choose_limits(config: Any, *, episodes_available: int | None, machine: Machi
                                f"at work" if by_cap > by_cpu else
                                f"one per core for the pages' CPU ({machine.cores} core(s)), at most one per visit "
                                f"and two per build") + "; each launches when a visit first needs it"
+    if limits.visits is None and not _uses_actor(config) and visits > browsers:
+        # Sharing a browser pays only while visits wait on a model; otherwise one visit a browser, as a page that
+        # wedges its browser (floods its process, exhausts its cap) then costs no other slot its visit.
+        visits = browsers
+        reasons["visits"] = (f"one visit a browser ({browsers}): no actor waits on a model, so sharing a browser "
+                             "would gain nothing and let one page's browser failure cost another slot its visit")
     reasons["builds"] = "set (the default)" if limits.builds == ConcurrencyConfig.model_fields["builds"].default \
         else "set"
 

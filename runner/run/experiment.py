@@ -97,9 +97,8 @@ async def open_browsers(config: RunnerConfig, sandbox: Sandbox, *, start: bool =
     browser = section_settings(BrowserSettings, config.browser, "browser")
     limits = resolve_concurrency(config, episodes_available=None)
     settings = [await sandbox.browser_settings(browser) for _ in range(limits.browsers or 1)]
-    killed_by_page = sandbox.browser_killed_by_page
-    return await BrowserPools.start(settings, visits=limits.visits, killed_by_page=killed_by_page) if start else \
-        BrowserPools([BrowserPool(item, killed_by_page=killed_by_page) for item in settings], visits=limits.visits)
+    return await BrowserPools.start(settings, visits=limits.visits, witness=sandbox) if start else \
+        BrowserPools([BrowserPool(item, witness=sandbox) for item in settings], visits=limits.visits)
 
 
 def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], tasks: list[Any], *,

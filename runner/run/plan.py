@@ -76,6 +76,10 @@ class RunPlan:
     phases: str
     needs: list[str] = field(default_factory=list)  # what the run reads, each present or missing with its fix
     notes: list[str] = field(default_factory=list)
+    # the concurrency the run will choose, each with why (runner/run/capacity.py), and what the run will take:
+    # hours, the bound, peak memory from stated model latencies (runner/run/estimate.py); empty until tasks are known
+    limits: list[str] = field(default_factory=list)
+    estimate: list[str] = field(default_factory=list)
 
     @property
     def ready(self) -> bool:
@@ -157,13 +161,29 @@ async def build_plan(config: RunnerConfig, context: preflight.RunContext | None 
         needs += [f"present {line}" for line in _present_data(config, suite)]
     claims = server_claims(config, used)
     gpus = detect_gpus() if any(not claim.attached for claim in claims) else []
-    phases = plan_phases(config.run.phases, claims, gpus, roles=used).describe()
+    phase_plan = plan_phases(config.run.phases, claims, gpus, roles=used)
+    phases = phase_plan.describe()
     slots = sum(len(task.turns) for task in tasks) if tasks is not None else None
     if tasks is None and missing_data and suite.paper_tasks:
         notes.append(f"the paper's set has {suite.paper_tasks} task(s); slots and calls are counted once it is "
                      "pulled")
+    limits, estimate = _limits_and_estimate(config, suite, tasks, staged=phase_plan.mode == "staged")
     return RunPlan(task_set=task_set, tasks=len(tasks) if tasks is not None else None, slots=slots,
-                   repeats=config.repeats, roles=role_plans, phases=phases, needs=needs, notes=notes)
+                   repeats=config.repeats, roles=role_plans, phases=phases, needs=needs, notes=notes,
+                   limits=limits, estimate=estimate)
+
+
+def _limits_and_estimate(config: RunnerConfig, suite: Any, tasks: list[Any] | None, *,
+                         staged: bool) -> tuple[list[str], list[str]]:
+    """The limits the run will choose and its time estimate, as preflight notes them (`limits_notes`); before the
+    tasks are known, the limits the servers and the machine allow alone."""
+    from runner.run.capacity import choose_limits
+    from runner.run.estimate import estimate_for_config
+
+    if not tasks:
+        return choose_limits(config, episodes_available=None).lines(), []
+    estimate, limits = estimate_for_config(config, suite, tasks, staged=staged)
+    return limits.lines(), estimate.lines()
 
 
 def _project_commit(config: RunnerConfig) -> str | None:
@@ -256,6 +276,10 @@ def format_plan(plan: RunPlan) -> str:
         lines.append(f"  cost bound of the priced roles: <= ${total:,.2f}" + (f" ({'; '.join(left)})" if left else ""))
     lines.append("  GPU phases:")
     lines += ["    " + line for line in plan.phases.splitlines()]
+    if plan.limits:
+        lines.append("  concurrency (explicit concurrency.* settings win):")
+        lines += [f"    {line}" for line in plan.limits]
+    lines += [f"  {line}" for line in plan.estimate]
     lines.append("  data, weights and endpoints:")
     lines += [f"    {line}" for line in plan.needs] or ["    nothing to fetch"]
     lines.append("  ready: " + ("yes" if plan.ready else "no: fetch what is missing above (preflight stops the run)"))

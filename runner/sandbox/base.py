@@ -80,9 +80,14 @@ class Sandbox(Protocol):
         """The settings of one worker's browser; a sandbox may confine it or point it at its own (docker)."""
         return base
 
-    async def browser_killed_by_page(self, settings: BrowserSettings) -> bool:
-        """Whether the browser of a worker's `settings` (from browser_settings) that went away was stopped by its
-        own memory cap, which its page filled: the page's failure, where any other loss is the harness's."""
+    async def browser_killed_by_page(self, settings: BrowserSettings, *, lost_at: float) -> bool:
+        """Whether the browser of a worker's `settings` (from browser_settings), whose connection closed at `lost_at`
+        (wall-clock seconds), was stopped by its own memory cap, which its page filled: the page's failure, where
+        any other loss is the harness's."""
         return False
+
+    async def browser_running(self, settings: BrowserSettings) -> bool:
+        """Whether the browser of a worker's `settings` still runs (a sandbox without browsers of its own: yes)."""
+        return True
 
     async def aclose(self) -> None: ...

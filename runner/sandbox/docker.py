@@ -81,6 +81,7 @@ IMAGE_USER = "10001:10001"  # the non-root user of the build and browser images
 PLAYWRIGHT_PORT = 3000
 FIRST_SERVE_PORT = 8100
 OOM_EVENT_SETTLE_S = 0.5  # how long after a browser is lost its container's oom event may still be on its way
+OOM_BEFORE_LOSS_S = 5.0  # how long before a browser's connection closed a kill by its memory cap explains the loss
 # Binds the listening socket, then execs server.py with it (server.py itself only binds 127.0.0.1 or
 # takes an inherited descriptor; here the browser reaches it from another container's view).
 LISTEN_SHIM = (
@@ -524,12 +525,13 @@ class DockerIsolation:
         args = [f"{a}{excluded}" if a.startswith("--host-resolver-rules=") else a for a in base.launch_args]
         return base.model_copy(update={"launch_args": args})
 
-    async def browser_killed_by_page(self, settings: BrowserSettings) -> bool:
+    async def browser_killed_by_page(self, settings: BrowserSettings, *, lost_at: float) -> bool:
         """Whether the memory cap of the browser container of a worker's `settings` killed a process in it, in an
-        `oom` event of the engine's not reported by an earlier call: a page that fills the browser's memory ends its
-        own browser, while an engine stopping or a killed container is the harness's loss. The kernel may pick
-        Chromium and leave the container running, so the event is read, not the container's exit state.
-        An engine that does not answer: False."""
+        `oom` event of the engine's from just before the browser's connection closed at `lost_at` and not reported
+        by an earlier call: a page that fills the browser's memory ends its own browser, while an engine stopping
+        or a killed container is the harness's loss. The kernel may pick Chromium and leave the container running,
+        so the event is read, not the container's exit state; an earlier event (a page's renderer killed, the
+        browser left running) is that page's, never a later loss's. An engine that does not answer: False."""
         container = next((c for c, _ in self._browsers if c.id == settings.serve_network), None)
         if container is None:
             return False
@@ -547,10 +549,23 @@ class DockerIsolation:
         except Exception as exc:  # the engine went away: not the page's doing
             log.warning("could not read browser container %s's events: %s", container.name, exc)
             return False
-        fresh = [moment for moment in times if moment > seen]
-        if fresh:
-            self._oom_seen[container.id] = max(fresh)
-        return bool(fresh)
+        if times:  # every event read is spent, whichever loss it explains
+            self._oom_seen[container.id] = max(seen, *times)
+        earliest = (lost_at - OOM_BEFORE_LOSS_S) * 1e9
+        return any(moment > seen and moment >= earliest for moment in times)
+
+    async def browser_running(self, settings: BrowserSettings) -> bool:
+        """Whether the browser container of a worker's `settings` still runs; an engine that does not answer
+        has stopped its containers (no live restore here), so no."""
+        container = next((c for c, _ in self._browsers if c.id == settings.serve_network), None)
+        if container is None:
+            return True  # not a container of this sandbox's: nothing to say against it
+        try:
+            await asyncio.to_thread(container.reload)
+        except Exception as exc:
+            log.warning("could not read browser container %s's state: %s", container.name, exc)
+            return False
+        return container.status == "running"
 
     # ---- build -----------------------------------------------------------------------------------
     def _run_user(self) -> tuple[str, tuple[int, int] | None]:

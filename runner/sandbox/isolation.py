@@ -147,8 +147,12 @@ class Isolation(Protocol):
         """The browser the workers use with this isolation (confined, or in a container of its own)."""
         ...
 
-    async def browser_killed_by_page(self, settings: BrowserSettings) -> bool:
+    async def browser_killed_by_page(self, settings: BrowserSettings, *, lost_at: float) -> bool:
         """Whether the browser of `settings` went away because its page filled its memory cap (Sandbox's)."""
+        ...
+
+    async def browser_running(self, settings: BrowserSettings) -> bool:
+        """Whether the browser of `settings` still runs (Sandbox's)."""
         ...
 
     async def aclose(self) -> None: ...

@@ -497,9 +497,13 @@ class BubblewrapIsolation:
             return base
         return base.model_copy(update={"confine": True})
 
-    async def browser_killed_by_page(self, settings: BrowserSettings) -> bool:
+    async def browser_killed_by_page(self, settings: BrowserSettings, *, lost_at: float) -> bool:
         """A confined local browser's pool reads its own cgroup's OOM count (runner/browser/confine.py)."""
         return False
+
+    async def browser_running(self, settings: BrowserSettings) -> bool:
+        """A local browser is the pool's own process: the pool watches it (runner/browser/confine.py)."""
+        return True
 
     async def aclose(self) -> None:
         """Nothing long-lived to stop: every build and server is scoped to its own call."""

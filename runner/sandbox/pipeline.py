@@ -23,6 +23,7 @@ from runner.browser.confine import ConfinementError, socket_in_namespace
 from runner.browser.launch import BrowserSettings
 from runner.sandbox import compile_cache
 from runner.sandbox.base import NODE, BuildResult, ConfinedCommand, ServedArtifact, ToolBridge
+from runner.sandbox.build_output import clean_workspace, describe_removed
 from runner.sandbox.isolation import (
     IN_APP,
     IN_BACKENDS,
@@ -245,6 +246,14 @@ class PipelineSandbox:
         if spares is not None:  # the next build's sandbox starts now, while this artifact is served and visited
             spares.start_next(key, command, lambda folder: _build_mounts_and_env(tools, folder, cache)[0], env, IN_APP)
         result = classify(outcome)
+        try:  # links the build left (to host files, up into other runs) never reach the run dir
+            removed = await asyncio.to_thread(clean_workspace, workspace, Path(tools.link).resolve())
+            if removed:
+                result.log += ("\n" if result.log and not result.log.endswith("\n") else "") + describe_removed(removed)
+        except OSError as exc:
+            await asyncio.to_thread(shutil.rmtree, workspace, True)
+            result = BuildResult("build_failed", log=f"{result.log}\n[sandbox] the build left links or special files "
+                                 f"that could not be removed ({exc}); its workspace was dropped")
         result.duration_s = time.monotonic() - started
         return accept_build_output(result, workspace, max_output_mb=rules.max_output_mb,
                                    expect_index=rules.build_command is None)
@@ -320,8 +329,11 @@ class PipelineSandbox:
     async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
         return await self.isolation.browser_settings(base)
 
-    async def browser_killed_by_page(self, settings: BrowserSettings) -> bool:
-        return await self.isolation.browser_killed_by_page(settings)
+    async def browser_killed_by_page(self, settings: BrowserSettings, *, lost_at: float) -> bool:
+        return await self.isolation.browser_killed_by_page(settings, lost_at=lost_at)
+
+    async def browser_running(self, settings: BrowserSettings) -> bool:
+        return await self.isolation.browser_running(settings)
 
     async def aclose(self) -> None:
         if self._spares is not None:

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from runner.actors.base import Actor, ActorContext
-from runner.browser.capture import capture_evidence, capture_final_state, write_visit_logs
+from runner.browser.capture import (capture_evidence, capture_final_state, evidence_summary,
+                                    note_visit_failure, write_visit_logs)
 from runner.browser.launch import BrowserLost, BrowserPool, BrowserPools
 from runner.errors import ConfigError
 from runner.config import RunnerConfig
@@ -514,14 +515,21 @@ class Engine:
                         # The judge sees the page the actor left (EvoGenUI-Bench §4.2 "final DOM and screenshot").
                         await capture_final_state(session, evidence_dir, evidence)
                 finally:
+                    await session.watch_first_load()  # a page leaving or hanging early is seen wherever it runs
                     await write_visit_logs(session, evidence_dir, evidence)
                 # The state the user's interactions left is what carries over; the judge's own check
                 # calls happen after this snapshot and never leak into the next turn.
                 carried_state = self._read_runtime_state(bridge)
                 if carried_state is not None:
                     folder.write_state_carried(carried_state)
+                # Whether the page left its artifact or stopped answering is read over the whole visit: after the
+                # actor (a failure then spares the checks) and after the checks' reloads.
+                failed = note_visit_failure(session, evidence)
                 checks = await self._live_checks(task, turn, build, evidence, trace, parsed, folder, session,
                                                  limits, timings, runtime_state=carried_state)
+                failed = note_visit_failure(session, evidence) or failed
+                if failed and (evidence_dir / EvidenceFolder.EVIDENCE).is_file():
+                    folder.write_json(EvidenceFolder.EVIDENCE, evidence_summary(evidence), replace=True)
                 page_errors = list(session.page_errors)
         return _Visit(evidence=evidence, trace=trace, carried_state=carried_state, checks=checks,
                       page_errors=page_errors)

@@ -29,6 +29,7 @@ from starlette.middleware.base import BaseHTTPMiddleware
 
 from runner.view.catalog import UnknownRun
 from runner.view.figures import PaperFigures
+from runner.view.inert import served_media_type
 # What pages use lives in a leaf module, so a page module never imports this one (which includes its router).
 from runner.view.pages import HERE, ViewMode, ViewState, render, state, templates
 
@@ -106,9 +107,9 @@ files_router = APIRouter()
 @files_router.get("/files/{run_id}/{relative:path}")
 def evidence_file(request: Request, run_id: str, relative: str) -> FileResponse:
     path = state(request).catalog.evidence_file(run_id, relative)
-    # Text types as plain text: a model's HTML is shown as source, never rendered at the app's origin.
-    media = "text/plain; charset=utf-8" if path.suffix in {".html", ".htm", ".js", ".jsx", ".tsx", ".ts", ".svg", ".log", ".txt", ".css", ".md"} else None
-    return FileResponse(path, media_type=media)
+    # Raster images as images, archives as downloads, everything else as plain text (runner/view/inert.py): a
+    # model's HTML, SVG or XML is shown as source, never rendered at the app's origin, whatever its name's case.
+    return FileResponse(path, media_type=served_media_type(path.name))
 
 
 @files_router.get("/thumbs/{width}/{run_id}/{relative:path}")

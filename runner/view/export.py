@@ -7,8 +7,11 @@ other response under its own path; then every local link in the written pages an
 to the file that holds it and points at the written file itself (".../index.html", not a folder), so the folder
 opens from file:// as well as from any static web server.
 
-Evidence served as plain text (a model's dom.html, its sources, build logs) gets a ".txt" suffix: opened from
-disk it is shown as text, never run as the page it holds (the app serves it as text/plain for the same reason).
+Evidence (every file under /files/: a model's dom.html, its sources, build logs, whatever its build wrote) is never
+taken for a page, whatever type it is served with, and is written under an inert name (runner/view/inert.py): its
+own where it ends in a lower-case raster image, archive or .txt suffix, else with ".txt" appended, so that opened
+from disk it shows as an image or text and never runs as the page, SVG or XML it may hold. Other responses the app
+serves as text/plain get the ".txt" suffix too.
 A page that answers 404 is written as the app shows it (its not-found page) and reported; the crawl stops taking
 new pages at `max_pages` (links to the rest are reported, not followed).
 """
@@ -27,7 +30,10 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from fastapi import FastAPI
 
+from runner.view.inert import exported_name
+
 ORIGIN = "http://viewer.export"  # the in-process client's base: any URL on it is the app's own
+EVIDENCE_PREFIX = "/files/"  # where the app serves run dirs' files (runner/view/app.py)
 # A 750-turn run has about a page per turn, per task and per episode, plus the run's lists: well within this.
 DEFAULT_MAX_PAGES = 20_000
 _ATTRIBUTE = re.compile(r"""(?P<pre>\s(?P<name>href|src|srcset|poster)\s*=\s*)(?P<quote>["'])(?P<value>.*?)(?P=quote)""",
@@ -120,21 +126,28 @@ def _static_export(app: FastAPI) -> Iterator[None]:
 def _fetch(client, path: str) -> _Fetched:  # noqa: ANN001 (fastapi.testclient.TestClient, imported late)
     response = client.get(quote(path, safe="/:@!$&'()*+,;=-._~"))
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    is_page = kind == "text/html"
+    is_page = kind == "text/html" and not _is_evidence(path)
     item = _Fetched(path, _file_for(path, is_page=is_page, plain_text=kind == "text/plain"), response.status_code,
                     is_page)
     if response.status_code >= 400 and not is_page:
         return item  # nothing to write: links to it stay broken and are reported
-    if is_page or kind == "text/css":
+    if is_page or (kind == "text/css" and not _is_evidence(path)):  # evidence is never parsed for links
         item.text = response.text
     else:
         item.data = response.content
     return item
 
 
+def _is_evidence(path: str) -> bool:
+    return path.startswith(EVIDENCE_PREFIX)
+
+
 def _file_for(path: str, *, is_page: bool, plain_text: bool = False) -> str:
     """Where a URL path is written, relative to the export folder."""
     parts = [part for part in path.split("/") if part]
+    if _is_evidence(path):  # by its path, never by what the response said it is
+        return "/".join([*parts[:-1], exported_name(parts[-1])]) if parts and not path.endswith("/") else \
+            "/".join([*parts, "index.txt"])
     if is_page:
         return "/".join([*parts, "index.html"])
     name = "/".join(parts) if parts and not path.endswith("/") else "/".join([*parts, "index"])
@@ -144,8 +157,8 @@ def _file_for(path: str, *, is_page: bool, plain_text: bool = False) -> str:
 
 
 def _looks_like_page(path: str) -> bool:
-    """Before fetching: a path whose last segment has no file suffix is taken for a page."""
-    return "." not in path.rstrip("/").rsplit("/", 1)[-1]
+    """Before fetching: a path whose last segment has no file suffix is taken for a page (evidence never is)."""
+    return not _is_evidence(path) and "." not in path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _app_path(url: str, base: str) -> str | None:

@@ -267,25 +267,28 @@ def test_hung_page_aborts_the_probe_within_bounds(site, tmp_path) -> None:
         "<button id=hang onclick='while (true) {}'>Hang</button><button>Never reached</button>",
     )
     started = time.monotonic()
-    trace, _, after = _run_probe_no_state(url, tmp_path, ProbeSettings(step_timeout_ms=2000, screenshots=False))
+    trace, noted, after = _run_probe_no_state(url, tmp_path, ProbeSettings(step_timeout_ms=2000, screenshots=False))
     assert time.monotonic() - started < 30
+    assert noted == ["a probe step did not finish within 2000 ms"]  # the visit is the page's runtime failure
     assert after == "FineHangNever reached"  # the same browser serves the next artifact normally
     assert [s.ok for s in trace.steps] == [True, False]
     assert "timed out" in trace.steps[1].error and not trace.finished
     assert trace.summary["aborted"] and trace.summary["interaction_rate"] == 1.0
 
 
-def _run_probe_no_state(url: str, out_dir: Path, settings: ProbeSettings) -> tuple[Trace, float, str]:
-    """Like _run_probe, but reads the page afterwards in a new session (a hung page answers no evaluate)."""
+def _run_probe_no_state(url: str, out_dir: Path, settings: ProbeSettings) -> tuple[Trace, list[str], str]:
+    """Like _run_probe, but reads the page afterwards in a new session (a hung page answers no evaluate); also
+    what the probe's session noted about the page not answering."""
 
     async def main():
         async with BrowserPool(BrowserSettings(settle_ms=100)) as pool:
             async with pool.session(url) as session:
                 await session.goto()
                 trace = await ProbeActor(settings).act(session, _context(out_dir))
+                noted = list(session.unresponsive)
             async with pool.session(url) as session:
                 await session.goto()
-                return trace, 0.0, await session.visible_text()
+                return trace, noted, await session.visible_text()
 
     return asyncio.run(main())
 
@@ -399,3 +402,34 @@ def test_benchmark_mode_reproduces_the_published_probe(site, tmp_path) -> None:
     assert bench.summary["interaction_rate"] == pytest.approx(1 / 3)
     assert bench.summary["probe_mode"] == "benchmark"
     assert state["level-out"] == "10" and state["name-out"] == ""
+
+
+# A live and a dead button, and a page that tries every way it has to raise its IR: it hides the dead button from
+# the getters an enumeration in its world would use, replaces the mutation readers a harness could have put on
+# window, and fakes MutationObserver's records. The probe reads in the harness world: both buttons, IR 1/2.
+FORGING_PROBE_PAGE = """<!doctype html><html><body>
+<button id=live>Live</button> <span id=out>0</span> <button id=dead>Dead</button>
+<script>
+  const dead = document.getElementById('dead');
+  document.getElementById('live').addEventListener('click', () => { document.getElementById('out').textContent += '1'; });
+  const rect = Element.prototype.getBoundingClientRect, rects = Element.prototype.getClientRects;
+  Element.prototype.getBoundingClientRect = function () { return this === dead ? new DOMRect(0, 0, 0, 0) : rect.call(this); };
+  Element.prototype.getClientRects = function () { return this === dead ? [] : rects.call(this); };
+  Element.prototype.checkVisibility = function () { return this !== dead; };
+  const style = window.getComputedStyle;
+  window.getComputedStyle = (el, ...rest) => el === dead ? { visibility: 'hidden', display: 'none' } : style(el, ...rest);
+  const forged = () => 5;
+  for (const name of ['__genuiReadMutations', '__genuiMutationTotal', '__genui'])
+    Object.defineProperty(window, name, { value: forged, writable: false, configurable: false });
+  MutationObserver.prototype.takeRecords = () => [{ type: 'childList' }, { type: 'attributes' }];
+  window.MutationObserver = class { constructor(callback) { setInterval(() => callback([{ type: 'childList' }]), 5); }
+                                    observe() {} disconnect() {} takeRecords() { return [{ type: 'childList' }]; } };
+</script></body></html>"""
+
+
+def test_a_page_cannot_hide_a_control_from_the_probe_or_forge_its_mutations(site, tmp_path) -> None:
+    trace, _, state = _run_probe(site.add("/", FORGING_PROBE_PAGE), tmp_path)
+    responsive = {s.action["element"]["label"]: s.dom_changed for s in trace.steps}
+    assert responsive == {"Live": True, "Dead": False}, [(s.action, s.error) for s in trace.steps]
+    assert [s.mutations for s in trace.steps] == [1, 0] and state["out"] == "01"
+    assert trace.summary["interaction_rate"] == pytest.approx(0.5) and trace.summary["background_mutations"] == 0

@@ -249,32 +249,110 @@ def test_a_remote_browser_that_stops_answering_then_disconnects_is_lost(browser_
     says its memory cap killed it (Sandbox.browser_killed_by_page): its page filled it, the page's failure."""
 
     stopped: list[int] = []
-    asked: list[BrowserSettings] = []
+    asked: list[tuple[BrowserSettings, float]] = []
 
-    async def sandbox_says(settings: BrowserSettings) -> bool:
-        asked.append(settings)
-        return killed_by_page
+    class SandboxSays:
+        async def browser_killed_by_page(self, settings: BrowserSettings, *, lost_at: float) -> bool:
+            asked.append((settings, lost_at))
+            return killed_by_page
 
-    async def main(port: int, server: subprocess.Popen) -> tuple[bool, float]:
+        async def browser_running(self, settings: BrowserSettings) -> bool:
+            return True  # the connection, not the sandbox, tells this loss
+
+    async def main(port: int, server: subprocess.Popen) -> tuple[bool, float, float]:
         settings = browser_settings.model_copy(update={"connect_url": f"ws://127.0.0.1:{port}/"})
-        async with BrowserPool(settings, killed_by_page=sandbox_says) as pool:
+        async with BrowserPool(settings, witness=SandboxSays()) as pool:
             stopped.extend(browser_pids(server.pid))
             assert len(stopped) == 1, stopped
             os.kill(stopped[0], signal.SIGSTOP)  # no answer from now on ...
             asyncio.get_running_loop().call_later(8, server.kill)  # ... and the connection goes after the 5 s ask
-            started = time.monotonic()
-            return await pool.lost_after_round_trip(), time.monotonic() - started
+            started, began = time.monotonic(), time.time()
+            return await pool.lost_after_round_trip(), time.monotonic() - started, began
 
     try:
         with _playwright_server() as (server, port):
-            ports = [port]
-            lost, waited = asyncio.run(main(port, server))
+            lost, waited, began = asyncio.run(main(port, server))
     finally:
         for pid in stopped:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
     assert lost is (not killed_by_page) and 8 <= waited < 20
-    assert [settings.connect_url for settings in asked] == [f"ws://127.0.0.1:{port}/" for port in ports]
+    assert [settings.connect_url for settings, _ in asked] == [f"ws://127.0.0.1:{port}/"]
+    # The sandbox is asked about the moment the connection closed, not the moment it was asked.
+    assert began + 7 <= asked[0][1] <= began + waited
+
+
+def test_a_remote_browser_whose_sandbox_says_it_stopped_is_lost_though_still_connected(browser_settings) -> None:
+    """An engine stopped under its browser container can leave the connection open for minutes (its network
+    went with it: no reset ever comes). No answer and a sandbox saying the container no longer runs: lost, at
+    once, not a busy browser replaced before the next page (the page's failure)."""
+    stopped: list[int] = []
+
+    class EngineGone:
+        async def browser_killed_by_page(self, settings: BrowserSettings, *, lost_at: float) -> bool:
+            return False
+
+        async def browser_running(self, settings: BrowserSettings) -> bool:
+            return False
+
+    async def main(port: int, server: subprocess.Popen) -> tuple[bool, bool, float]:
+        settings = browser_settings.model_copy(update={"connect_url": f"ws://127.0.0.1:{port}/"})
+        async with BrowserPool(settings, witness=EngineGone()) as pool:
+            stopped.extend(browser_pids(server.pid))
+            os.kill(stopped[0], signal.SIGSTOP)
+            started = time.monotonic()
+            lost = await pool.lost_after_round_trip()
+            return lost, pool.browser.is_connected(), time.monotonic() - started
+
+    try:
+        with _playwright_server() as (server, port):
+            lost, connected, waited = asyncio.run(main(port, server))
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert (lost, connected) == (True, True) and waited < 10
+
+
+def test_a_busy_browser_is_replaced_under_new_visits_and_kept_for_the_visits_still_on_it(site, browser_settings,
+                                                                                         tmp_path) -> None:
+    """A remote browser found too busy to answer (a page's flood, over when the page is) is replaced for the next
+    visit, but a visit still on it keeps its page to the end: closing it under that visit would fail a page that
+    did nothing (a capture's "Browser closed"). The retired browser closes with its last visit."""
+    from runner.browser.launch import BrowserPools
+
+    first, second = site.add("/first", "<p>the visit on the busy browser</p>"), site.add("/second", "<p>next</p>")
+    stopped: list[int] = []
+
+    async def main(port: int, server: subprocess.Popen) -> tuple[bool, str, str, int, bool, bool]:
+        settings = browser_settings.model_copy(update={"connect_url": f"ws://127.0.0.1:{port}/"})
+        pools = await BrowserPools.start([settings], visits=2)
+        try:
+            async with pools.checkout() as pool, pool.session(first) as on_busy:
+                await on_busy.goto()
+                busy = pool.browser
+                stopped.extend(browser_pids(server.pid))
+                os.kill(stopped[0], signal.SIGSTOP)  # busy: no answer ...
+                lost = await pool.lost_after_round_trip()
+                os.kill(stopped[0], signal.SIGCONT)  # ... until the flood is over
+                async with pools.checkout() as same, same.session(second) as fresh:
+                    await fresh.goto()
+                    next_text = await fresh.visible_text()
+                kept_text = await on_busy.visible_text()
+                kept_open = busy.is_connected()
+            await pool.closed_sessions()
+            return lost, kept_text, next_text, pool.launches, kept_open, busy.is_connected()
+        finally:
+            await pools.aclose()
+
+    try:
+        with _playwright_server() as (server, port):
+            result = asyncio.run(main(port, server))
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert result == (False, "the visit on the busy browser", "next", 2, True, False)
 
 
 # ---- visits that share browsers (BrowserPools) ----------------------------------------------------------------

@@ -6,6 +6,7 @@ import asyncio
 
 import numpy as np
 import pytest
+from playwright.async_api import Error as PlaywrightError
 
 from runner.browser.launch import BrowserPool
 from runner.browser.session import origin_of
@@ -442,3 +443,127 @@ def test_a_reload_would_match_only_the_one_load_the_page_left_as_it_was(site, br
     plain_seen, seen = asyncio.run(main())
     assert plain_seen == [True, True, False, False]
     assert seen == {name: False for name in state}
+
+
+def test_the_mutation_counter_lives_where_the_page_cannot_reach_it(site, browser_settings) -> None:
+    """A page that replaces, freezes or proxies the readers a harness could have put on window, patches
+    MutationObserver and the timers, still shows 0 mutations when nothing changes and the real count when
+    something does; the harness world's names are not the page's to see."""
+    url = site.add("/", """<!doctype html><p id=p>Count: 2</p><script>
+      const fake = () => 7;
+      window.__genuiReadMutations = fake; window.__genuiResetMutations = () => [1e9, 1e9];
+      Object.defineProperty(window, '__genuiMutationTotal', { value: fake, writable: false, configurable: false });
+      window.__genui = new Proxy({}, { get: () => fake });
+      Object.freeze(window);
+      MutationObserver.prototype.takeRecords = () => [{ type: 'childList' }, { type: 'attributes' }];
+      MutationObserver.prototype.observe = function () {};
+      performance.now = () => 1e12; window.requestAnimationFrame = () => 0; window.setTimeout = () => 0;
+    </script>""")
+
+    async def main() -> tuple[int, int, int, str, float | None]:
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                still = await session.mutation_count(character_data=True)
+                await session.settle_until_mutation(100)  # the harness's timers are its own: this returns
+                await session.page.evaluate("document.getElementById('p').setAttribute('class', 'x')")
+                changed = await session.mutation_count(character_data=True)
+                await session.reset_mutations()
+                after_reset = await session.mutation_count()
+                seen_by_page = await session.page.evaluate("typeof globalThis.__genuiProbeTargets + ' ' + "
+                                                           "Object.getOwnPropertyNames(window).includes('__genuiRead')")
+                return still, changed, after_reset, seen_by_page, session.idle_window_s()
+
+    still, changed, after_reset, seen_by_page, window = asyncio.run(main())
+    assert (still, changed, after_reset) == (0, 1, 0)
+    assert seen_by_page == "undefined false" and window is None
+
+
+def test_dialogs_are_answered_in_the_page_so_no_input_depends_on_the_harness_being_quick(
+        site, browser_settings, monkeypatch) -> None:
+    """A page that opens dialogs on a timer and asks before counting: every click counts however slowly the
+    harness itself would have answered a dialog (its handler is made slow here), since no dialog stays open
+    to swallow input; confirm is OK, prompt its default, each dialog is recorded."""
+    from runner.browser import session as session_module
+
+    answered_late = session_module.PageSession._on_dialog
+
+    async def slow(self, dialog):  # a machine so loaded that the harness answers after a second
+        await asyncio.sleep(1.0)
+        await answered_late(self, dialog)
+
+    monkeypatch.setattr(session_module.PageSession, "_on_dialog", slow)
+    url = site.add("/", """<!doctype html><p id=c>Count: 0</p><p id=n></p>
+      <button id=b style="width:200px;height:40px">Increment</button><script>
+      let count = 0, ticks = 0;
+      const tick = setInterval(() => { alert('tick'); if (++ticks === 20) clearInterval(tick); }, 5);
+      document.getElementById('n').textContent = prompt('name?', 'anon');
+      document.getElementById('b').addEventListener('click', () => {
+        if (confirm('add one?')) document.getElementById('c').textContent = 'Count: ' + (++count); });
+    </script>""")
+
+    async def main() -> tuple[str, list[dict[str, str]]]:
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                box = await session.page.locator("#b").bounding_box()
+                for _ in range(2):  # input straight to the page, as a click's last step sends it
+                    await session.page.mouse.click(box["x"] + 5, box["y"] + 5)
+                await asyncio.sleep(0.2)
+                return await session.visible_text(), list(session.dialogs)
+
+    text, dialogs = asyncio.run(main())
+    assert "Count: 2" in text and "anon" in text, text
+    assert dialogs[0] == {"type": "prompt", "message": "name?"}
+    assert [d for d in dialogs if d["type"] == "confirm"] == [{"type": "confirm", "message": "add one?"}] * 2
+    assert sum(d["message"] == "tick" for d in dialogs) == 20
+
+
+def test_the_first_load_is_watched_long_enough_to_see_a_page_leave_or_hang(site, browser_settings) -> None:
+    """watch_first_load waits until the first load is watch_ms old: a page leaving 300 ms after its load is then
+    seen leaving however fast the visit was, a page hanging then is seen not answering; a visit that took that
+    long already does not wait."""
+    leaving = site.add("/leave", "<!doctype html><p>x</p><script>setTimeout(() => "
+                                 "{ location.href = 'http://127.0.0.1:9/away'; }, 300)</script>")
+    hanging = site.add("/hang", "<!doctype html><p>x</p><script>setTimeout(() => { for (;;) {} }, 300)</script>")
+    still = site.add("/still", "<!doctype html><p>x</p>")
+
+    async def visit(url: str, watch_ms: int, *, nav_timeout_ms: int = 15000) -> tuple[list[str], list[str], float]:
+        settings = browser_settings.model_copy(update={"watch_ms": watch_ms, "nav_timeout_ms": nav_timeout_ms})
+        async with BrowserPool(settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                started = asyncio.get_running_loop().time()
+                await session.watch_first_load()
+                waited = asyncio.get_running_loop().time() - started
+                return list(session.left_origin), list(session.unresponsive), waited
+
+    async def main():
+        return (await visit(leaving, 0), await visit(leaving, 600), await visit(hanging, 600, nav_timeout_ms=2000),
+                await visit(still, 100))
+
+    unwatched, watched, hung, quick = asyncio.run(main())
+    assert unwatched[0] == [] and unwatched[2] < 0.05
+    assert watched[0][0] == "http://127.0.0.1:9/away" and 0.2 < watched[2] < 1.0  # (then the refusal's error page)
+    assert hung[1] == ["a read of the page got no answer within 2000 ms"]
+    assert quick[2] < 0.05  # the load's settle window was longer than 100 ms already
+
+
+def test_a_page_gone_under_a_load_is_the_page_not_answering(site, browser_settings) -> None:
+    """A reload that finds the page crashed or closed (a renderer over its memory cap) is the page's runtime
+    failure, noted like a load past its deadline, not a failed check of a page that worked."""
+    url = site.add("/plain", "<!doctype html><p>x</p>")
+
+    async def main() -> tuple[str, list[str]]:
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                await session.goto()
+                assert session.unresponsive == []
+                await session.page.close()
+                with pytest.raises(PlaywrightError) as raised:
+                    await session.goto()
+                return str(raised.value), list(session.unresponsive)
+
+    error, unresponsive = asyncio.run(main())
+    assert "closed" in error
+    assert len(unresponsive) == 1 and unresponsive[0].startswith("the page was closed or crashed during a load")

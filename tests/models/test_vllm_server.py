@@ -91,9 +91,12 @@ def test_experiment_with_vllm_served_generator(tiny_model_dir: Path, tmp_path: P
         "max_retries": 1, "cache": False, "server": _server_block(tiny_model_dir, served),
     }))
     run_dir = tmp_path / "run"
+    # A store of its own name: MLflow keeps one store per URI in a process, and the next parametrisation's
+    # tmp_path may be this one's path again (passing tests' dirs are removed), over a deleted database.
+    store_uri = f"sqlite:///{tmp_path}/mlflow-{served}.db"
     overrides = [
         f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "model=tiny-vllm", "suite=smoke", "suite.limit=1",
-        f"hydra.run.dir={run_dir}", f"tracking.uri=sqlite:///{tmp_path}/mlflow.db",
+        f"hydra.run.dir={run_dir}", f"tracking.uri={store_uri}",
         f"tracking.artifact_root={tmp_path}/artifacts", "concurrency.browsers=1",
     ]
     result = subprocess.run([sys.executable, "-m", "runner", *overrides], cwd=REPO_ROOT, env=cli_env(),
@@ -111,7 +114,7 @@ def test_experiment_with_vllm_served_generator(tiny_model_dir: Path, tmp_path: P
     assert len(logs) == 1 and "Application startup complete" in logs[0].read_text()
     from mlflow.tracking import MlflowClient
 
-    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlflow.db")
+    client = MlflowClient(tracking_uri=store_uri)
     run_id = json.loads((run_dir / "tracking.json").read_text())["run_id"]
     assert [a.path for a in client.list_artifacts(run_id, "servers")] == [f"servers/{logs[0].name}"]
     assert _processes_mentioning(served) == []  # (d) nothing left after the run

@@ -1,7 +1,9 @@
-"""Hostile answers through the reward service are contained as in a run: two cases of the hostile corpus
-(tests/sandbox/hostile/corpus.py), a page that tries to send data to the host's ports and the world, and a build
-that forks without end, land in their buckets with the corpus's own evidence checks, and the host's listeners
-receive nothing."""
+"""Hostile answers through the reward service are contained as in a run: cases of the hostile corpus
+(tests/sandbox/hostile/corpus.py) - a page that tries to send data to the host's ports and the world, a build that
+forks without end or leaves links to host files, pages that forge the harness's evidence to pass a check they fail,
+pages that leave late, hang on reload or load 200 refused frames, dialogs on every click, an app compiling at run
+time - land in the buckets a run records for them, with the corpus's own evidence checks and the same reward, and
+the host's listeners receive nothing."""
 
 from __future__ import annotations
 
@@ -19,14 +21,17 @@ from tests.sandbox.hostile.corpus import CASES
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox, pytest.mark.timeout(900)]
 
-CHOSEN = ("exfil-requests", "build-fork-bomb")
+CHOSEN = ("exfil-requests", "build-fork-bomb", "build-symlinks", "forged-readers-redefined",
+          "forged-mutation-observer", "forged-native-getters", "runtime-compiled", "dialogs-counter", "navigate-later",
+          "hangs-on-reload", "frames-elsewhere")
+FORGED = [name for name in CHOSEN if name.startswith("forged-")]
 
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("reward-hostile")
-    tasks = corpus_run._task_set(tmp / "tasks")  # the corpus run's own task set: one task per case
     cases = [case for case in CASES if case.id in CHOSEN]
+    tasks = corpus_run._task_set(tmp / "tasks", tuple(cases))  # the corpus run's own task set: one task per case
     config = compose_config([
         "suite=smoke", f"suite.tasks_path={tasks}", "suite.web_template=floweval", "actor=probe", "judge=rules",
         "tracking=off", "browser.memory_mb=1024", f"+sandbox.local.build_timeout_s={corpus_run.BUILD_TIMEOUT_S}",
@@ -51,13 +56,17 @@ def test_each_case_lands_in_its_bucket_with_its_evidence(scored: dict[str, Any])
         reward = scored["rewards"][case.id]
         assert reward.status in (case.bucket, *case.also), (case.id, reward.status, reward.error[:500])
         record = {"status": reward.status.value, "error": reward.error, "extra": reward.extra,
-                  "timings": reward.timings}
+                  "timings": reward.timings, "scores": reward.scores,
+                  "verdict": {"requirements": [r.model_dump(mode="json") for r in reward.requirements]}}
         run = corpus_run.CorpusRun(sandbox="local", run_dir=Path("/"), store=Path("/"), records={case.id: record},
                                    received=scored["received"], ports=(scored["ports"]["tcp"], scored["ports"]["udp"]),
                                    seconds=0.0, process=None)  # type: ignore[arg-type]
         for name in case.evidence:
             corpus_run.EVIDENCE_CHECKS[name](run, case, Path(reward.evidence_dir))
     assert scored["rewards"]["build-fork-bomb"].reward == 0.0  # a build that fails earns nothing
+    assert scored["rewards"]["runtime-compiled"].reward == 1.0 and scored["rewards"]["dialogs-counter"].reward == 1.0
+    for name in FORGED:  # one of two requirements met: what the page does, not what it forged
+        assert scored["rewards"][name].reward == 0.5, (name, scored["rewards"][name])
 
 
 def test_nothing_reached_the_hosts_other_ports(scored: dict[str, Any]) -> None:

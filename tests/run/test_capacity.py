@@ -95,6 +95,18 @@ def test_the_machine_bounds_visits_by_cores_and_by_memory() -> None:
     assert small_caps.visits == 32 and small_caps.browsers == 7  # 5 visits each
 
 
+def test_without_an_actor_model_each_visit_has_a_browser_of_its_own() -> None:
+    """No visit waits on a model: sharing a browser would gain nothing, and a page that wedges its browser would
+    cost the other visits on it theirs."""
+    limits = choose_limits(_config(ORACLE), episodes_available=150, machine=SMALL)
+    assert limits.concurrency.visits == limits.concurrency.browsers == 2
+    assert "one visit a browser" in limits.reasons["visits"]
+    shared = choose_limits(_config(ORACLE, actor_model=ACTOR), episodes_available=150, machine=SMALL)
+    assert shared.concurrency.visits > shared.concurrency.browsers  # an actor's model: visits share browsers
+    set_visits = resolve_concurrency(_config(ORACLE, visits=6), episodes_available=150, machine=SMALL)
+    assert (set_visits.visits, set_visits.browsers) == (6, 2)  # a setting still wins
+
+
 def test_set_visits_browsers_and_judge_calls_win_over_servers_and_machine() -> None:
     config = _config(ORACLE, {"name": "k", "provider": "vllm", "server": {"model_path": "/k"}}, ACTOR,
                      visits=100, browsers=1, judge_calls=300)

@@ -64,6 +64,17 @@ def test_evogenui_table2_on_the_project_set_with_a_priced_generator(tmp_path: Pa
            f"cache {tmp_path}" in text
     assert "phase together: roles generator, actor, judge" in text or "phase generation" in text
     assert "task set: project (tasks/evogenui" in text and "not the paper's set of 150" in text
+    # the concurrency the run will choose and the estimate preflight notes (runner/run/capacity.py, estimate.py)
+    assert any(line.startswith("visits = ") for line in plan.limits), plan.limits
+    assert plan.estimate and plan.estimate[0].startswith(f"estimate: {slots} slot(s) in about"), plan.estimate
+    assert "  concurrency (explicit concurrency.* settings win):" in text and "stated latencies (not measured)" in text
+
+
+def test_an_explicit_limit_is_the_one_the_plan_prints() -> None:
+    plan = _plan("suite=smoke", "concurrency.visits=7", "concurrency.episodes=3")
+    assert [line.split(":")[0] for line in plan.limits if line.startswith(("visits", "episodes"))] == \
+        ["episodes = 3", "visits = 7"]
+    assert plan.estimate[0].startswith("estimate: 9 slot(s) in about")
 
 
 def test_evogenui_table2_before_and_after_its_data_is_pulled(tmp_path: Path) -> None:

@@ -234,29 +234,39 @@ def test_each_worker_has_its_own_browser_container_and_loopback(tmp_path: Path, 
 
 def test_a_browser_container_its_memory_cap_killed_in_is_the_pages_doing_a_kill_is_not(label: str, engine) -> None:
     """Sandbox.browser_killed_by_page reads the engine's oom events of the worker's browser container: a process
-    filling its memory cap (as a page filling Chromium's memory) is the page's doing, once; a container killed
-    from outside (an engine restart, an operator) is not."""
+    filling its memory cap (as a page filling Chromium's memory) right before the loss is the page's doing, once;
+    a container killed from outside (an engine restart, an operator) is not, nor is a loss seconds after an oom
+    that left the browser running (one page's renderer killed: a later loss is not that page's)."""
     from runner.browser.launch import BrowserSettings
+    from runner.sandbox.docker import OOM_BEFORE_LOSS_S
 
     filler = "const kept = []; for (;;) kept.push(Buffer.alloc(64 * 1024 * 1024, 1));"
 
-    async def scenario() -> list[bool]:
+    async def scenario() -> tuple[list[bool], bool, bool]:
         sandbox = _sandbox(label, browser_memory_mb=256)
         try:
             settings = await sandbox.browser_settings(BrowserSettings())
             container = engine.containers.get(settings.serve_network)
-            answers = [await sandbox.browser_killed_by_page(settings)]  # nothing happened yet
-            code, _ = await asyncio.to_thread(container.exec_run, ["/opt/playwright/node", "-e", filler], user="10001:10001")
-            assert code == 137, code  # the kernel's kill, inside the container's cap
-            answers += [await sandbox.browser_killed_by_page(settings),
-                        await sandbox.browser_killed_by_page(settings)]  # read once: the next loss is asked anew
+
+            async def fill() -> None:
+                code, _ = await asyncio.to_thread(container.exec_run, ["/opt/playwright/node", "-e", filler],
+                                                  user="10001:10001")
+                assert code == 137, code  # the kernel's kill, inside the container's cap
+
+            answers = [await sandbox.browser_killed_by_page(settings, lost_at=time.time())]  # nothing happened yet
+            await fill()
+            answers += [await sandbox.browser_killed_by_page(settings, lost_at=time.time()),
+                        await sandbox.browser_killed_by_page(settings, lost_at=time.time())]  # read once
+            await fill()
+            answers.append(await sandbox.browser_killed_by_page(settings, lost_at=time.time() + OOM_BEFORE_LOSS_S + 2))
+            running = await sandbox.browser_running(settings)
             await asyncio.to_thread(container.kill)
-            answers.append(await sandbox.browser_killed_by_page(settings))
-            return answers
+            answers.append(await sandbox.browser_killed_by_page(settings, lost_at=time.time()))
+            return answers, running, await sandbox.browser_running(settings)
         finally:
             await sandbox.aclose()
 
-    assert asyncio.run(scenario()) == [False, True, False, False]
+    assert asyncio.run(scenario()) == ([False, True, False, False, False], True, False)
 
 
 def _container_processes(container) -> list[list[str]]:

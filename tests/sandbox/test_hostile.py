@@ -6,11 +6,16 @@ listener on the host's 0.0.0.0 stand in for the host's other services (reached a
 address or the sandbox network's gateway; pages target only those, never another machine). Every case must land in its bucket with its
 evidence, the listeners must receive nothing, and the key must appear in no file of the run dir or the MLflow
 store. Docker side: marker `docker`; the images are the ones the runner's own lookup finds (their content tags).
+
+GENUI_HOSTILE_ONLY=PATTERN[,PATTERN...] (shell-style patterns of case ids) runs only those cases, for working on a
+few of them; CI runs them all.
 """
 
 from __future__ import annotations
 
 import json
+import fnmatch
+import os
 import re
 import socket
 import subprocess
@@ -25,7 +30,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO_ROOT, cli_env, runner_command
-from tests.sandbox.hostile.corpus import CASES, PRIVATE_PATHS, HostileCase
+from tests.sandbox.hostile.corpus import CASES, PRIVATE_PATHS, READY, HostileCase
 from tests.support.components import skip_missing
 from tests.support.fault_server import FaultServer, completion
 
@@ -37,6 +42,8 @@ PIDS_LIMIT = 256  # the build's pids cap in both sandboxes (their defaults)
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox, pytest.mark.timeout(2400)]
 
 SECRET = f"sk-genui-hostile-{uuid.uuid4().hex}"
+_ONLY = [pattern for pattern in os.environ.get("GENUI_HOSTILE_ONLY", "").split(",") if pattern]
+SELECTED = tuple(case for case in CASES if not _ONLY or any(fnmatch.fnmatch(case.id, p) for p in _ONLY))
 PROMPT_PREFIX = "hostile case "
 
 
@@ -81,13 +88,12 @@ class HostListeners:
         self.udp.close()
 
 
-def _task_set(folder: Path) -> Path:
+def _task_set(folder: Path, cases: tuple[HostileCase, ...] = SELECTED) -> Path:
     tasks = [{
         "id": f"hostile-{case.id}", "title": case.id, "context": "A page.",
-        "turns": [{"index": 1, "prompt": f"{PROMPT_PREFIX}{case.id}", "requirements": [
-            {"id": "ready", "description": 'The page shows "ready".',
-             "check": {"assert": [{"type": "text_visible", "text": "ready"}]}}]}],
-    } for case in CASES]
+        "turns": [{"index": 1, "prompt": f"{PROMPT_PREFIX}{case.id}",
+                   "requirements": list(case.requirements or (READY,))}],
+    } for case in cases]
     folder.mkdir(parents=True)
     (folder / "hostile.yaml").write_text(yaml.safe_dump({"tasks": tasks}))
     return folder
@@ -123,7 +129,7 @@ def _answers(listeners: HostListeners, label: str | None):
 
     def behaviour(messages: list[dict]) -> tuple[int, str]:
         text = json.dumps(messages)
-        for case in CASES:
+        for case in SELECTED:
             if f"{PROMPT_PREFIX}{case.id}\\" in text or f"{PROMPT_PREFIX}{case.id}\"" in text:
                 return 200, completion(answer(case))
         return 500, json.dumps({"error": "unknown case"})
@@ -176,7 +182,10 @@ def corpus_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
             "model=local-openai", f"model.base_url={server.base_url}", "model.api_key_env=GENUI_TEST_SECRET",
             "model.cache=false", "suite=smoke", f"suite.tasks_path={tasks}", "suite.web_template=floweval", "actor=probe", "judge=rules",
             f"tracking.uri=sqlite:///{store}/mlflow.db", f"tracking.artifact_root={store}/artifacts",
-            f"hydra.run.dir={run_dir}", *sandbox,
+            f"hydra.run.dir={run_dir}",
+            # Sixty pages at once on two cores beside the rest of the suite: the 400,000 px page once took over the
+            # default 15 s to load in the browser container. A hang is still a hang at 30 s.
+            "browser.nav_timeout_ms=30000", *sandbox,
         ), cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=1800)
         seconds = time.monotonic() - started
         time.sleep(0.5)  # anything still in flight to the listeners arrives now
@@ -315,7 +324,8 @@ def _check_network_capped(run: CorpusRun, case: HostileCase, folder: Path) -> No
     assert all(entry["status"] in (404, None) for entry in network if entry["url"].endswith("/__tools/call"))
     record = run.records[case.id]
     if record["status"] == "runtime_error":  # the capture's own timeout ended it
-        assert any(why in record["error"] for why in ("capture timed out", "Timeout", "did not answer")), record["error"]
+        assert any(why in record["error"] for why in ("capture timed out", "Timeout", "did not answer",
+                                                      "stopped answering")), record["error"]
     assert record["timings"]["evidence"] < 60
 
 
@@ -344,6 +354,66 @@ def _check_evidence_unforged(run: CorpusRun, case: HostileCase, folder: Path) ->
         assert dom.startswith("<!DOCTYPE html>") and "<main>ready</main>" in dom, dom[:300]
 
 
+def _check_forgery_fails(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    """The dead counter earns what it does: "Count: 0" shows, two clicks on Increment change nothing, and the probe
+    finds both buttons, one of which responds (IR 1/2), however the page forged the harness's readers."""
+    record = run.records[case.id]
+    results = {r["id"]: r for r in record["verdict"]["requirements"]}
+    assert results["initial-count"]["status"] == "passed", results
+    assert results["increment"]["status"] == "failed", results
+    assert "did not change the DOM (0 mutations)" in results["increment"]["reason"], results
+    assert record["scores"]["interaction_rate"] == 0.5, record["scores"]
+
+
+def _check_all_requirements_pass(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    record = run.records[case.id]
+    assert all(r["status"] == "passed" for r in record["verdict"]["requirements"]), record["verdict"]["requirements"]
+
+
+def _special_entries(root: Path) -> list[str]:
+    """Every symbolic link and every entry neither a regular file nor a folder under `root`."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            if path.is_symlink() or not (path.is_dir() or path.is_file()):
+                found.append(str(path.relative_to(root)))
+    return found
+
+
+def _check_no_links_out(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    """The build's planted links and FIFO are gone from the slot's folder, and its log says which it removed;
+    the page itself was built and served."""
+    assert _special_entries(folder) == [], _special_entries(folder)
+    log = _build_log(folder)
+    for planted in ("dist/planted/env -> /proc/self/environ", "dist/planted/passwd -> /etc/passwd",
+                    "planted/root -> /", "dist/planted/pipe (fifo)"):
+        assert planted in log, log[-3000:]
+
+
+def _check_counter_counts(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    record = run.records[case.id]
+    assert all(r["status"] == "passed" for r in record["verdict"]["requirements"]), record["verdict"]["requirements"]
+    dialogs = json.loads((folder / "dialogs.json").read_text())["dialogs"]
+    assert [(d["type"], d["message"]) for d in dialogs[:3]] == [("alert", "a"), ("confirm", "b"), ("prompt", "c")]
+
+
+def _check_stopped_answering(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    record = run.records[case.id]
+    assert "the page stopped answering" in record["error"], record["error"]
+    assert record["timings"]["checks"] < 40, record["timings"]  # the checks after the first hang are not run
+
+
+def _check_slow_page_is_one_bucket(run: CorpusRun, case: HostileCase, folder: Path) -> None:
+    """A slow page passes its checks or is the page's runtime failure: never a slot whose checks timed out
+    recorded as a working page that failed them (the run and the reward service saw it differently)."""
+    record = run.records[case.id]
+    if record["status"] == "ok":
+        assert all(r["status"] == "passed" for r in record["verdict"]["requirements"]), record["verdict"]
+    else:
+        assert "stopped answering" in record["error"] or "timed out" in record["error"], record["error"]
+
+
 EVIDENCE_CHECKS = {
     "fork_bomb_capped": _check_fork_bomb, "build_oom": _check_build_oom, "build_timed_out": _check_build_timed_out,
     "build_log_capped": _check_build_log_capped, "network_capped": _check_network_capped,
@@ -352,11 +422,14 @@ EVIDENCE_CHECKS = {
     "webrtc_recorded": _check_webrtc, "tool_call_refused": _check_tool_call, "popups": _check_popups,
     "dialogs": _check_dialogs, "console_capped": _check_console, "webrtc_host_recorded": _check_webrtc_host,
     "navigation_recorded": _check_navigation, "screenshot_clipped": _check_screenshot_clipped,
-    "download_and_trap_recorded": _check_download_and_trap,
+    "download_and_trap_recorded": _check_download_and_trap, "forgery_fails": _check_forgery_fails,
+    "all_requirements_pass": _check_all_requirements_pass, "no_links_out": _check_no_links_out,
+    "counter_counts": _check_counter_counts, "stopped_answering": _check_stopped_answering,
+    "slow_page_is_one_bucket": _check_slow_page_is_one_bucket,
 }
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@pytest.mark.parametrize("case", SELECTED, ids=[case.id for case in SELECTED])
 def test_case_lands_in_its_bucket_with_its_evidence(corpus_run: CorpusRun, case: HostileCase):
     record = corpus_run.records[case.id]
     assert record["status"] in (case.bucket, *case.also), (record["status"], record["error"][:500])
@@ -368,12 +441,16 @@ def test_case_lands_in_its_bucket_with_its_evidence(corpus_run: CorpusRun, case:
 
 
 def test_every_slot_is_recorded_once(corpus_run: CorpusRun):
-    assert sorted(corpus_run.records) == sorted(case.id for case in CASES)
+    assert sorted(corpus_run.records) == sorted(case.id for case in SELECTED)
     assert all(record["status"] != "infra" for record in corpus_run.records.values())
 
 
 def test_nothing_reached_the_hosts_other_ports(corpus_run: CorpusRun):
     assert corpus_run.received == []
+
+
+def test_no_link_or_special_file_is_left_in_the_run_dir(corpus_run: CorpusRun):
+    assert _special_entries(corpus_run.run_dir) == []
 
 
 def test_the_secret_is_nowhere_in_the_run_dir_or_mlflow(corpus_run: CorpusRun):

@@ -79,8 +79,9 @@ class RecordingIsolation:
 
     async def run(self, command: list[str], mounts: list[Mount], *, cwd: str, env: dict[str, str],
                   timeout_s: float) -> RunOutcome:
-        self.runs.append({"command": command, "mounts": mounts, "cwd": cwd, "env": env, "timeout_s": timeout_s})
         workspace = next(m.source for m in mounts if m.target == IN_APP)
+        self.runs.append({"command": command, "mounts": mounts, "cwd": cwd, "env": env, "timeout_s": timeout_s,
+                          "node_modules": (Path(workspace) / "node_modules").resolve()})
         (Path(workspace) / "dist").mkdir()
         (Path(workspace) / "dist" / "index.html").write_text("<p>hi</p>")
         return self.outcome
@@ -138,7 +139,9 @@ def test_a_build_runs_vite_in_the_workspace_with_an_environment_of_its_own(tmp_p
     assert run["mounts"][0] == Mount((tmp_path / "ws").resolve(), IN_APP, writable=True)
     assert Mount(tmp_path / "modules", IN_MODULES) in run["mounts"], "the isolation's own mounts are added"
     assert [m for m in run["mounts"] if m.writable] == [run["mounts"][0]], "only the workspace is writable"
-    assert (tmp_path / "ws" / "node_modules").resolve() == (tmp_path / "modules").resolve()
+    assert run["node_modules"] == (tmp_path / "modules").resolve(), "the build finds the template's install"
+    assert not (tmp_path / "ws" / "node_modules").is_symlink(), "and the link out is gone once the build ended"
+    assert "removed" not in result.log  # the pipeline's own link is not the build's doing
 
 
 def test_a_rejected_answer_never_reaches_the_isolation(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script by the vLLM venv's python
 from tiny_tokenizer import train_unigram  # noqa: E402
+from tiny_vlm import GRID_TOKENS, IMAGE_TOKENS  # noqa: E402  (Idefics3's processor tokens: its architecture needs them)
 
 _CORPUS = [
     "You are an expert evaluator of generated web interfaces. Score presentation, execution and alignment.",
@@ -42,9 +43,6 @@ _CORPUS = [
     "Screenshot after the step. The visible text, the elements, the console and the tool log follow.",
 ] * 25
 
-# Idefics3's processor tokens (its architecture needs them; see tests/support/tiny_vlm.py).
-IMAGE_TOKENS = ["<fake_token_around_image>", "<image>", "<global-img>", "<end_of_utterance>"]
-GRID_TOKENS = [f"<row_{row}_col_{col}>" for row in range(1, 7) for col in range(1, 7)]
 TURN_TOKENS = ["<start_of_turn>", "<end_of_turn>"]
 # Kimi-K2's markers (vllm/parser/kimi_k2.py names them): its reasoning and tool-call parsers look them up.
 KIMI_TOKENS = ["<think>", "</think>", "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",

@@ -227,7 +227,9 @@ def test_a_docker_engine_restarted_mid_turn_makes_that_slot_infra_and_the_run_go
     with FaultServer(_stall_the_counters_turn_2) as server, engine_builds_paused():
         process = _run_until_the_stalled_page_is_captured(
             server, run_dir, "sandbox=docker", "turn_timeout_s=120", f"suite.task_ids=[{counter.id},{todo.id}]",
-            wait_s=400)
+            # The stalled page holds the probe's step for its whole 60 s stall, longer than the engine takes to
+            # stop its containers under any load (with the default 10 s bound, a slow stop found the visit over).
+            "+actor.probe.step_timeout_ms=90000", wait_s=400)
         _restart_docker_engine()
         _, stderr = process.communicate(timeout=600)
     assert process.returncode == 0, stderr[-3000:]

@@ -211,3 +211,81 @@ def test_the_command_line_exports(view_runs: dict[str, Path], tmp_path: Path) ->
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"to {tmp_path / 'site'}" in done.stdout
+
+
+# Evidence files whose names a browser could take for active content, each running a script that, where it runs,
+# changes the document's title (HTML, XHTML, SVG and XML alike) - and a PNG name over HTML, which must stay an image.
+_RUNS = "<script>document.title = 'RAN'</script>"
+_XML_RUNS = '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head><body>' + \
+    '<script>document.title = "RAN"</script></body></html>'
+_SVG_RUNS = '<svg xmlns="http://www.w3.org/2000/svg"><script>document.title = "RAN"</script></svg>'
+POISONED = {
+    "evil.HTML": _RUNS, "evil.Htm": _RUNS, "evil.html": _RUNS, "evil.shtml": _RUNS, "evil.mhtml": _RUNS,
+    "evil.SVG": _SVG_RUNS, "evil.svg": _SVG_RUNS, "evil.xml": _XML_RUNS, "evil.xhtml": _XML_RUNS,
+    "evil.xht": _XML_RUNS, "evil.XHTML": _XML_RUNS, "evil.PNG": _RUNS, "evil.png": _RUNS, "evil": _RUNS,
+    "evil.css": "body { background: url(/static/view.css) }",
+}
+
+
+@dataclass
+class EvidenceLister:
+    """A page linking every file of one evidence folder, as the viewer's turn pages link what a turn left."""
+
+    folder: str
+    name: str = "evidencelist"
+    title: str = "Evidence"
+    router: APIRouter = field(default_factory=APIRouter)
+
+    def __post_init__(self) -> None:
+        @self.router.get("/evidencelist/{run_id}", response_class=HTMLResponse)
+        def files(request: Request, run_id: str) -> HTMLResponse:
+            folder = Path(state(request).catalog.run(run_id).path or ".") / self.folder
+            links = "".join(f'<li><a class="file" href="/files/{run_id}/{self.folder}/{path.name}">{path.name}</a></li>'
+                            for path in sorted(folder.iterdir()) if path.is_file())
+            return _page(run_id, f"<ul>{links}</ul>", request)
+
+
+def test_evidence_is_exported_inert_whatever_its_name(view_runs: dict[str, Path], tmp_path: Path) -> None:
+    """Every evidence file is written under a name a browser shows as an image or text (lower-case inert
+    suffixes kept, ".txt" added to the rest), none is taken for a page, and opened from disk none runs."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(view_runs["oracle"], run, symlinks=True)
+    folder = "evidence/poisoned/1"
+    (run / folder).mkdir(parents=True)
+    for name, text in POISONED.items():
+        (run / folder / name).write_text(text)
+    app = create_app(ViewState(Catalog.from_paths([run]), modes={"evidencelist": EvidenceLister(folder)}))
+    run_id = next(iter(app.state.view.catalog.runs))
+    report = export_site(app, tmp_path / "site", start=(f"/evidencelist/{run_id}",))
+    written = tmp_path / "site" / "files" / run_id / folder
+    names = sorted(path.name for path in written.iterdir())
+    assert names == sorted(name if name in ("evil.png",) else name + ".txt" for name in POISONED), names
+    assert not list((tmp_path / "site" / "files").rglob("index.html"))  # no evidence taken for a page
+    assert not [path for path in report.missing if path.startswith("/files/")], report.missing
+
+    async def main() -> dict[str, str]:
+        titles = {}
+        async with chromium() as browser:
+            page = await browser.new_page()
+            for path in sorted(written.iterdir()):
+                await page.goto(path.as_uri())
+                await page.wait_for_timeout(50)
+                titles[path.name] = await page.title()
+        return titles
+
+    titles = asyncio.run(main())
+    assert not [name for name, title in titles.items() if title == "RAN"], titles
+
+
+def test_evidence_is_served_as_an_image_a_download_or_text() -> None:
+    from runner.view.inert import exported_name, served_media_type
+
+    assert served_media_type("shot.png") == "image/png" and served_media_type("SHOT.PNG") == "image/png"
+    assert served_media_type("trace.zip") == "application/zip"
+    for name in POISONED:
+        if not name.lower().endswith(".png"):
+            assert served_media_type(name).startswith("text/plain"), name
+    assert exported_name("dom.html") == "dom.html.txt" and exported_name("build.log") == "build.log.txt"
+    assert exported_name("notes.txt") == "notes.txt" and exported_name("NOTES.TXT") == "NOTES.TXT.txt"

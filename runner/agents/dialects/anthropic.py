@@ -28,7 +28,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runner.agents.dialects.base import ChatRequest, DialectBase, DialectError, ErrorKind, RouteMatch, SseEvent
+from runner.agents.dialects.base import (
+    ChatRequest, DialectBase, DialectError, ErrorKind, RouteMatch, SseEvent, gather_tool_call_deltas, listed_tools,
+)
 from runner.agents.system_prompt import leading_system_joined
 
 __all__ = ["DIALECT", "AnthropicMessages"]
@@ -163,13 +165,8 @@ def _messages(body: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
 
 
 def _tools(body: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
-    tools = body.get("tools") or []
-    if not isinstance(tools, list):
-        raise DialectError("'tools' must be a list of tools")
     chat: list[dict[str, Any]] = []
-    for index, tool in enumerate(tools):
-        if not isinstance(tool, dict):
-            raise DialectError(f"tools[{index}] must be an object")
+    for index, tool in listed_tools(body):
         kind = tool.get("type")
         name = tool.get("name")
         if kind not in (None, "custom"):
@@ -275,13 +272,7 @@ class _MessageStream:
                                                "content_block": {"type": "text", "text": ""}}, "content_block_start"))
                 events.append(SseEvent.of({"type": "content_block_delta", "index": self.block,
                                            "delta": {"type": "text_delta", "text": content}}, "content_block_delta"))
-            for call in delta.get("tool_calls") or []:
-                slot = self.calls.setdefault(int(call.get("index", len(self.calls))),
-                                             {"id": "", "name": "", "arguments": ""})
-                function = call.get("function") or {}
-                slot["id"] = slot["id"] or str(call.get("id") or "")
-                slot["name"] = slot["name"] or str(function.get("name") or "")
-                slot["arguments"] += str(function.get("arguments") or "")
+            gather_tool_call_deltas(self.calls, delta)
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
         return events

@@ -170,6 +170,29 @@ def match_route(pattern: str, path: str) -> dict[str, str] | None:
     return dict(matched.groupdict()) if matched else None
 
 
+def listed_tools(body: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """The request's `tools` as (index, tool) pairs, each checked to be an object: the shape every dialect's tool
+    list shares before its own fields are read."""
+    tools = body.get("tools") or []
+    if not isinstance(tools, list):
+        raise DialectError("'tools' must be a list of tools")
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            raise DialectError(f"tools[{index}] must be an object")
+    return list(enumerate(tools))
+
+
+def gather_tool_call_deltas(calls: dict[int, dict[str, str]], delta: dict[str, Any]) -> None:
+    """Adds a chunk's tool-call deltas to `calls` (chunk index -> id, name, arguments so far): a streaming server
+    sends a call's id and name once and its arguments in pieces."""
+    for call in delta.get("tool_calls") or []:
+        slot = calls.setdefault(int(call.get("index", len(calls))), {"id": "", "name": "", "arguments": ""})
+        function = call.get("function") or {}
+        slot["id"] = slot["id"] or str(call.get("id") or "")
+        slot["name"] = slot["name"] or str(function.get("name") or "")
+        slot["arguments"] += str(function.get("arguments") or "")
+
+
 def completion_chunks(completion: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """A whole `chat.completion` as the `chat.completion.chunk`s a streaming server sends for it: the role, the
     text, each tool call (its id, name and whole arguments in one delta), the finish reason, then a last chunk

@@ -29,7 +29,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runner.agents.dialects.base import ChatRequest, DialectBase, DialectError, ErrorKind, RouteMatch, SseEvent
+from runner.agents.dialects.base import (
+    ChatRequest, DialectBase, DialectError, ErrorKind, RouteMatch, SseEvent, gather_tool_call_deltas, listed_tools,
+)
 
 __all__ = ["DIALECT", "GenerateContent"]
 
@@ -201,13 +203,8 @@ def _messages(body: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
 
 
 def _tools(body: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
-    tools = body.get("tools") or []
-    if not isinstance(tools, list):
-        raise DialectError("'tools' must be a list of tools")
     chat: list[dict[str, Any]] = []
-    for index, tool in enumerate(tools):
-        if not isinstance(tool, dict):
-            raise DialectError(f"tools[{index}] must be an object")
+    for index, tool in listed_tools(body):
         declarations = tool.get("functionDeclarations", tool.get("function_declarations"))
         for other in sorted(set(tool) - {"functionDeclarations", "function_declarations"}):
             notes.append(f"tools[{index}].{other}: not offered to the model (no network to run it)")
@@ -321,13 +318,7 @@ class _CandidateStream:
             content = delta.get("content")
             if isinstance(content, str) and content:
                 events.append(self._response([{"text": content}]))
-            for call in delta.get("tool_calls") or []:
-                slot = self.calls.setdefault(int(call.get("index", len(self.calls))),
-                                             {"id": "", "name": "", "arguments": ""})
-                function = call.get("function") or {}
-                slot["id"] = slot["id"] or str(call.get("id") or "")
-                slot["name"] = slot["name"] or str(function.get("name") or "")
-                slot["arguments"] += str(function.get("arguments") or "")
+            gather_tool_call_deltas(self.calls, delta)
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
         return events

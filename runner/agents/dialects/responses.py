@@ -30,7 +30,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runner.agents.dialects.base import ChatRequest, DialectBase, DialectError, RouteMatch, SseEvent
+from runner.agents.dialects.base import (
+    ChatRequest, DialectBase, DialectError, RouteMatch, SseEvent, gather_tool_call_deltas,
+)
 from runner.agents.system_prompt import leading_system_joined
 
 __all__ = ["DIALECT", "Responses"]
@@ -360,13 +362,7 @@ class _ResponseStream:
                 self.text += content
                 events.append(self._event("response.output_text.delta", item_id=self._message_id(), output_index=0,
                                           content_index=0, delta=content, logprobs=[]))
-            for call in delta.get("tool_calls") or []:
-                slot = self.calls.setdefault(int(call.get("index", len(self.calls))),
-                                             {"id": "", "name": "", "arguments": ""})
-                function = call.get("function") or {}
-                slot["id"] = slot["id"] or str(call.get("id") or "")
-                slot["name"] = slot["name"] or str(function.get("name") or "")
-                slot["arguments"] += str(function.get("arguments") or "")
+            gather_tool_call_deltas(self.calls, delta)
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
         return events

@@ -30,5 +30,5 @@ def canvas_background(root: str, body: str) -> str:
 
 async def capture_background(session: "PageSession") -> str:
     """The page's canvas colour as getComputedStyle gives it ("rgb(...)" / "rgba(...)")."""
-    colours = await session.evaluate(_COMPUTED_BACKGROUNDS_JS)
+    colours = await session.observe(_COMPUTED_BACKGROUNDS_JS)
     return canvas_background(str(colours.get("root") or ""), str(colours.get("body") or ""))
