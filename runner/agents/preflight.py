@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from runner.kinds import KINDS
-from runner.run.preflight import Problem
+from runner.problems import Problem
 
 __all__ = ["check_agent_model"]
 

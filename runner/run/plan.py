@@ -20,6 +20,7 @@ from typing import Any
 
 from runner.config import RunnerConfig
 from runner.kinds import KINDS
+from runner.models.preflight import check_weights
 from runner.run import preflight
 from runner.run.placement import detect_gpus, plan_phases
 from runner.run.roles import check_declared_roles, role_model_settings, roles_used, server_claims
@@ -205,7 +206,7 @@ def _model_needs(config: RunnerConfig, suite: Any, context: preflight.RunContext
         what = f"{role.key} ({role.name})"
         if role.config.get("provider") == "vllm":
             server = VLLMModelSettings.model_validate(role.config).server
-            weights = preflight.check_weights(role, server) if server.mode != "attach" else None
+            weights = check_weights(role, server) if server.mode != "attach" else None
             if weights is None:
                 source = server.model_path or f"{server.hf_repo}@{str(server.revision)[:12]}"
                 lines.append(f"present {what}: " + (f"attached to {server.base_url}" if server.mode == "attach"

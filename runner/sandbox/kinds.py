@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 @register_kind("sandbox", "local", settings="runner.sandbox.local:LocalSandboxSettings", section="local",
-               preflight="runner.run.preflight:check_local_sandbox")
+               preflight="runner.sandbox.preflight:check_local_sandbox")
 def local_sandbox(settings: LocalSandboxSettings, *, config: RunnerConfig) -> Sandbox:
     from runner.sandbox.local import LocalSandbox
 
@@ -61,7 +61,7 @@ def _docker_settings(config: RunnerConfig) -> DockerSandboxSettings:
 
 
 @register_kind("sandbox", "docker", settings="runner.sandbox.docker:DockerSandboxSettings",
-               preflight="runner.run.preflight:check_docker_sandbox", images=docker_images,
+               preflight="runner.sandbox.preflight:check_docker_sandbox", images=docker_images,
                tracking_tags=docker_tracking_tags)
 def docker_sandbox(settings: DockerSandboxSettings, *, config: RunnerConfig) -> Sandbox:
     from runner.sandbox.docker import DockerSandbox

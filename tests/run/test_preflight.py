@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.models.preflight import check_weights
 from runner.run import preflight
 from runner.run.validation import validate_config
 from runner.compose import compose as compose_config
@@ -146,13 +147,13 @@ def test_weights_found_in_the_hub_cache_pass(tmp_path: Path) -> None:
     from runner.models.vllm_provider import VLLMModelSettings
 
     server = VLLMModelSettings.model_validate(role.config).server
-    problem = preflight.check_weights(role, server)
+    problem = check_weights(role, server)
     assert problem is not None and "not in the local hub cache" in problem.message
     _fake_snapshot(tmp_path, QWEN, server.revision, with_config=False)
-    problem = preflight.check_weights(role, server)
+    problem = check_weights(role, server)
     assert problem is not None and "incomplete" in problem.message
     (tmp_path / f"models--{QWEN.replace('/', '--')}" / "snapshots" / server.revision / "config.json").write_text("{}")
-    assert preflight.check_weights(role, server) is None
+    assert check_weights(role, server) is None
 
 
 def test_vllm_python_without_vllm_is_named(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from runner.errors import ConfigError, section_settings
-from runner.run.preflight import Problem
+from runner.problems import Problem
 from runner.sandbox.images import ImageInfo
 
 if TYPE_CHECKING:
