@@ -81,6 +81,15 @@ class Kind:
     judge's config uses, `(judge config) -> [name]`, whose versions lineage records. `calls_per_use`: for a kind
     that calls a model, the most calls one use makes (a judged slot, an actor's trace), `(settings) -> int`,
     which `run.plan=true` bounds the run's calls by (runner/run/plan.py).
+
+    What the run asks of a kind it reads from these declarations, never from the kind's name: `inert`, an actor or
+    agent kind that does nothing (`none`: the run has no actor, the suite's own generation); `vllm_served`, a
+    model provider whose section has a `server` the run may start or attach to (runner/models/vllm_server.py);
+    `runs_images`, a sandbox that runs commands in images of its own (an official CLI agent's image);
+    `browser_in_sandbox`, a sandbox's `(config) -> bool`: the run's browsers run inside the sandbox, not on
+    this host; `image`, a sandbox's (with `runs_images`) `(config, name, *, build_missing) -> ImageInfo`: one more
+    image of its own (an agent's), built first where missing and allowed; `image_problems`, its `(config, name, *,
+    who) -> [Problem]`: that image present or buildable, checked before any work.
     """
 
     family: str
@@ -95,6 +104,12 @@ class Kind:
     tracking_tags_ref: Reference | None = None
     rubrics_ref: Reference | None = None
     calls_per_use_ref: Reference | None = None
+    inert: bool = False
+    vllm_served: bool = False
+    runs_images: bool = False
+    browser_in_sandbox_ref: Reference | None = None
+    image_ref: Reference | None = None
+    image_problems_ref: Reference | None = None
 
     @property
     def settings(self) -> type[BaseModel] | None:
@@ -113,6 +128,18 @@ class Kind:
     @property
     def tracking_tags(self) -> Callable[[Any], Any] | None:
         return resolve(self.tracking_tags_ref)
+
+    @property
+    def browser_in_sandbox(self) -> Callable[[Any], bool] | None:
+        return resolve(self.browser_in_sandbox_ref)
+
+    @property
+    def image(self) -> Callable[..., Any] | None:
+        return resolve(self.image_ref)
+
+    @property
+    def image_problems(self) -> Callable[..., list[Any]] | None:
+        return resolve(self.image_problems_ref)
 
     @property
     def rubrics(self) -> Callable[[Any], list[str]] | None:
@@ -176,6 +203,13 @@ class KindRegistry:
             raise ConfigError(f"invalid configuration:\n  {self.unknown(family, name, key=key)}")
         return kind
 
+    def chosen(self, family: str, section: Any) -> Kind:
+        """The kind a config section names (`config.actor`, `config.model`, a model section as a dict), by its
+        family's field (`kind`, `provider`)."""
+        field = FAMILY_FIELD.get(family, "kind")
+        name = section.get(field) if isinstance(section, Mapping) else getattr(section, field)
+        return self.get(family, str(name), key=f"{family}.{field}")
+
     def unknown(self, family: str, name: Any, *, key: str | None = None) -> str:
         """The error line for a kind nobody registered."""
         field = FAMILY_FIELD.get(family, "kind")
@@ -211,6 +245,12 @@ def register_kind(
     tracking_tags: Reference | None = None,
     rubrics: Reference | None = None,
     calls_per_use: Reference | None = None,
+    inert: bool = False,
+    vllm_served: bool = False,
+    runs_images: bool = False,
+    browser_in_sandbox: Reference | None = None,
+    image: Reference | None = None,
+    image_problems: Reference | None = None,
 ) -> Callable[[FactoryT], FactoryT]:
     """Register the decorated factory as `family` kind `name` (see Kind for what each argument declares).
 
@@ -222,7 +262,10 @@ def register_kind(
     def register(factory: FactoryT) -> FactoryT:
         KINDS.add(Kind(family=family, name=name, factory=factory, settings_ref=settings, section=section,
                        preflight_ref=preflight, calls_model=calls_model, traced=traced, images_ref=images,
-                       tracking_tags_ref=tracking_tags, rubrics_ref=rubrics, calls_per_use_ref=calls_per_use))
+                       tracking_tags_ref=tracking_tags, rubrics_ref=rubrics, calls_per_use_ref=calls_per_use,
+                       inert=inert, vllm_served=vllm_served, runs_images=runs_images,
+                       browser_in_sandbox_ref=browser_in_sandbox, image_ref=image,
+                       image_problems_ref=image_problems))
         return factory
 
     return register

@@ -4,6 +4,7 @@ the known kinds; every kind's options (llm, ui-tars, docker too) are refused bef
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import subprocess
 import sys
@@ -174,3 +175,46 @@ def test_the_unknown_agent_option_names_the_choices() -> None:
                             text=True, timeout=120)
     assert result.returncode != 0
     assert "agent/robot" in result.stderr and "builtin" in result.stderr and "none" in result.stderr
+
+
+# A kind's name is compared only where the kind is defined; elsewhere the run reads what the kind declares (inert,
+# vllm_served, runs_images, browser_in_sandbox...). Left: the suites' own reading of the run (to receive facts
+# instead), the config's dump of an unset agent (its hash stays that of runs made before agents existed), and the
+# reward service's spare-build default (a local sandbox's own option).
+NAME_COMPARISONS_LEFT = {"runner/suites/floweval/suite.py", "runner/suites/iwebgen/suite.py",
+                         "runner/suites/evogenui/suite.py", "runner/config.py", "runner/reward/service.py"}
+KIND_FIELDS = {"kind", "provider"}
+
+
+def _kind_names() -> set[str]:
+    return {name for family in ("judge", "actor", "sandbox", "model", "agent") for name in KINDS.names(family)}
+
+
+def _compares_a_kind_name(node: ast.Compare, names: set[str]) -> bool:
+    def names_a_kind(side: ast.expr) -> bool:
+        if isinstance(side, ast.Attribute):
+            return side.attr in KIND_FIELDS
+        return (isinstance(side, ast.Call) and isinstance(side.func, ast.Attribute) and side.func.attr == "get"
+                and bool(side.args) and isinstance(side.args[0], ast.Constant) and side.args[0].value in KIND_FIELDS)
+
+    sides = [node.left, *node.comparators]
+    constants = [side.value for side in sides if isinstance(side, ast.Constant) and isinstance(side.value, str)]
+    return any(value in names for value in constants) and any(names_a_kind(side) for side in sides)
+
+
+def test_no_module_outside_a_kind_compares_its_name() -> None:
+    found, names = [], _kind_names()
+    for path in sorted((REPO_ROOT / "runner").rglob("*.py")):
+        relative = path.relative_to(REPO_ROOT).as_posix()
+        if path.name == "kinds.py" or relative in NAME_COMPARISONS_LEFT or relative == "runner/models/providers.py":
+            continue
+        found += [f"{relative}:{node.lineno}" for node in ast.walk(ast.parse(path.read_text()))
+                  if isinstance(node, ast.Compare) and _compares_a_kind_name(node, names)]
+    assert not found, found
+
+
+def test_the_name_check_sees_an_attribute_and_a_dict_lookup() -> None:
+    compared = [node for source in ('config.sandbox.kind == "docker"', 'model.get("provider") != "vllm"',
+                                    'mode == "none"', 'config.agent.kind != other', 'unit.kind == "pair"')
+                for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Compare)]
+    assert [_compares_a_kind_name(node, _kind_names()) for node in compared] == [True, True, False, False, False]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 # Like scripted: a preset's actor options stay, unread, when `actor=none` replaces its actor.
-@register_kind("actor", "none")
+@register_kind("actor", "none", inert=True)
 def no_actor(settings: None, *, model: Model | None = None) -> Actor | None:
     return None
 

@@ -72,7 +72,7 @@ def openai(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache
 
 
 @register_kind("model", "vllm", settings="runner.models.vllm_provider:VLLMModelSettings", traced=True,
-               preflight="runner.models.preflight:check_vllm_model")
+               vllm_served=True, preflight="runner.models.preflight:check_vllm_model")
 def vllm(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
     from runner.models.vllm_provider import VLLMModel, VLLMModelSettings
 

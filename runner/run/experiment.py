@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 from rich.console import Console
 
+from runner.kinds import KINDS
 from runner.run import preflight
 
 from runner import progress
@@ -109,7 +110,7 @@ def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], t
     summary = suite.summarize(records, tasks)
     summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
                       "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks)}
-    if config.agent.kind != "none":  # who generated, in the workspace (runner/agents/): part of what was measured
+    if not KINDS.chosen("agent", config.agent).inert:  # who generated, in the workspace (runner/agents/): part of what was measured
         summary["run"]["agent"] = config.agent.name
     deviation = paper_agent_deviation(config)
     if deviation is not None:

@@ -41,6 +41,7 @@ class RolePlan:
     max_tokens: int | None
     context_tokens: int | None
     price: dict[str, float] | None
+    vllm_served: bool = False  # its provider's server is ours: it costs machine time, never a price
 
     @property
     def output_tokens(self) -> int | None:
@@ -115,7 +116,8 @@ def _role_plan(role: str, settings: dict[str, Any], calls: int | None) -> RolePl
     max_tokens = settings.get("max_tokens", DEFAULT_MAX_TOKENS)
     return RolePlan(role=role, model=str(settings.get("name", role)), provider=provider,
                     calls=calls if traced else 0, max_tokens=int(max_tokens) if max_tokens is not None else None,
-                    context_tokens=int(context) if context else None, price=settings.get("price"))
+                    context_tokens=int(context) if context else None, price=settings.get("price"),
+                    vllm_served=kind is not None and kind.vllm_served)
 
 
 async def build_plan(config: RunnerConfig, context: preflight.RunContext | None = None) -> RunPlan:
@@ -204,7 +206,7 @@ def _model_needs(config: RunnerConfig, suite: Any, context: preflight.RunContext
     for role in roles:
         problems = preflight.check_model(role)
         what = f"{role.key} ({role.name})"
-        if role.config.get("provider") == "vllm":
+        if KINDS.chosen("model", role.config).vllm_served:
             server = VLLMModelSettings.model_validate(role.config).server
             weights = check_weights(role, server) if server.mode != "attach" else None
             if weights is None:
@@ -258,7 +260,7 @@ def format_plan(plan: RunPlan) -> str:
         lines.append(f"{head}: {_count(role.calls, 'calls')}; {_count(role.output_tokens, 'output tokens')}"
                      + (f" ({role.max_tokens:,} per call)" if role.max_tokens else "") + f"; {inputs}")
         if role.price is None:
-            if role.provider != "vllm":
+            if not role.vllm_served:
                 unpriced.append(role.role)
             continue
         rates = f"${role.price['input_per_mtok']:g} in, ${role.price['output_per_mtok']:g} out per million tokens"

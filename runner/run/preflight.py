@@ -146,7 +146,10 @@ def check_browser(config: Any, suite: Any) -> list[Problem]:
     from runner.errors import section_settings
 
     path = section_settings(BrowserSettings, config.browser, "browser").executable_path
-    in_container = config.sandbox.kind == "docker" and config.sandbox.options.get("browser_in_container", True)
+    from runner.kinds import KINDS
+
+    hook = KINDS.chosen("sandbox", config.sandbox).browser_in_sandbox
+    in_container = hook is not None and hook(config)
     if in_container and suite.artifact_kind == "static":
         return [Problem("sandbox.options.browser_in_container", f"suite {config.suite.name!r} renders its pages "
                         "in the run's browsers from this host, which a browser container cannot reach",

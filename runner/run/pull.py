@@ -23,19 +23,25 @@ from pydantic import ValidationError
 
 from runner.compose import compose
 from runner.errors import ConfigError, UserError, format_validation_error
+from runner.kinds import KINDS
 from runner.models.vllm_server import VLLMServerSettings, hub_cache_dir
 from runner.suites.paper_data import DEFAULT_DATA_DIR, PaperData
 
 def vllm_models(config: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(dotted key, model dict) for every provider-vllm model in the generator, judge and actor sections."""
     model = config.get("model")
-    if isinstance(model, dict) and model.get("provider") == "vllm":
+    if isinstance(model, dict) and _vllm_served(model):
         yield "model", model
     for group in ("judge", "actor"):
         section = config.get(group) or {}
         inner = (section.get("options") or {}).get("model") if isinstance(section, dict) else None
-        if isinstance(inner, dict) and inner.get("provider") == "vllm":
+        if isinstance(inner, dict) and _vllm_served(inner):
             yield f"{group}.options.model", inner
+
+
+def _vllm_served(model: dict[str, Any]) -> bool:
+    kind = KINDS.find("model", str(model.get("provider")))
+    return kind is not None and kind.vllm_served
 
 
 def server_settings(key: str, model: dict[str, Any]) -> VLLMServerSettings:

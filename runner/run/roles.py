@@ -92,7 +92,7 @@ def roles_used(config: RunnerConfig, suite: Any = None) -> list[str]:
     roles = ["generator"]
     if suite.uses_judge:
         roles.append("judge")
-    if config.actor.kind != "none":
+    if not KINDS.chosen("actor", config.actor).inert:
         roles.append("actor")
     roles += [role for role in suite.required_roles if role not in roles]
     return roles
@@ -102,7 +102,7 @@ def server_claims(config: RunnerConfig, roles: list[str]) -> list[ServerClaim]:
     """What each vLLM-served model of the used roles claims of the GPUs."""
     claims: list[ServerClaim] = []
     for role, settings in role_model_settings(config).items():
-        if role not in roles or settings.get("provider") != "vllm":
+        if role not in roles or not KINDS.chosen("model", settings).vllm_served:
             continue
         server = settings.get("server") or {}
         gpu_ids = server.get("gpu_ids")
@@ -161,7 +161,7 @@ class RunRoles:
             self._share_a_server(role, served)
         if self._traced and _traced_provider(settings):
             model = TracedModel(model, role=role, sink=self._record)
-        if settings.get("provider") == "vllm":
+        if KINDS.chosen("model", settings).vllm_served:
             self.served.add(role, model)
         self._models[role] = model
         return model

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from runner.host_probes import docker_client, image_present
 from runner.problems import Problem
 
-__all__ = ["check_build_node", "check_docker_sandbox", "check_local_sandbox"]
+__all__ = ["check_build_node", "check_docker_image", "check_docker_sandbox", "check_local_sandbox"]
 
 
 def check_build_node(node: str | None, cache_root: str | None) -> list[Problem]:
@@ -75,3 +75,34 @@ def check_docker_sandbox(config: Any, suite: Any) -> list[Problem]:
             problems.append(Problem("sandbox", f"no {name} image, and its base image {settings.base_image} is not "
                                     "present to build one", "run `bash scripts/build-images.sh`"))
     return problems
+
+
+def check_docker_image(config: Any, name: str, *, who: str) -> list[Problem]:
+    """One more image of the docker sandbox's (`who` needs it: an agent's CLI image), present or buildable; an
+    engine that does not answer is the sandbox's own check's to report."""
+    from runner.errors import section_settings
+    from runner.sandbox.docker import DockerSandboxSettings
+    from runner.sandbox.images import IMAGE_LABEL
+
+    settings = section_settings(DockerSandboxSettings, config.sandbox.options, "sandbox.options")
+    explicit = settings.images.get(name)
+    try:
+        import docker
+
+        client = docker.from_env(timeout=int(settings.docker_timeout_s))
+        try:
+            if explicit:
+                present = any(explicit in image.tags for image in client.images.list(name=explicit.split(":")[0]))
+            else:
+                present = bool(client.images.list(filters={"label": f"{IMAGE_LABEL}={name}"}))
+        finally:
+            client.close()
+    except Exception:  # the sandbox's own check reports an unreachable engine
+        return []
+    if explicit and not present:
+        return [Problem(f"sandbox.options.images.{name}", f"image {explicit} is not present",
+                        "build or load it, or drop the override to use the content-tagged image")]
+    if not present and not settings.build_missing_images:
+        return [Problem("sandbox", f"{who}: no {name} image, and the sandbox may not build one "
+                        "(sandbox.options.build_missing_images=false)", "run `bash scripts/build-images.sh`")]
+    return []
