@@ -110,8 +110,9 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 # The package's layers, lowest first: a module imports its own layer and those below. A module is in the layer of
 # the longest prefix that names it; entry points (`__main__`, `*_command` modules and the command aliases at the
-# package's top) sit above everything. What run/ lends to the layers below it (progress, processes, composition,
-# the preflight's Problem) lives below them, so only the few imports counted by UPWARD_CEILING still run back up.
+# package's top) sit above everything. What run/ lent to the layers below it (progress, processes, composition,
+# the preflight's Problem, the suite packages' maps) lives below them, so only the imports counted by
+# UPWARD_CEILING still run back up (the report's collection reads a merged run's records through run/merge.py).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("runner.errors", "runner.kinds", "runner.config", "runner.compose", "runner.progress",
                     "runner.processes", "runner.problems", "runner.host_probes", "runner.tracking.settings")),
@@ -126,7 +127,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("wiring", ("runner.run",)),
     ("entry", ("runner.__main__", "runner.reward")),
 )
-UPWARD_CEILING = 9  # imports that run back up a layer (22 before run/'s helpers moved below their users)
+UPWARD_CEILING = 1  # imports that run back up a layer (22 before run/'s helpers moved below their users)
 
 
 def layer_of(module: str, modules: dict[str, Path]) -> int:
