@@ -125,7 +125,9 @@ class Kind:
     which `run.plan=true` bounds the run's calls by (runner/run/plan.py).
 
     What the run asks of a kind it reads from these declarations, never from the kind's name: `inert`, an actor or
-    agent kind that does nothing (`none`: the run has no actor, the suite's own generation); `vllm_served`, a
+    agent kind that does nothing (`none`: the run has no actor, the suite's own generation); `deterministic`, an
+    actor whose trace the same page repeats exactly (scripted: FlowEval's repeated runs are for a stochastic
+    agent); `replays_reference`, a provider that answers with each task's reference (oracle); `vllm_served`, a
     model provider whose section has a `server` the run may start or attach to (runner/models/vllm_server.py);
     `runs_images`, a sandbox that runs commands in images of its own (an official CLI agent's image);
     `browser_in_sandbox`, a sandbox's `(config) -> bool`: the run's browsers run inside the sandbox, not on
@@ -147,6 +149,8 @@ class Kind:
     rubrics_ref: Reference | None = None
     calls_per_use_ref: Reference | None = None
     inert: bool = False
+    deterministic: bool = False
+    replays_reference: bool = False
     vllm_served: bool = False
     runs_images: bool = False
     browser_in_sandbox_ref: Reference | None = None
@@ -413,6 +417,8 @@ def register_kind(
     rubrics: Reference | None = None,
     calls_per_use: Reference | None = None,
     inert: bool = False,
+    deterministic: bool = False,
+    replays_reference: bool = False,
     vllm_served: bool = False,
     runs_images: bool = False,
     browser_in_sandbox: Reference | None = None,
@@ -430,7 +436,8 @@ def register_kind(
         KINDS.add(Kind(family=family, name=name, factory=factory, settings_ref=settings, section=section,
                        preflight_ref=preflight, calls_model=calls_model, traced=traced, images_ref=images,
                        tracking_tags_ref=tracking_tags, rubrics_ref=rubrics, calls_per_use_ref=calls_per_use,
-                       inert=inert, vllm_served=vllm_served, runs_images=runs_images,
+                       inert=inert, deterministic=deterministic, replays_reference=replays_reference,
+                       vllm_served=vllm_served, runs_images=runs_images,
                        browser_in_sandbox_ref=browser_in_sandbox, image_ref=image,
                        image_problems_ref=image_problems))
         return factory

@@ -178,11 +178,10 @@ def test_the_unknown_agent_option_names_the_choices() -> None:
 
 
 # A kind's name is compared only where the kind is defined; elsewhere the run reads what the kind declares (inert,
-# vllm_served, runs_images, browser_in_sandbox...). Left: the suites' own reading of the run (to receive facts
-# instead), the config's dump of an unset agent (its hash stays that of runs made before agents existed), and the
-# reward service's spare-build default (a local sandbox's own option).
-NAME_COMPARISONS_LEFT = {"runner/suites/floweval/suite.py", "runner/suites/iwebgen/suite.py",
-                         "runner/suites/evogenui/suite.py", "runner/config.py", "runner/reward/service.py"}
+# vllm_served, runs_images, browser_in_sandbox...; a suite its RunFacts). Left: the config's dump of an unset
+# agent (its hash stays that of runs made before agents existed) and the reward service's spare-build default (a
+# local sandbox's own option).
+NAME_COMPARISONS_LEFT = {"runner/config.py", "runner/reward/service.py"}
 KIND_FIELDS = {"kind", "provider"}
 
 

@@ -39,7 +39,7 @@ def _endpoint_settings(settings: type[SettingsT], data: Mapping[str, Any], provi
         raise ConfigError(f"model {data.get('name')!r}: invalid {provider} settings: {exc}") from exc
 
 
-@register_kind("model", "oracle")
+@register_kind("model", "oracle", replays_reference=True)
 def oracle(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
     from runner.errors import ConfigError
     from runner.models.oracle import OracleModel

@@ -28,7 +28,7 @@ from runner.run import lineage as lineage_mod
 from runner.models import server_keep
 from runner.models.cache import ResponseCache
 from runner.models.serving import SERVER_LOG_DIR
-from runner.run.roles import RunRoles, check_declared_roles, roles_used, server_claims
+from runner.run.roles import RunRoles, check_declared_roles, roles_used, run_facts, server_claims
 from runner.run.capacity import choose_limits, resolve_concurrency
 from runner.run.placement import PhasePlan, detect_gpus, phase_roles, plan_phases
 from runner.turns.records import RunDirectory, TurnRecord
@@ -152,7 +152,7 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     project_root = Path(config.project_root)
     run_dir = RunDirectory(run_dir_path)
     suite = build_run_suite(config)
-    suite.configure_run(config)
+    suite.configure_run(run_facts(config))
     check_declared_roles(config, suite)  # also when the caller ran the preflight
     # Seconds of checks before minutes of preparation: every missing thing at once, each with its fix.
     if not preflight_done:

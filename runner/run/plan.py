@@ -23,7 +23,7 @@ from runner.kinds import KINDS
 from runner.models.preflight import check_weights
 from runner.run import preflight
 from runner.run.placement import detect_gpus, plan_phases
-from runner.run.roles import check_declared_roles, role_model_settings, roles_used, server_claims
+from runner.run.roles import check_declared_roles, role_model_settings, roles_used, run_facts, server_claims
 from runner.report.task_set import describe_task_set, task_set_record
 from runner.run.task_set import task_set_identity
 
@@ -130,7 +130,7 @@ async def build_plan(config: RunnerConfig, context: preflight.RunContext | None 
         suite = KINDS.get("suite", settings.name).factory(settings, project_root=Path(config.project_root))
     else:
         suite = build_run_suite(config)
-    suite.configure_run(config)
+    suite.configure_run(run_facts(config))
     check_declared_roles(config, suite)
     used = roles_used(config, suite)
     needs = [f"missing {problem.key}: {problem.message}\n      fix: {problem.fix}" for problem in missing_data]

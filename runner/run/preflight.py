@@ -224,8 +224,10 @@ async def check_run(config: Any, context: RunContext | None = None) -> list[str]
     missing = check_paper_data(config, context)
     if missing:
         raise PreflightError(missing)
+    from runner.run.roles import run_facts
+
     suite = build_run_suite(config)
-    suite.configure_run(config)
+    suite.configure_run(run_facts(config))
     notes = await run_preflight(config, suite, context)
     return notes + await limits_notes(config, suite)
 

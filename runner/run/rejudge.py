@@ -82,7 +82,9 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
         raise ConfigError(f"the re-judged run needs its own dir (hydra.run.dir), not the source {source}")
     config = source_config(source, judge=judge, overrides=overrides, project_root=project_root)
     suite = build_run_suite(config)
-    suite.configure_run(config)
+    from runner.run.roles import run_facts
+
+    suite.configure_run(run_facts(config))
     async with AsyncExitStack() as shared:
         # The suite's context: a packet frozen by an older version may need a render (lazy browsers).
         sandbox = build_sandbox(config)

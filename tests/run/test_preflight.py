@@ -14,6 +14,7 @@ import pytest
 
 from runner.models.preflight import check_weights
 from runner.run import preflight
+from runner.run.roles import run_facts
 from runner.run.validation import validate_config
 from runner.compose import compose as compose_config
 from runner.suites.registry import build_suite
@@ -106,7 +107,7 @@ def _config(*overrides: str):
 def _suite(config):
     suite = build_suite(config.suite, project_root=REPO_ROOT)
     if hasattr(suite, "configure_run"):
-        suite.configure_run(config)
+        suite.configure_run(run_facts(config))
     return suite
 
 
