@@ -219,13 +219,12 @@ def check_paper_data(config: Any, context: RunContext | None = None) -> list[Pro
 async def check_run(config: Any, context: RunContext | None = None) -> list[str]:
     """Preflight of a whole run from its validated config (builds the suite object; loads nothing heavy). The
     paper's data comes first: without it the suite cannot even be built."""
+    from runner.run.roles import run_facts
     from runner.suites.registry import build_run_suite
 
     missing = check_paper_data(config, context)
     if missing:
         raise PreflightError(missing)
-    from runner.run.roles import run_facts
-
     suite = build_run_suite(config)
     suite.configure_run(run_facts(config))
     notes = await run_preflight(config, suite, context)

@@ -72,6 +72,7 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
     """Judge every packet of `source` with `judge` into `out` (without the `ablate` evidence sources);
     returns the new summary."""
     from runner.run.experiment import open_browsers
+    from runner.run.roles import run_facts
     from runner.sandbox.registry import build_sandbox
     from runner.suites.base import SuiteContext
     from runner.suites.registry import build_run_suite
@@ -82,8 +83,6 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
         raise ConfigError(f"the re-judged run needs its own dir (hydra.run.dir), not the source {source}")
     config = source_config(source, judge=judge, overrides=overrides, project_root=project_root)
     suite = build_run_suite(config)
-    from runner.run.roles import run_facts
-
     suite.configure_run(run_facts(config))
     async with AsyncExitStack() as shared:
         # The suite's context: a packet frozen by an older version may need a render (lazy browsers).
