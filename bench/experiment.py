@@ -15,18 +15,10 @@ if str(REPO) not in sys.path:
 
 
 def compose_config(overrides: list[str]):  # noqa: ANN201 (runner.config.RunnerConfig, imported lazily)
-    """The validated configuration `python -m runner OVERRIDES...` would run."""
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
+    """The validated configuration `python -m runner OVERRIDES...` would run (relative paths from the repo)."""
+    from runner.run.validation import compose_config as compose_validated
 
-    from runner.run.validation import validate_config
-
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("config", overrides=overrides)
-    raw = OmegaConf.to_container(cfg, resolve=True)
-    raw.pop("hydra", None)
-    raw["project_root"] = str(REPO)
-    return validate_config(raw)
+    return compose_validated(overrides, project_root=REPO)
 
 
 def run_quietly(overrides: list[str], run_dir: Path) -> list[dict[str, Any]]:

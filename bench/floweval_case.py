@@ -31,6 +31,7 @@ sys.path.insert(0, str(REPO))
 from runner.actors.registry import build_actor  # noqa: E402
 from runner.run.experiment import open_browsers  # noqa: E402
 from runner.run.pull import compose_config  # noqa: E402
+from runner.run.roles import run_facts  # noqa: E402
 from runner.run.validation import validate_config  # noqa: E402
 from runner.sandbox.registry import build_sandbox  # noqa: E402
 from runner.suites.base import SuiteContext  # noqa: E402
@@ -56,7 +57,7 @@ async def trace_all(folders: dict[str, Path], out: Path) -> tuple[dict[str, list
     """The reference's traces and every analog's, recorded with the footer's text beside each state."""
     cfg = config([todomvc.FOOTER])
     suite = build_suite(cfg.suite, project_root=REPO)
-    suite.configure_run(cfg)
+    suite.configure_run(run_facts(cfg))
     sandbox = build_sandbox(cfg)
     browsers = await open_browsers(cfg, sandbox)
     try:

@@ -11,26 +11,8 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.utils import get_original_cwd
 from omegaconf import DictConfig, OmegaConf
 
+from runner.compose import quote_null_choices
 from runner.run.validation import validate_config
-
-
-_GROUPS = ("model", "suite", "judge", "actor", "sandbox", "tracking")
-
-
-def quote_null_choices(argv: list[str]) -> list[str]:
-    """Let `model=null` name the config conf/model/null.yaml.
-
-    Hydra's override grammar reads a bare `null` as "no config for this group", which is meaningless for
-    the runner's required groups; quoting it makes Hydra look up the option called "null" instead.
-    """
-    rewritten = []
-    for argument in argv:
-        key, sep, value = argument.partition("=")
-        if sep and key.lstrip("~+") in _GROUPS and "null" in value.split(","):
-            value = ",".join("'null'" if choice == "null" else choice for choice in value.split(","))
-            argument = f"{key}={value}"
-        rewritten.append(argument)
-    return rewritten
 
 
 _job_started = False  # set once Hydra has composed the config and called the job

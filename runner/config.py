@@ -140,7 +140,7 @@ class RunnerConfig(_Strict):
     turn_timeout_s: float | None = Field(default=None, gt=0)
     model_timeout_s: float | None = Field(default=None, gt=0)
     cache_dir: str = ".cache"
-    # Where `python -m runner.pull` puts the papers' data, each source at its pin (runner/run/paper_data.py).
+    # Where `python -m runner.pull` puts the papers' data, each source at its pin (runner/suites/paper_data.py).
     data_dir: str = ".cache/data"
     project_root: str = "."  # filled in by the entry point; relative paths resolve against it
 

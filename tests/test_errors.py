@@ -39,7 +39,7 @@ def _error(module: str, name: str) -> type[BaseException]:
 
 def _instance(error: type[BaseException]) -> BaseException:
     if error.__name__ == "PreflightError":
-        from runner.run.preflight import Problem
+        from runner.problems import Problem
 
         return error([Problem(key="model.weights", message="not found", fix="download them")])
     if issubclass(error, OSError):

@@ -106,3 +106,66 @@ def test_no_module_imports_another_modules_private_names() -> None:
                 found += [f"{module}: {node.module}.{alias.name}" for alias in node.names
                           if alias.name.startswith("_") and not alias.name.startswith("__")]
     assert not found, found
+
+
+# The package's layers, lowest first: a module imports its own layer and those below. A module is in the layer of
+# the longest prefix that names it; entry points (`__main__`, `*_command` modules and the command aliases at the
+# package's top) sit above everything. What run/ lent to the layers below it (progress, processes, composition,
+# the preflight's Problem, the suite packages' maps) lives below them, so only the imports counted by
+# UPWARD_CEILING still run back up (the report's collection reads a merged run's records through run/merge.py).
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation", ("runner.errors", "runner.kinds", "runner.config", "runner.compose", "runner.progress",
+                    "runner.processes", "runner.problems", "runner.host_probes", "runner.tracking.settings")),
+    ("records", ("runner.turns.tasks", "runner.turns.records", "runner.turns.evidence",
+                 "runner.turns.evidence_folder", "runner.judges.checks")),
+    ("services", ("runner.models", "runner.sandbox", "runner.browser", "runner.tracking", "runner.metrics")),
+    ("players", ("runner.actors", "runner.judges", "runner.agents", "runner.turns.generation", "runner.turns.packets",
+                 "runner.turns.preview")),
+    ("engine", ("runner.turns", "runner.suites.base", "runner.suites.paper_data")),
+    ("outputs", ("runner.report", "runner.validity", "runner.view")),
+    ("suites", ("runner.suites",)),
+    ("wiring", ("runner.run",)),
+    ("entry", ("runner.__main__", "runner.reward")),
+)
+UPWARD_CEILING = 1  # imports that run back up a layer (22 before run/'s helpers moved below their users)
+
+
+def layer_of(module: str, modules: dict[str, Path]) -> int:
+    """The index in LAYERS of the module's layer."""
+    last = module.rpartition(".")[2]
+    prefixes = [(prefix, index) for index, (_, names) in enumerate(LAYERS) for prefix in names]
+    matches = [(len(prefix), index) for prefix, index in prefixes if module == prefix or module.startswith(prefix + ".")]
+    top_level_alias = module.count(".") == 1 and modules[module].name != "__init__.py" and not matches
+    if last == "__main__" or last.endswith("_command") or top_level_alias:
+        return len(LAYERS) - 1
+    assert matches, f"{module} is in no layer of tests/test_import_graph.py LAYERS"
+    return max(matches)[1]
+
+
+def upward_imports(graph: dict[str, set[str]], modules: dict[str, Path]) -> list[str]:
+    """"importer -> imported" for every import of a module in a higher layer (packages' __init__ not counted)."""
+    found = []
+    for module, imported in sorted(graph.items()):
+        if module == "runner":
+            continue
+        for name in sorted(imported):
+            if modules[name].name == "__init__.py":
+                continue
+            if layer_of(name, modules) > layer_of(module, modules):
+                found.append(f"{module} -> {name}")
+    return found
+
+
+def test_few_imports_run_back_up_a_layer() -> None:
+    found = upward_imports(import_graph(), _module_files())
+    assert len(found) <= UPWARD_CEILING, f"{len(found)} imports run back up a layer:\n" + "\n".join(found)
+
+
+def test_the_layer_check_counts_an_import_of_a_higher_layer_only() -> None:
+    modules = {name: Path(f"{name.replace('.', '/')}.py") for name in
+               ("runner.errors", "runner.run.progress", "runner.models.vllm_server", "runner.run.experiment",
+                "runner.pull")}
+    graph = {"runner.models.vllm_server": {"runner.run.progress", "runner.errors"},
+             "runner.run.experiment": {"runner.models.vllm_server"}, "runner.pull": {"runner.run.experiment"},
+             "runner.errors": set(), "runner.run.progress": set()}
+    assert upward_imports(graph, modules) == ["runner.models.vllm_server -> runner.run.progress"]

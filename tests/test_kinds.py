@@ -4,16 +4,16 @@ the known kinds; every kind's options (llm, ui-tars, docker too) are refused bef
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
 
 from runner.actors.registry import build_actor
+from runner.compose import compose
 from runner.errors import ConfigError
 from runner.judges.registry import build_judge
 from runner.kinds import KINDS
@@ -31,9 +31,7 @@ PLUGIN_KINDS = ["judge=constant", "actor=idle", "sandbox=folder", "model=echo"]
 
 
 def _composed(*overrides: str) -> dict:
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base=None):
-        cfg = compose(config_name="config", overrides=list(overrides))
-    return OmegaConf.to_container(cfg, resolve=True)
+    return compose(overrides, project_root=REPO_ROOT)
 
 
 def _with_plugin(*overrides: str) -> dict:
@@ -177,3 +175,131 @@ def test_the_unknown_agent_option_names_the_choices() -> None:
                             text=True, timeout=120)
     assert result.returncode != 0
     assert "agent/robot" in result.stderr and "builtin" in result.stderr and "none" in result.stderr
+
+
+# A kind's name is compared only where the kind is defined; elsewhere the run reads what the kind declares (inert,
+# vllm_served, runs_images, browser_in_sandbox...; a suite its RunFacts). Left: the config's dump of an unset
+# agent (its hash stays that of runs made before agents existed) and the reward service's spare-build default (a
+# local sandbox's own option).
+NAME_COMPARISONS_LEFT = {"runner/config.py", "runner/reward/service.py"}
+KIND_FIELDS = {"kind", "provider"}
+
+
+def _kind_names() -> set[str]:
+    return {name for family in ("judge", "actor", "sandbox", "model", "agent") for name in KINDS.names(family)}
+
+
+def _compares_a_kind_name(node: ast.Compare, names: set[str]) -> bool:
+    def names_a_kind(side: ast.expr) -> bool:
+        if isinstance(side, ast.Attribute):
+            return side.attr in KIND_FIELDS
+        return (isinstance(side, ast.Call) and isinstance(side.func, ast.Attribute) and side.func.attr == "get"
+                and bool(side.args) and isinstance(side.args[0], ast.Constant) and side.args[0].value in KIND_FIELDS)
+
+    sides = [node.left, *node.comparators]
+    constants = [side.value for side in sides if isinstance(side, ast.Constant) and isinstance(side.value, str)]
+    return any(value in names for value in constants) and any(names_a_kind(side) for side in sides)
+
+
+def test_no_module_outside_a_kind_compares_its_name() -> None:
+    found, names = [], _kind_names()
+    for path in sorted((REPO_ROOT / "runner").rglob("*.py")):
+        relative = path.relative_to(REPO_ROOT).as_posix()
+        if path.name == "kinds.py" or relative in NAME_COMPARISONS_LEFT or relative == "runner/models/providers.py":
+            continue
+        found += [f"{relative}:{node.lineno}" for node in ast.walk(ast.parse(path.read_text()))
+                  if isinstance(node, ast.Compare) and _compares_a_kind_name(node, names)]
+    assert not found, found
+
+
+def test_the_name_check_sees_an_attribute_and_a_dict_lookup() -> None:
+    compared = [node for source in ('config.sandbox.kind == "docker"', 'model.get("provider") != "vllm"',
+                                    'mode == "none"', 'config.agent.kind != other', 'unit.kind == "pair"')
+                for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Compare)]
+    assert [_compares_a_kind_name(node, _kind_names()) for node in compared] == [True, True, False, False, False]
+
+
+# -- what suite packages declare: string maps in their `__init__.py`, members of the one registry
+
+
+def test_every_suite_package_is_found_and_its_entries_load() -> None:
+    from runner.judges.rubrics import RUBRICS, rubric_class
+    from runner.suites.base import SuiteSettings
+    from runner.suites.registry import SUITES
+    from runner.turns.generation import STRATEGIES, build_strategy
+
+    assert {"smoke", "macro", "micro", "evogenui"} <= set(SUITES)
+    for name, (settings_model, constructor) in SUITES.items():
+        assert issubclass(settings_model, SuiteSettings), name
+        assert callable(constructor), name
+    assert rubric_class("evogenui").__name__ == "EvoGenUIRubric"
+    assert "evogenui" in RUBRICS
+    assert build_strategy("single_pass").name == "single_pass"
+    assert list(STRATEGIES) == ["single_pass", *KINDS.declared("generation")]
+
+
+def test_suite_package_inits_import_nothing() -> None:
+    # Finding the maps must not import suite code: that is what keeps the registry free of cycles.
+    for init in sorted((REPO_ROOT / "runner" / "suites").glob("*/__init__.py")):
+        tree = ast.parse(init.read_text())
+        imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+        assert not imports, f"{init.relative_to(REPO_ROOT)} imports {ast.unparse(imports[0])}"
+
+
+@pytest.fixture()
+def extra_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """A suite package of a test's own on the suites path (a plug-in as a user would add one)."""
+    import runner.suites
+
+    folder = tmp_path / "suites_extra"
+    folder.mkdir()
+    monkeypatch.setattr(runner.suites, "__path__", [*runner.suites.__path__, str(folder)])
+    KINDS.forget_declarations()
+    yield folder
+    for name in [name for name in sys.modules if name.startswith("runner.suites.zz_")]:
+        del sys.modules[name]
+    KINDS.forget_declarations()
+
+
+def _package(folder: Path, name: str, body: str) -> None:
+    (folder / name).mkdir()
+    (folder / name / "__init__.py").write_text(body)
+
+
+def test_a_new_package_contributes_without_touching_a_registry(extra_package: Path) -> None:
+    _package(extra_package, "zz_extra", 'GENERATION_STRATEGIES = {"twice": "runner.turns.generation:SinglePass"}\n')
+    assert KINDS.declared("generation")["twice"] == "runner.turns.generation:SinglePass"
+    assert KINDS.member("generation", "twice")().name == "single_pass"
+    assert "twice" in KINDS.members("generation")
+
+
+def test_a_name_declared_twice_names_both_packages(extra_package: Path) -> None:
+    _package(extra_package, "zz_clash", 'SUITES = {"smoke": "runner.suites.smoke.suite:SUITE_ENTRY"}\n')
+    with pytest.raises(ConfigError, match=r"'smoke' is declared by both runner\.suites\.smoke and runner\.suites\.zz_clash"):
+        KINDS.declared("suite")
+
+
+def test_a_declared_name_a_module_registers_is_refused(extra_package: Path) -> None:
+    _package(extra_package, "zz_default", 'WEB_TEMPLATES = {"default": "runner.sandbox.web_template:DEFAULT"}\n')
+    with pytest.raises(ConfigError, match=r"WEB_TEMPLATES\['default'\] of a suite package names a web_template "
+                                          r"runner\.sandbox\.web_template:WebTemplate registers"):
+        KINDS.member_names("web_template")
+
+
+def test_a_malformed_reference_names_its_file(extra_package: Path) -> None:
+    _package(extra_package, "zz_bad", 'RUBRICS = {"broken": "no_colon_here"}\n')
+    with pytest.raises(ConfigError, match=r"zz_bad/__init__.py: RUBRICS\['broken'\]: 'no_colon_here'"):
+        KINDS.declared("rubric")
+
+
+def test_a_map_that_is_not_a_dict_is_refused(extra_package: Path) -> None:
+    _package(extra_package, "zz_list", 'SUITES = ["x"]\n')
+    with pytest.raises(ConfigError, match="zz_list/__init__.py: SUITES must be a dict"):
+        KINDS.declared("suite")
+
+
+def test_an_unknown_member_names_the_family_and_the_known_names() -> None:
+    with pytest.raises(ConfigError, match=r"unknown rubric 'nope'; choose one of \['evogenui', 'iwebgen'\]"):
+        KINDS.member("rubric", "nope")
+    with pytest.raises(ConfigError, match="'nope' is not a member family"):
+        KINDS.member("nope", "x")

@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
-from omegaconf import OmegaConf
 
+from runner.compose import compose
 from runner.run.validation import validate_config
 from tests.conftest import REPO_ROOT
 
@@ -106,12 +105,7 @@ USER_CHOICES = {"iwebgen-table2": ["judge=gpt-4o"]}
 
 
 def composed(*overrides: str) -> dict[str, Any]:
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base=None):
-        cfg = compose(config_name="config", overrides=list(overrides))
-    raw = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(raw, dict)
-    raw["project_root"] = str(REPO_ROOT)
-    return raw
+    return compose(overrides, project_root=REPO_ROOT)
 
 
 def preset(name: str, *overrides: str) -> dict[str, Any]:

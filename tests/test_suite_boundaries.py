@@ -2,7 +2,7 @@
 `runner.suites.<benchmark>` or anything in it, counting every import (tests/test_import_graph.py's graph). The
 shared modules of runner/suites/ (base, registry, native, payload) are outside every benchmark's folder, so
 they are held to it too, and so is one suite importing another's internals. What the rest of the runner needs
-of a suite it finds through the string maps in the suite's `__init__.py` (runner/run/plugins.py), which import
+of a suite it finds through the string maps in the suite's `__init__.py` (runner/kinds.py), which import
 nothing until used and are no edge of the graph.
 """
 

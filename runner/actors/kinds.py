@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 # Like scripted: a preset's actor options stay, unread, when `actor=none` replaces its actor.
-@register_kind("actor", "none")
+@register_kind("actor", "none", inert=True)
 def no_actor(settings: None, *, model: Model | None = None) -> Actor | None:
     return None
 
@@ -31,7 +31,8 @@ def probe_actor(settings: ProbeSettings, *, model: Model | None = None) -> Actor
 
 # Its settings are a section of its own (`actor.scripted`): a preset's actor options (FlowEval's UI-TARS) stay,
 # unread, when `actor=scripted` replaces its actor.
-@register_kind("actor", "scripted", settings="runner.actors.scripted:ScriptedActorSettings", section="scripted")
+@register_kind("actor", "scripted", settings="runner.actors.scripted:ScriptedActorSettings", section="scripted",
+               deterministic=True)
 def scripted_actor(settings: ScriptedActorSettings, *, model: Model | None = None) -> Actor:
     from runner.actors.scripted import ScriptedActor
 

@@ -24,7 +24,7 @@ def agent_calls(settings: AgentSettings) -> int:
     return settings.budget.steps
 
 
-@register_kind("agent", "none")
+@register_kind("agent", "none", inert=True)
 def no_agent(settings: None, *, config: RunnerConfig) -> GenerationStrategy | None:
     return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from runner.kinds import KINDS
-from runner.run.preflight import Problem
+from runner.problems import Problem
 
 __all__ = ["check_agent_model"]
 
@@ -23,7 +23,7 @@ def check_agent_model(config: Any, suite: Any) -> list[Problem]:
                         "choose a served or hosted model (e.g. model=qwen3-coder), or agent=none")]
     server = model.get("server") or {}
     required = (config.agent.options or {}).get("tool_choice") == "required"
-    if model.get("provider") == "vllm" and server.get("mode") != "attach" \
+    if provider.vllm_served and server.get("mode") != "attach" \
             and not server.get("enable_auto_tool_choice") and not required:
         return [Problem("model.server.enable_auto_tool_choice",
                         f"agent={agent}: the vLLM server of {model.get('name')} is started without a tool-call "

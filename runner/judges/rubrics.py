@@ -4,19 +4,20 @@ A rubric lives with its benchmark: `evogenui` (EvoGenUI-Bench §4.2, Appendix C.
 rubric.py, beside its pass rule and taxonomy. Another rubric implements the same protocol to be hosted by the
 same judge, e.g. I-WebGenBench's 100-point VLM score or MT-Web2Code's five-band macro rubric (MT-Web2Code §3.5
 eq. 8): each needs only its own dimensions, answer model (its schema is generated from it), parser and decision. A suite package declares its rubrics
-(RUBRICS in its `__init__.py`, runner/run/plugins.py) as "module:attribute", imported when looked up, so this
+(RUBRICS in its `__init__.py`, runner/kinds.py) as "module:attribute", imported when looked up, so this
 package never imports suite code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, TypeAdapter
 
+from runner.kinds import KINDS
 from runner.turns.records import DimensionScore, RequirementResult
-from runner.run.plugins import declared, load
 
 __all__ = ["RUBRICS", "Rubric", "RubricBase", "RubricOutcome", "ScreenshotKind", "get_rubric", "rubric_class"]
 
@@ -67,15 +68,13 @@ class RubricBase:
     default_screenshot: ScreenshotKind = "viewport"
 
 
-# `judge.options.rubric` -> the rubric class, as "module:attribute" (conf/judge/*.yaml name these).
-RUBRICS: dict[str, str] = declared("RUBRICS")
+# `judge.options.rubric` -> the rubric class, imported when first read (conf/judge/*.yaml name these).
+RUBRICS: Mapping[str, type[Rubric]] = KINDS.members("rubric")
 
 
 def rubric_class(name: str) -> type[Rubric]:
     """The class of a registered rubric (its module is imported now)."""
-    if name not in RUBRICS:
-        raise ValueError(f"unknown rubric {name!r}; choose one of {sorted(RUBRICS)}")
-    return load(RUBRICS[name])
+    return KINDS.member("rubric", name)
 
 
 def get_rubric(name: str) -> Rubric:

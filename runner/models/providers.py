@@ -39,7 +39,7 @@ def _endpoint_settings(settings: type[SettingsT], data: Mapping[str, Any], provi
         raise ConfigError(f"model {data.get('name')!r}: invalid {provider} settings: {exc}") from exc
 
 
-@register_kind("model", "oracle")
+@register_kind("model", "oracle", replays_reference=True)
 def oracle(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
     from runner.errors import ConfigError
     from runner.models.oracle import OracleModel
@@ -64,7 +64,7 @@ def identity(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCac
 
 
 @register_kind("model", "openai", settings="runner.models.openai_provider:OpenAIModelSettings", traced=True,
-               preflight="runner.run.preflight:check_openai_model")
+               preflight="runner.models.preflight:check_openai_model")
 def openai(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
     from runner.models.openai_provider import OpenAIModel, OpenAIModelSettings
 
@@ -72,7 +72,7 @@ def openai(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache
 
 
 @register_kind("model", "vllm", settings="runner.models.vllm_provider:VLLMModelSettings", traced=True,
-               preflight="runner.run.preflight:check_vllm_model")
+               vllm_served=True, preflight="runner.models.preflight:check_vllm_model")
 def vllm(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
     from runner.models.vllm_provider import VLLMModel, VLLMModelSettings
 

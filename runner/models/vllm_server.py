@@ -31,8 +31,8 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from runner.errors import UserError
-from runner.run import progress
-from runner.run.processes import pid_alive
+from runner import progress
+from runner.processes import pid_alive
 
 log = logging.getLogger(__name__)
 

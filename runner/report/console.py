@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from runner.report.sections import console_sections
-from runner.run.task_set import describe_task_set
+from runner.report.task_set import describe_task_set
 from runner.turns.records import TurnRecord
 
 

@@ -1,4 +1,4 @@
-"""What suites add to the report, found through the string maps of their packages (runner/run/plugins.py):
+"""What suites add to the report, found through the string maps of their packages (runner/kinds.py):
 
     REPORT_TABLES = {"table2": "runner.suites.evogenui.report:table2_tables"}          # over a suite's runs
     REPORT_RUN_TABLES = {"floweval": "runner.suites.floweval.report:floweval_table"}   # one per run, after them
@@ -21,7 +21,7 @@ from rich.console import Console
 
 from runner.report.collect import RunData
 from runner.report.tables import Table
-from runner.run import plugins
+from runner.kinds import KINDS
 
 TableSection = Callable[[list[RunData]], list[Table]]  # one suite's runs -> its tables (none without data)
 RunTableSection = Callable[[RunData], Table | None]  # one run -> its own table, or None without data
@@ -30,20 +30,20 @@ ConsoleSection = Callable[[Console, dict[str, Any]], None]  # prints its part of
 
 
 def table_sections() -> list[TableSection]:
-    return [plugins.load(reference) for reference in plugins.declared("REPORT_TABLES").values()]
+    return list(KINDS.members("report_table").values())
 
 
 def run_table_sections() -> list[RunTableSection]:
-    return [plugins.load(reference) for reference in plugins.declared("REPORT_RUN_TABLES").values()]
+    return list(KINDS.members("report_run_table").values())
 
 
 def plot_sections() -> dict[str, PlotSection]:
     """plot name (its file is <name>.png) -> the function drawing it."""
-    return {name: plugins.load(reference) for name, reference in plugins.declared("REPORT_PLOTS").items()}
+    return dict(KINDS.members("report_plot"))
 
 
 def console_sections() -> list[ConsoleSection]:
-    return [plugins.load(reference) for reference in plugins.declared("CONSOLE_SECTIONS").values()]
+    return list(KINDS.members("console_section").values())
 
 
 __all__ = ["ConsoleSection", "PlotSection", "RunTableSection", "TableSection", "console_sections", "plot_sections",

@@ -41,7 +41,7 @@ from runner.turns.records import TurnRecord
 from runner.view.turn_evidence import message_text
 
 from runner.report.collect import RunData, load_run_dir
-from runner.run.task_set import describe_task_set
+from runner.report.task_set import describe_task_set
 
 REPORT_FILE = "report.html"
 DEFAULT_IMAGE_BUDGET = 40 * 1024 * 1024

@@ -37,7 +37,7 @@ from runner.turns.records import RunDirectory
 from runner.reward.answer import GivenAnswer
 from runner.reward.episodes import EpisodeStore, EpisodeTurnError, HeldEpisode, StatePayload
 from runner.reward.result import Reward
-from runner.run.roles import RunRoles, roles_used
+from runner.run.roles import RunRoles, roles_used, run_facts
 from runner.suites.base import EpisodeState, Suite
 from runner.suites.registry import build_run_suite
 from runner.turns.tasks import Task, TurnSpec
@@ -122,7 +122,7 @@ class RewardService:
         neither the judge, the suite nor an actor reads them (the reward is the same); False: always."""
         config = with_spare_builds(config)
         suite = build_run_suite(config)
-        suite.configure_run(config)
+        suite.configure_run(run_facts(config))
         for note in await preflight.run_preflight(config, suite):
             log.info("preflight: %s", note)
         owned = work_dir is None

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import ConcurrencyConfig
+from runner.kinds import KINDS
 from runner.run.roles import role_model_settings
 
 __all__ = ["COSTS", "DEFAULT_EPISODES", "DEFAULT_JUDGE_CALLS", "VLLM_DEFAULT_MAX_NUM_SEQS", "Costs", "Limits",
@@ -117,7 +118,8 @@ class Limits:
 
 def batch_capacity(model: dict[str, Any] | None) -> int | None:
     """How many requests the model's server batches at once, when the runner knows it."""
-    if not model or model.get("provider") != "vllm":
+    provider = KINDS.find("model", str(model.get("provider"))) if model else None
+    if provider is None or not provider.vllm_served:
         return None
     server = model.get("server") or {}
     if server.get("max_num_seqs"):

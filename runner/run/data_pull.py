@@ -1,4 +1,4 @@
-"""Fetch one paper-data pin (runner/run/paper_data.py) into the data dir: all of it or nothing.
+"""Fetch one paper-data pin (runner/suites/paper_data.py) into the data dir: all of it or nothing.
 
 The files land in a fresh folder beside their final place (`<data_dir>/<name>/.pull-*`), are checked (the
 commit git checked out, the checksum against the pin's when it has one), get their manifest, and only then are
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import UserError
-from runner.run.paper_data import MANIFEST, GitPin, HubPin, PaperData, copy_folder, find_pulled, tree_digest
+from runner.suites.paper_data import MANIFEST, GitPin, HubPin, PaperData, copy_folder, find_pulled, tree_digest
 
 __all__ = ["DataPullError", "Pulled", "pull_paper_data"]
 

@@ -169,10 +169,10 @@ def _calls_model(settings: dict[str, Any] | None) -> bool:
 def workload_for(config: Any, suite: Any, tasks: list[Any], *, staged: bool, latencies: Latencies) -> Workload:
     """The run's workload from its loaded tasks and its roles."""
     settings = role_model_settings(config)
-    actor = settings.get("actor") if config.actor.kind != "none" else None
+    actor = settings.get("actor") if not KINDS.chosen("actor", config.actor).inert else None
     max_steps = float((config.actor.options or {}).get("max_steps") or latencies.actor_steps)
     served = [model for model in settings.values()
-              if model.get("provider") == "vllm" and (model.get("server") or {}).get("mode") != "attach"]
+              if KINDS.chosen("model", model).vllm_served and (model.get("server") or {}).get("mode") != "attach"]
     # Roles on the same weights share one server when their phases are together; staged, each phase starts its own.
     identities = {((model.get("server") or {}).get("hf_repo") or (model.get("server") or {}).get("model_path"),
                    (model.get("server") or {}).get("revision")) for model in served}

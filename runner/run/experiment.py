@@ -11,9 +11,10 @@ from typing import Any
 import yaml
 from rich.console import Console
 
+from runner.kinds import KINDS
 from runner.run import preflight
 
-from runner.run import progress
+from runner import progress
 from runner.actors.registry import build_actor
 from runner.agents.registry import build_agent
 from runner.agents.settings import paper_agent_deviation
@@ -27,7 +28,7 @@ from runner.run import lineage as lineage_mod
 from runner.models import server_keep
 from runner.models.cache import ResponseCache
 from runner.models.serving import SERVER_LOG_DIR
-from runner.run.roles import RunRoles, check_declared_roles, roles_used, server_claims
+from runner.run.roles import RunRoles, check_declared_roles, roles_used, run_facts, server_claims
 from runner.run.capacity import choose_limits, resolve_concurrency
 from runner.run.placement import PhasePlan, detect_gpus, phase_roles, plan_phases
 from runner.turns.records import RunDirectory, TurnRecord
@@ -37,7 +38,7 @@ from runner.sandbox.registry import build_sandbox, sandbox_tracking_tags
 from runner.suites.base import Suite, SuiteContext
 from runner.suites.registry import build_run_suite
 from runner.run.session import RunSession, run_name
-from runner.run.task_set import describe_task_set, task_set_record, task_set_tags
+from runner.report.task_set import describe_task_set, task_set_record, task_set_tags
 from runner.tracking.protocol import RunTracker
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ def summarize_run(config: RunnerConfig, suite: Any, records: list[TurnRecord], t
     summary = suite.summarize(records, tasks)
     summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
                       "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks)}
-    if config.agent.kind != "none":  # who generated, in the workspace (runner/agents/): part of what was measured
+    if not KINDS.chosen("agent", config.agent).inert:  # who generated, in the workspace (runner/agents/): part of what was measured
         summary["run"]["agent"] = config.agent.name
     deviation = paper_agent_deviation(config)
     if deviation is not None:
@@ -151,7 +152,7 @@ async def _run_experiment(config: RunnerConfig, run_dir_path: Path, *, console: 
     project_root = Path(config.project_root)
     run_dir = RunDirectory(run_dir_path)
     suite = build_run_suite(config)
-    suite.configure_run(config)
+    suite.configure_run(run_facts(config))
     check_declared_roles(config, suite)  # also when the caller ran the preflight
     # Seconds of checks before minutes of preparation: every missing thing at once, each with its fix.
     if not preflight_done:

@@ -140,7 +140,7 @@ def prompt_versions(suite: Any = None, config: Any = None) -> dict[str, str]:
         versions[f"suite:{suite.name}"] = str(suite.prompt_version)
     versions.update(rubric_versions(config, suite))
     agent = getattr(config, "agent", None)
-    if agent is not None and agent.kind != "none":  # what an agent is told besides the suite's payload
+    if agent is not None and not KINDS.chosen("agent", agent).inert:  # what an agent is told besides the suite's payload
         from runner.agents.prompt import AGENT_PROMPT_VERSION
 
         versions[f"agent:{agent.name}"] = AGENT_PROMPT_VERSION

@@ -21,8 +21,9 @@ from typing import Any
 
 import yaml
 
+from runner.kinds import KINDS
 from runner.run import lineage as lineage_mod
-from runner.run.task_set import task_set_record
+from runner.report.task_set import task_set_record
 from runner.errors import ConfigError, UserError
 from runner.run.validation import validate_config
 from runner.turns.records import RunDirectory, TurnRecord, write_json_atomic
@@ -157,7 +158,7 @@ def merge_runs(run_dirs: Sequence[str | Path], out_dir: str | Path | None = None
     summary["run"] = {"suite": config.suite.name, "model": config.model.name, "judge": config.judge.name,
                       "actor": config.actor.name, "sandbox": config.sandbox.name, "tasks": len(tasks),
                       "merged_from": [str(p) for p in paths]}
-    if config.agent.kind != "none":
+    if not KINDS.chosen("agent", config.agent).inert:
         summary["run"]["agent"] = config.agent.name
     task_set = task_set_record(lineages[0].get("task_set"), len(tasks))
     if task_set is not None:  # the shards share it (a compared lineage item)

@@ -20,10 +20,12 @@ from typing import Any
 
 from runner.config import RunnerConfig
 from runner.kinds import KINDS
+from runner.models.preflight import check_weights
 from runner.run import preflight
 from runner.run.placement import detect_gpus, plan_phases
-from runner.run.roles import check_declared_roles, role_model_settings, roles_used, server_claims
-from runner.run.task_set import describe_task_set, task_set_identity, task_set_record
+from runner.run.roles import check_declared_roles, role_model_settings, roles_used, run_facts, server_claims
+from runner.report.task_set import describe_task_set, task_set_record
+from runner.run.task_set import task_set_identity
 
 __all__ = ["RolePlan", "RunPlan", "build_plan", "format_plan", "per_use_calls", "plan_text"]
 
@@ -39,6 +41,7 @@ class RolePlan:
     max_tokens: int | None
     context_tokens: int | None
     price: dict[str, float] | None
+    vllm_served: bool = False  # its provider's server is ours: it costs machine time, never a price
 
     @property
     def output_tokens(self) -> int | None:
@@ -113,7 +116,8 @@ def _role_plan(role: str, settings: dict[str, Any], calls: int | None) -> RolePl
     max_tokens = settings.get("max_tokens", DEFAULT_MAX_TOKENS)
     return RolePlan(role=role, model=str(settings.get("name", role)), provider=provider,
                     calls=calls if traced else 0, max_tokens=int(max_tokens) if max_tokens is not None else None,
-                    context_tokens=int(context) if context else None, price=settings.get("price"))
+                    context_tokens=int(context) if context else None, price=settings.get("price"),
+                    vllm_served=kind is not None and kind.vllm_served)
 
 
 async def build_plan(config: RunnerConfig, context: preflight.RunContext | None = None) -> RunPlan:
@@ -126,7 +130,7 @@ async def build_plan(config: RunnerConfig, context: preflight.RunContext | None 
         suite = KINDS.get("suite", settings.name).factory(settings, project_root=Path(config.project_root))
     else:
         suite = build_run_suite(config)
-    suite.configure_run(config)
+    suite.configure_run(run_facts(config))
     check_declared_roles(config, suite)
     used = roles_used(config, suite)
     needs = [f"missing {problem.key}: {problem.message}\n      fix: {problem.fix}" for problem in missing_data]
@@ -202,9 +206,9 @@ def _model_needs(config: RunnerConfig, suite: Any, context: preflight.RunContext
     for role in roles:
         problems = preflight.check_model(role)
         what = f"{role.key} ({role.name})"
-        if role.config.get("provider") == "vllm":
+        if KINDS.chosen("model", role.config).vllm_served:
             server = VLLMModelSettings.model_validate(role.config).server
-            weights = preflight.check_weights(role, server) if server.mode != "attach" else None
+            weights = check_weights(role, server) if server.mode != "attach" else None
             if weights is None:
                 source = server.model_path or f"{server.hf_repo}@{str(server.revision)[:12]}"
                 lines.append(f"present {what}: " + (f"attached to {server.base_url}" if server.mode == "attach"
@@ -222,7 +226,7 @@ def _resource_needs(suite: Any) -> list[str]:
 
 
 def _present_data(config: RunnerConfig, suite: Any) -> list[str]:
-    from runner.run.paper_data import find_pulled
+    from runner.suites.paper_data import find_pulled
 
     settings = suite.settings
     if settings.task_set != "paper":
@@ -256,7 +260,7 @@ def format_plan(plan: RunPlan) -> str:
         lines.append(f"{head}: {_count(role.calls, 'calls')}; {_count(role.output_tokens, 'output tokens')}"
                      + (f" ({role.max_tokens:,} per call)" if role.max_tokens else "") + f"; {inputs}")
         if role.price is None:
-            if role.provider != "vllm":
+            if not role.vllm_served:
                 unpriced.append(role.role)
             continue
         rates = f"${role.price['input_per_mtok']:g} in, ${role.price['output_per_mtok']:g} out per million tokens"

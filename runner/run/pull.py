@@ -2,7 +2,7 @@
 papers' data and the pinned weights a run needs, for offline runs.
 
 Takes the same Hydra overrides as `python -m runner` and composes the config. Data: every source the suite
-declares under `suite.paper_data` (the authors' released data, runner/run/paper_data.py) is fetched at its pinned
+declares under `suite.paper_data` (the authors' released data, runner/suites/paper_data.py) is fetched at its pinned
 revision into `data_dir` (default .cache/data), its checksum checked against the pin's and recorded beside the
 files; a copy already there, unchanged, is kept. Weights: every vLLM-served model (the generator, and a judge's or
 actor's `options.model` when that is provider vllm) with huggingface_hub.snapshot_download at the pinned revision
@@ -21,37 +21,27 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from runner.compose import compose
 from runner.errors import ConfigError, UserError, format_validation_error
+from runner.kinds import KINDS
 from runner.models.vllm_server import VLLMServerSettings, hub_cache_dir
-from runner.run.paper_data import DEFAULT_DATA_DIR, PaperData
-
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
-
-
-def compose_config(overrides: list[str]) -> dict[str, Any]:
-    """The composed config as a plain dict, exactly as `python -m runner` would see it (no run dir made)."""
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
-    from runner.__main__ import quote_null_choices
-
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=quote_null_choices(overrides))
-    raw = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(raw, dict)
-    return raw
-
+from runner.suites.paper_data import DEFAULT_DATA_DIR, PaperData
 
 def vllm_models(config: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(dotted key, model dict) for every provider-vllm model in the generator, judge and actor sections."""
     model = config.get("model")
-    if isinstance(model, dict) and model.get("provider") == "vllm":
+    if isinstance(model, dict) and _vllm_served(model):
         yield "model", model
     for group in ("judge", "actor"):
         section = config.get(group) or {}
         inner = (section.get("options") or {}).get("model") if isinstance(section, dict) else None
-        if isinstance(inner, dict) and inner.get("provider") == "vllm":
+        if isinstance(inner, dict) and _vllm_served(inner):
             yield f"{group}.options.model", inner
+
+
+def _vllm_served(model: dict[str, Any]) -> bool:
+    kind = KINDS.find("model", str(model.get("provider")))
+    return kind is not None and kind.vllm_served
 
 
 def server_settings(key: str, model: dict[str, Any]) -> VLLMServerSettings:
@@ -134,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0
     try:
-        config = compose_config(overrides)
+        config = compose(overrides)
         targets = [(key, server_settings(key, model)) for key, model in vllm_models(config)]
         data_dir, sources = paper_data(config)
     except UserError as error:

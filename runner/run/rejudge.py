@@ -72,6 +72,7 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
     """Judge every packet of `source` with `judge` into `out` (without the `ablate` evidence sources);
     returns the new summary."""
     from runner.run.experiment import open_browsers
+    from runner.run.roles import run_facts
     from runner.sandbox.registry import build_sandbox
     from runner.suites.base import SuiteContext
     from runner.suites.registry import build_run_suite
@@ -82,7 +83,7 @@ async def rejudge_run(source: Path, out: Path, *, judge: JudgeConfig, overrides:
         raise ConfigError(f"the re-judged run needs its own dir (hydra.run.dir), not the source {source}")
     config = source_config(source, judge=judge, overrides=overrides, project_root=project_root)
     suite = build_run_suite(config)
-    suite.configure_run(config)
+    suite.configure_run(run_facts(config))
     async with AsyncExitStack() as shared:
         # The suite's context: a packet frozen by an older version may need a render (lazy browsers).
         sandbox = build_sandbox(config)
@@ -99,7 +100,7 @@ async def _rejudge_bound(config: RunnerConfig, suite: Suite, source: Path, out: 
     from runner.run.capacity import resolve_concurrency
     from runner.run.experiment import summarize_run
     from runner.run.lineage import load_lineage
-    from runner.run.task_set import task_set_record, task_set_tags
+    from runner.report.task_set import task_set_record, task_set_tags
     from runner.run.session import RunSession, rejudge_run_name
     from runner.judges.registry import build_judge
     from runner.turns.judging_phase import JudgingPhase
@@ -239,7 +240,7 @@ def source_argument(argv: list[str]) -> list[str]:
 
 
 if __name__ == "__main__":
-    from runner.__main__ import quote_null_choices
+    from runner.compose import quote_null_choices
     from runner.tracking.sweep import quiet_schema_matching
 
     sys.argv = [sys.argv[0], *source_argument(quote_null_choices(sys.argv[1:]))]

@@ -28,6 +28,7 @@ from runner.models.serving import ROLES, ServedRoles
 from runner.models.vllm_provider import VLLMModel, vllm_served
 from runner.models.vllm_server import VLLMServerSettings, server_identity
 from runner.run.placement import ServerClaim
+from runner.suites.base import ActorFacts, ModelFacts, RunFacts
 from runner.turns.tasks import Task
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "role_key",
     "role_model_settings",
     "roles_used",
+    "run_facts",
     "server_claims",
 ]
 
@@ -59,6 +61,26 @@ def role_model_settings(config: RunnerConfig) -> dict[str, dict[str, Any]]:
     for role, model_config in config.roles.items():
         settings[role] = model_config.model_dump()
     return settings
+
+
+def model_facts(section: Any) -> ModelFacts:
+    """What a suite may know of a model section (a validated ModelConfig or a judge's `options.model` dict)."""
+    data = section.model_dump() if hasattr(section, "model_dump") else dict(section)
+    provider = KINDS.find("model", str(data.get("provider")))
+    return ModelFacts(name=str(data.get("name", data.get("model", "?"))), section=data, vision=data.get("vision"),
+                      replays_reference=provider is not None and provider.replays_reference)
+
+
+def run_facts(config: RunnerConfig) -> RunFacts:
+    """What the run's suite may know of it (`Suite.configure_run`), from the validated config: never the config."""
+    actor = KINDS.chosen("actor", config.actor)
+    judge = KINDS.chosen("judge", config.judge)
+    judge_model = config.judge.options.get("model") if judge.calls_model else None
+    return RunFacts(generator=model_facts(config.model),
+                    actor=ActorFacts(kind=actor.name, acts=not actor.inert, deterministic=actor.deterministic),
+                    roles={role: model_facts(section) for role, section in config.roles.items()},
+                    judge_model=model_facts(judge_model) if isinstance(judge_model, dict) else None,
+                    turn_timeout_s=float(config.turn_timeout_s) if config.turn_timeout_s is not None else None)
 
 
 def _traced_provider(settings: dict[str, Any]) -> bool:
@@ -92,7 +114,7 @@ def roles_used(config: RunnerConfig, suite: Any = None) -> list[str]:
     roles = ["generator"]
     if suite.uses_judge:
         roles.append("judge")
-    if config.actor.kind != "none":
+    if not KINDS.chosen("actor", config.actor).inert:
         roles.append("actor")
     roles += [role for role in suite.required_roles if role not in roles]
     return roles
@@ -102,7 +124,7 @@ def server_claims(config: RunnerConfig, roles: list[str]) -> list[ServerClaim]:
     """What each vLLM-served model of the used roles claims of the GPUs."""
     claims: list[ServerClaim] = []
     for role, settings in role_model_settings(config).items():
-        if role not in roles or settings.get("provider") != "vllm":
+        if role not in roles or not KINDS.chosen("model", settings).vllm_served:
             continue
         server = settings.get("server") or {}
         gpu_ids = server.get("gpu_ids")
@@ -161,7 +183,7 @@ class RunRoles:
             self._share_a_server(role, served)
         if self._traced and _traced_provider(settings):
             model = TracedModel(model, role=role, sink=self._record)
-        if settings.get("provider") == "vllm":
+        if KINDS.chosen("model", settings).vllm_served:
             self.served.add(role, model)
         self._models[role] = model
         return model

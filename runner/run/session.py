@@ -20,6 +20,7 @@ from typing import Any
 from rich.console import Console
 
 from runner.config import RunnerConfig
+from runner.kinds import KINDS
 from runner.models.serving import SERVER_LOG_DIR, log_server_logs
 from runner.report.console import print_summary
 from runner.tracking import tracker as tracking
@@ -33,7 +34,8 @@ __all__ = ["RunSession", "rejudge_run_name", "run_name", "write_run_viewer"]
 
 def _compared(config: RunnerConfig) -> str:
     """What a grid of runs compares, so grids read well in the MLflow UI (an agent beside its model)."""
-    generator = config.model.name if config.agent.kind == "none" else f"{config.model.name}+{config.agent.name}"
+    agent = KINDS.chosen("agent", config.agent)
+    generator = config.model.name if agent.inert else f"{config.model.name}+{config.agent.name}"
     return "/".join([config.suite.name, generator, config.judge.name, config.actor.name])
 
 

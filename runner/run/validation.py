@@ -7,9 +7,12 @@ work starts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from runner.browser.launch import BrowserSettings
+from runner.compose import compose
 from runner.config import KindConfig, ModelConfig, RunnerConfig, parse_config
 from runner.errors import ConfigError, section_settings
 from runner.kinds import KINDS, load_plugins
@@ -34,6 +37,12 @@ def validate_config(raw: dict[str, Any]) -> RunnerConfig:
         validate_kind_settings(family, getattr(config, family))
     section_settings(BrowserSettings, config.browser, "browser")
     return fit_time_limits(config)
+
+
+def compose_config(overrides: Sequence[str], *, project_root: Path | str | None = None) -> RunnerConfig:
+    """`python -m runner OVERRIDES...`'s validated config, composed by runner/compose.py (relative paths resolve
+    against `project_root`, default the working dir): what the other commands, the benches and tests run."""
+    return validate_config(compose(overrides, project_root=project_root))
 
 
 def _plugin_modules(raw: dict[str, Any]) -> list[str]:

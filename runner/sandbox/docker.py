@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.errors import UserError
 from runner.browser.launch import BrowserSettings
-from runner.run.processes import pid_alive
+from runner.processes import pid_alive
 from runner.sandbox.browser_firewall import (
     HELPER_SCRIPT as FIREWALL_HELPER_SCRIPT,
     IPV6_RULES,

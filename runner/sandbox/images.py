@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.run import progress
+from runner import progress
 from runner.browser.launcher import launcher_script
 from runner.sandbox.agent_clis import CLI_PACKAGES_DIR, cli_versions, ensure_cli_modules
 from runner.sandbox.build_node import ensure_build_node

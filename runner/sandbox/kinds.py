@@ -11,11 +11,12 @@ if TYPE_CHECKING:
     from runner.config import RunnerConfig
     from runner.sandbox.base import Sandbox
     from runner.sandbox.docker import DockerSandboxSettings
+    from runner.sandbox.images import ImageInfo
     from runner.sandbox.local import LocalSandboxSettings
 
 
 @register_kind("sandbox", "local", settings="runner.sandbox.local:LocalSandboxSettings", section="local",
-               preflight="runner.run.preflight:check_local_sandbox")
+               preflight="runner.sandbox.preflight:check_local_sandbox")
 def local_sandbox(settings: LocalSandboxSettings, *, config: RunnerConfig) -> Sandbox:
     from runner.sandbox.local import LocalSandbox
 
@@ -60,9 +61,36 @@ def _docker_settings(config: RunnerConfig) -> DockerSandboxSettings:
     return section_settings(DockerSandboxSettings, config.sandbox.options, "sandbox.options")
 
 
+def docker_image(config: RunnerConfig, name: str, *, build_missing: bool) -> ImageInfo:
+    """One more image of the docker sandbox's (`name`: an agent's), built first where it is missing, `build_missing`
+    and the sandbox may build images (blocking: minutes)."""
+    import docker
+    from docker.errors import DockerException
+
+    from runner.sandbox.images import ensure_images
+
+    settings = _docker_settings(config)
+    try:
+        client = docker.from_env(timeout=int(settings.docker_timeout_s))
+    except DockerException as error:
+        raise RuntimeError(f"no Docker engine reachable for the {name} image: {error}") from error
+    try:
+        return ensure_images(client, base_image=settings.base_image, names=[name], overrides=settings.images,
+                             cache_root=config.resolve_path(config.cache_dir),
+                             build_missing=build_missing and settings.build_missing_images)[name]
+    finally:
+        client.close()
+
+
+def docker_browser_in_container(config: RunnerConfig) -> bool:
+    """The docker sandbox runs the run's browsers in a container of its own unless told otherwise."""
+    return bool(config.sandbox.options.get("browser_in_container", True))
+
+
 @register_kind("sandbox", "docker", settings="runner.sandbox.docker:DockerSandboxSettings",
-               preflight="runner.run.preflight:check_docker_sandbox", images=docker_images,
-               tracking_tags=docker_tracking_tags)
+               preflight="runner.sandbox.preflight:check_docker_sandbox", images=docker_images,
+               tracking_tags=docker_tracking_tags, runs_images=True, browser_in_sandbox=docker_browser_in_container,
+               image=docker_image, image_problems="runner.sandbox.preflight:check_docker_image")
 def docker_sandbox(settings: DockerSandboxSettings, *, config: RunnerConfig) -> Sandbox:
     from runner.sandbox.docker import DockerSandbox
 

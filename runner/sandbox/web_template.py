@@ -2,7 +2,7 @@
 
 A template belongs to a suite (DESIGN.md "Templates"): `default` is the minimal React 19 + Vite 8 one
 (smoke and the project's own tasks), here; a suite's own lives in its folder and is declared in its package
-(`WEB_TEMPLATES = {"evogenui": "runner.suites.evogenui.web_template:TEMPLATE"}`, runner/run/plugins.py):
+(`WEB_TEMPLATES = {"evogenui": "runner.suites.evogenui.web_template:TEMPLATE"}`, runner/kinds.py):
 EvoGenUI-Bench's scaffold, FlowEval's harness. Each is content-hashed by its lockfile, so its installs and
 their caches follow its pins, wherever its folder is.
 """
@@ -25,7 +25,9 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.run import plugins, progress
+from runner import progress
+from runner.errors import ConfigError
+from runner.kinds import KINDS, register
 
 if TYPE_CHECKING:
     from runner.sandbox.base import BuildResult
@@ -65,17 +67,18 @@ class WebTemplate:
 
 DEFAULT_TEMPLATE = "default"
 DEFAULT = WebTemplate(DEFAULT_TEMPLATE, TEMPLATE_DIR, RESERVED_FILES)
+register("web_template", DEFAULT_TEMPLATE, DEFAULT)
 
 
 @cache
 def _templates() -> dict[str, WebTemplate]:
     """The default template, then each suite's (WEB_TEMPLATES of its package: name -> "module:WebTemplate")."""
-    found = {DEFAULT_TEMPLATE: DEFAULT}
-    for name, reference in plugins.declared("WEB_TEMPLATES").items():
-        template = plugins.load(reference)
-        if not isinstance(template, WebTemplate) or template.name != name or name in found:
-            raise ValueError(f"WEB_TEMPLATES[{name!r}] = {reference!r}: must be a WebTemplate named {name!r} "
-                             f"(a name no other template has)")
+    found = {}
+    for name in KINDS.member_names("web_template"):
+        template = KINDS.member("web_template", name)
+        if not isinstance(template, WebTemplate) or template.name != name:
+            raise ConfigError(f"web template {name!r} (WEB_TEMPLATES[{name!r}] of a suite package): must be a "
+                              f"WebTemplate named {name!r}")
         found[name] = template
     return found
 

@@ -14,7 +14,7 @@ from runner.actors.base import Actor
 from runner.browser.launch import BrowserPools
 from runner.turns.generation import STRATEGIES, GenerationStrategy, build_strategy
 from runner.judges.base import Judge, JudgeInput
-from runner.run.paper_data import PaperData
+from runner.suites.paper_data import PaperData
 from runner.models.base import Model
 from runner.turns.records import FailureBucket, RequirementStatus, TurnRecord, Verdict
 from runner.sandbox.base import Sandbox, ToolBridge
@@ -36,7 +36,7 @@ class SuiteSettings(BaseModel):
     web_template: str | None = None  # the template artifacts build in (runner/sandbox/web_templates); None: default
     generation: str = "single_pass"  # how a slot's answer is generated (runner/turns/generation.py: STRATEGIES)
     # Which tasks: `project`, the project's own (tasks/<suite>, or the paths given); `paper`, the authors' released
-    # data as `python -m runner.pull` fetched it into the data dir (`paper_data`; runner/run/paper_data.py).
+    # data as `python -m runner.pull` fetched it into the data dir (`paper_data`; runner/suites/paper_data.py).
     task_set: Literal["project", "paper"] = "project"
     paper_data: dict[str, PaperData] = Field(default_factory=dict)  # the authors' data, by source name
 
@@ -123,6 +123,41 @@ class EpisodeState:
 ArtifactKind = Literal["vite", "static"]
 
 
+@dataclass(frozen=True)
+class ModelFacts:
+    """What a suite may know of one model the run calls: its name, its section as composed (for a suite that
+    builds a model of its own from it, WebGen-Bench's tester), the `vision` it declares (None: it declares none;
+    each suite reads that as its paper does) and whether it replays each task's reference answer (model=oracle)."""
+
+    name: str
+    section: dict[str, Any]
+    vision: bool | None = None
+    replays_reference: bool = False
+
+
+@dataclass(frozen=True)
+class ActorFacts:
+    """The run's actor as a suite may know it: its kind's name (for messages), whether it acts at all (actor=none
+    does not) and whether the same page gives the same trace (the scripted actor replays its steps)."""
+
+    kind: str
+    acts: bool = True
+    deterministic: bool = False
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a suite may know of the run it is in (`configure_run`), made from the validated config by the run's
+    wiring (runner/run/roles.py `run_facts`): the generator, the roles the config declares (`roles.<name>`), the
+    judge's model when the judge calls one, the actor, and a turn's time limit."""
+
+    generator: ModelFacts
+    actor: ActorFacts
+    roles: Mapping[str, ModelFacts] = field(default_factory=dict)
+    judge_model: ModelFacts | None = None
+    turn_timeout_s: float | None = None
+
+
 @dataclass
 class SuiteContext:
     """The run's shared services a suite may use; it never builds its own.
@@ -189,8 +224,8 @@ class Suite(Protocol):
     def task_source(self) -> Path | None:
         """The file or folder the tasks are read from (the task-set record's `source` outside the paper's set)."""
 
-    def configure_run(self, config: Any) -> None:
-        """Learn run-level settings (the RunnerConfig) before anything is loaded."""
+    def configure_run(self, facts: RunFacts) -> None:
+        """Learn what it may know of the run (its roles, the actor, the judge's model) before anything is loaded."""
 
     def bind(self, context: SuiteContext) -> None:
         """Receive the run's shared services (before load_tasks)."""
@@ -282,7 +317,7 @@ class SuiteBase:
     def web_template(self) -> str | None:
         return self.settings.web_template
 
-    def configure_run(self, config: Any) -> None:
+    def configure_run(self, facts: RunFacts) -> None:
         return None
 
     def bind(self, context: SuiteContext) -> None:

@@ -1,5 +1,5 @@
-"""Suite registry: the suites the suite packages declare (runner/run/plugins.py), registered as kinds of the
-`suite` family (runner/kinds.py). A suite's code is imported when its entry is first asked for."""
+"""Suite registry: the suites the suite packages declare (SUITES in their `__init__.py`, runner/kinds.py),
+registered as kinds of the `suite` family. A suite's code is imported when its entry is first asked for."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from runner.errors import ConfigError
-from runner.kinds import KINDS, register_kind
-from runner.run.paper_data import DEFAULT_DATA_DIR, find_pulled
-from runner.run.plugins import declared, load
+from runner.kinds import KINDS, register_kind, resolve
+from runner.suites.paper_data import DEFAULT_DATA_DIR, find_pulled
 from runner.suites.base import Suite, SuiteSettings
 
 SuiteEntry = tuple[type[SuiteSettings], Callable[..., Suite]]
@@ -24,14 +23,14 @@ class DeclaredSuites(Mapping[str, SuiteEntry]):
 
     def __getitem__(self, name: str) -> SuiteEntry:
         if name not in self._loaded:
-            self._loaded[name] = load(declared("SUITES")[name])
+            self._loaded[name] = resolve(KINDS.declared("suite")[name], where=f"SUITES[{name!r}]")
         return self._loaded[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(declared("SUITES"))
+        return iter(KINDS.declared("suite"))
 
     def __len__(self) -> int:
-        return len(declared("SUITES"))
+        return len(KINDS.declared("suite"))
 
 
 SUITES = DeclaredSuites()
@@ -48,7 +47,7 @@ def _register(name: str) -> None:
     register_kind("suite", name, settings=settings_model)(construct)
 
 
-for _name in declared("SUITES"):
+for _name in KINDS.declared("suite"):
     _register(_name)
 
 

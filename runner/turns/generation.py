@@ -12,13 +12,14 @@ strategy whose answer is the files its workspace holds when it stops (`Generatio
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from runner.errors import ConfigError
+from runner.kinds import KINDS, register
 from runner.models.base import ChatAnswer, ModelResponse
 from runner.models.parse import ParsedOutput
-from runner.run.plugins import declared, load
 from runner.sandbox.base import BuildResult, ConfinedCommand
 from runner.sandbox.isolation import RunOutcome
 from runner.turns.evidence_folder import EvidenceFolder
@@ -152,15 +153,12 @@ class SinglePass:
 
 
 # name -> constructor: single_pass, and what suite packages declare (GENERATION_STRATEGIES in their
-# `__init__.py`, runner/run/plugins.py), imported when built.
-STRATEGIES: dict[str, Callable[[], GenerationStrategy] | str] = {
-    SinglePass.name: SinglePass,
-    **declared("GENERATION_STRATEGIES"),
-}
+# `__init__.py`, runner/kinds.py), imported when built.
+register("generation", SinglePass.name, SinglePass)
+STRATEGIES: Mapping[str, Callable[[], GenerationStrategy]] = KINDS.members("generation")
 
 
 def build_strategy(name: str) -> GenerationStrategy:
     if name not in STRATEGIES:
-        raise ValueError(f"unknown generation strategy {name!r}; choose from {sorted(STRATEGIES)}")
-    constructor = STRATEGIES[name]
-    return (load(constructor) if isinstance(constructor, str) else constructor)()
+        raise ConfigError(f"unknown generation strategy {name!r}; choose from {sorted(STRATEGIES)}")
+    return STRATEGIES[name]()

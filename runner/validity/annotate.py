@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from runner.errors import UserError, format_validation_error
-from runner.run import plugins
+from runner.kinds import KINDS
 from runner.validity.apr_audit import ATTRIBUTIONS, AUDIT_MODE, PREVIOUS, AuditLabel, append_audit_label, read_audit_labels
 from runner.validity.labels import LABELS_FILE, Codebook, Label, LabelsError, append_label, read_labels
 from runner.validity.sampling import ITEM_FILE, ITEMS_DIR, SAMPLE_FILE
@@ -42,10 +42,9 @@ _ITEM_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 def slot_codebook() -> Codebook:
     """The codebook of the slot labelling mode, as a suite declares it (ANNOTATION_CODEBOOKS["slot"])."""
-    reference = plugins.declared("ANNOTATION_CODEBOOKS").get(SLOT_MODE)
-    if reference is None:
-        raise LabelsError(f"no suite package declares ANNOTATION_CODEBOOKS[{SLOT_MODE!r}] (runner/run/plugins.py)")
-    return plugins.load(reference)
+    if SLOT_MODE not in KINDS.members("annotation_codebook"):
+        raise LabelsError(f"no suite package declares ANNOTATION_CODEBOOKS[{SLOT_MODE!r}] (runner/kinds.py)")
+    return KINDS.member("annotation_codebook", SLOT_MODE)
 
 
 class Annotation:

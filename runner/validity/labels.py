@@ -9,7 +9,7 @@ later line of the same annotator for the same item replaces the earlier one (the
 corrected label instead of rewriting the file). `mechanism` is the failure taxonomy label (§6.1) of a
 non-passing slot; `dimensions` the annotator's optional per-dimension scores. Which dimensions, on which scale,
 and which mechanisms, is a suite's codebook (`Codebook`, declared as ANNOTATION_CODEBOOKS["slot"] in its package,
-runner/run/plugins.py; EvoGenUI-Bench's §4.2 dimensions and §6.1 mechanisms).
+runner/kinds.py; EvoGenUI-Bench's §4.2 dimensions and §6.1 mechanisms).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from runner.report.leaderboard import build_leaderboard, format_cell
-from runner.run.task_set import describe_task_set
+from runner.report.task_set import describe_task_set
 from runner.view.catalog import UnknownRun, ViewRun, url_id
 from runner.view.compare import compare_all
 from runner.view.figures import caption

@@ -223,7 +223,7 @@ def test_a_flow_gives_the_same_trace_idle_and_under_cpu_load(site, browse, tmp_p
 def test_the_scripted_actor_takes_its_limits_from_config() -> None:
     from runner.actors.registry import build_actor
     from runner.errors import ConfigError
-    from runner.run.pull import compose_config
+    from runner.compose import compose as compose_config
     from runner.run.validation import validate_config
     from tests.conftest import REPO_ROOT
 

@@ -26,7 +26,7 @@ from runner.models.fitting import RequestRefused
 from runner.models.registry import build_model
 from runner.models.structured import ask_structured, response_format_for
 from runner.run.live_check import SCHEMA, probe_messages
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from tests.conftest import REPO_ROOT
 from tests.support.provider_standins import KEY, RULES, AnthropicRules, OpenAICompatibleRules, ProviderStandIn, images_in
 

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from runner.models.openai_provider import OpenAIModelSettings
 from runner.models.pricing import ModelPrice
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 
 
 def test_a_price_is_dollars_per_million_tokens() -> None:

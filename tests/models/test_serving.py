@@ -32,15 +32,10 @@ def _judge_config(model_dir: Path) -> dict:
 
 
 def _config(suite: str, judge: dict, actor: str = "none") -> object:
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
+    from runner.compose import compose
 
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base="1.3"):
-        cfg = compose("config", overrides=[f"suite={suite}", f"actor={actor}"])
-    raw = OmegaConf.to_container(cfg, resolve=True)
-    raw.pop("hydra", None)
+    raw = compose([f"suite={suite}", f"actor={actor}"], project_root=REPO_ROOT)
     raw["judge"] = judge
-    raw["project_root"] = str(REPO_ROOT)
     return validate_config(raw)
 
 

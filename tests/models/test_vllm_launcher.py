@@ -262,13 +262,13 @@ def test_start_shows_its_load_progress(model_dir: Path, tmp_path: Path, caplog: 
     settings = fake_settings(model_dir, tmp_path, command=["sh", "-c", f'{shards}; exec "$0" "$@"', sys.executable, str(FAKE)],
                              env={"FAKE_VLLM_DELAY_S": "1.0"})
     server = VLLMServer(settings, name="shards", served_model_name="shards")
-    caplog.set_level("INFO", logger="runner.run.progress")
+    caplog.set_level("INFO", logger="runner.progress")
 
     async def scenario() -> None:
         await server.start()
         await server.aclose()
 
     asyncio.run(scenario())
-    lines = [r.getMessage() for r in caplog.records if r.name == "runner.run.progress" and "step=vllm-shards" in r.getMessage()]
+    lines = [r.getMessage() for r in caplog.records if r.name == "runner.progress" and "step=vllm-shards" in r.getMessage()]
     assert "state=started" in lines[0] and "state=finished" in lines[-1]
     assert any("done=1 total=2" in line and 'detail="checkpoint shards 1/2"' in line for line in lines), lines

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from runner.report.sections import console_sections, plot_sections, run_table_sections, table_sections
-from runner.run import plugins
+from runner.kinds import KINDS
 
 
 def test_every_declared_section_loads_in_package_order() -> None:
-    assert list(plugins.declared("REPORT_TABLES")) == ["table2", "per_domain", "table3"]
-    assert list(plugins.declared("REPORT_RUN_TABLES")) == ["floweval_slots", "floweval"]
+    assert list(KINDS.declared("report_table")) == ["table2", "per_domain", "table3"]
+    assert list(KINDS.declared("report_run_table")) == ["floweval_slots", "floweval"]
     assert all(callable(section) for section in [*table_sections(), *run_table_sections()])
     assert list(plot_sections()) == ["pass_by_turn", "suite_difficulty", "failure_mechanisms", "bsr_vs_ir",
                                      "chain_vs_independent"]
-    assert list(plugins.declared("CONSOLE_SECTIONS")) == ["table2", "slot_accounting"]
+    assert list(KINDS.declared("console_section")) == ["table2", "slot_accounting"]
     assert all(callable(section) for section in console_sections())
 
 

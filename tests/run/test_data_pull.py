@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from runner.run.data_pull import DataPullError, pull_paper_data
-from runner.run.paper_data import MANIFEST, PaperData, find_pulled, tree_digest
+from runner.suites.paper_data import MANIFEST, PaperData, find_pulled, tree_digest
 from runner.suites.webgen.format import load_webgen_tasks
 from tests.conftest import REPO_ROOT
 from tests.support.data_sources import git_repo, hub_cache

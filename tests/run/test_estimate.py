@@ -11,7 +11,8 @@ import pytest
 from runner.config import ConcurrencyConfig
 from runner.run.capacity import COSTS, Machine
 from runner.run.estimate import HarnessCosts, Latencies, Workload, estimate_for_config, estimate_run
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
+from runner.run.roles import run_facts
 from runner.run.validation import validate_config
 from runner.suites.registry import build_suite
 from tests.conftest import REPO_ROOT
@@ -67,7 +68,7 @@ def _suite_and_config(overrides: list[str]):
     raw["project_root"] = str(REPO_ROOT)
     config = validate_config(raw)
     suite = build_suite(config.suite, project_root=Path(REPO_ROOT))
-    suite.configure_run(config)
+    suite.configure_run(run_facts(config))
     return config, suite
 
 

@@ -9,12 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
 
 import runner.suites.payload as payload
 from runner.run import lineage as lineage_mod
 from runner.errors import ConfigError
+from runner.run.validation import compose_config as validated
 from runner.run.validation import validate_config
 from runner.config import RunnerConfig
 from runner.run.experiment import prepare_run_dir
@@ -25,11 +24,7 @@ from tests.conftest import REPO_ROOT, cli_env, runner_command
 
 
 def compose_config(*overrides: str) -> RunnerConfig:
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base="1.3"):
-        cfg = compose("config", overrides=list(overrides))
-    raw = OmegaConf.to_container(cfg, resolve=True)
-    raw["project_root"] = str(REPO_ROOT)
-    return validate_config(raw)
+    return validated(overrides, project_root=REPO_ROOT)
 
 
 def _lineage(config: RunnerConfig) -> dict:

@@ -20,7 +20,8 @@ import pytest
 from runner.models.parse import render_json_output
 from runner.run import preflight
 from runner.run.live_check import live_roles
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
+from runner.run.roles import run_facts
 from runner.run.validation import validate_config
 from runner.suites.native import load_native_tasks
 from runner.suites.registry import build_suite
@@ -36,7 +37,7 @@ def _config(raw: dict[str, Any]) -> Any:
 
 def _preflight(config: Any) -> list[str]:
     suite = build_suite(config.suite, project_root=REPO_ROOT)
-    suite.configure_run(config)
+    suite.configure_run(run_facts(config))
     return asyncio.run(preflight.run_preflight(config, suite))
 
 

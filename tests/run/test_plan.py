@@ -14,7 +14,8 @@ import pytest
 from runner.run import preflight
 from runner.run.data_pull import pull_paper_data
 from runner.run.plan import RunPlan, build_plan, format_plan
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
+from runner.run.roles import run_facts
 from runner.run.validation import validate_config
 from runner.suites.registry import build_run_suite, validate_suite_options
 from tests.conftest import REPO_ROOT, cli_env, runner_command
@@ -121,7 +122,7 @@ def test_web2code_table3_macro_three_runs_and_floweval_table1_traces() -> None:
 
     config = _config("+experiment=floweval-table1", "model=oracle")
     suite = build_run_suite(config)
-    suite.configure_run(config)
+    suite.configure_run(run_facts(config))
     flows = sum(len(task.extra["flows"]) for task in asyncio.run(suite.load_tasks()))
     floweval = asyncio.run(build_plan(config))
     assert floweval.slots == 3 * 5  # three sites, five generations each (§3.1)

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from runner.models.preflight import check_weights
 from runner.run import preflight
+from runner.run.roles import run_facts
 from runner.run.validation import validate_config
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.suites.registry import build_suite
 from tests.conftest import REPO_ROOT, cli_env, runner_command
 
@@ -105,7 +107,7 @@ def _config(*overrides: str):
 def _suite(config):
     suite = build_suite(config.suite, project_root=REPO_ROOT)
     if hasattr(suite, "configure_run"):
-        suite.configure_run(config)
+        suite.configure_run(run_facts(config))
     return suite
 
 
@@ -146,13 +148,13 @@ def test_weights_found_in_the_hub_cache_pass(tmp_path: Path) -> None:
     from runner.models.vllm_provider import VLLMModelSettings
 
     server = VLLMModelSettings.model_validate(role.config).server
-    problem = preflight.check_weights(role, server)
+    problem = check_weights(role, server)
     assert problem is not None and "not in the local hub cache" in problem.message
     _fake_snapshot(tmp_path, QWEN, server.revision, with_config=False)
-    problem = preflight.check_weights(role, server)
+    problem = check_weights(role, server)
     assert problem is not None and "incomplete" in problem.message
     (tmp_path / f"models--{QWEN.replace('/', '--')}" / "snapshots" / server.revision / "config.json").write_text("{}")
-    assert preflight.check_weights(role, server) is None
+    assert check_weights(role, server) is None
 
 
 def test_vllm_python_without_vllm_is_named(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ def test_pull_then_run_the_papers_set(tmp_path: Path, capsys: pytest.CaptureFixt
     import json
     from mlflow.tracking import MlflowClient
 
-    from runner.run.paper_data import MANIFEST
+    from runner.suites.paper_data import MANIFEST
     from tests.conftest import cli_env, runner_command
     from tests.support.data_sources import checkout_repo
 

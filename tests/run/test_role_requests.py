@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.run.role_requests import request_parameters, role_requests
+from runner.run.roles import run_facts
 from runner.run.validation import validate_config
 from runner.suites.registry import build_suite
 from tests.conftest import REPO_ROOT
@@ -18,7 +19,7 @@ def _record(*overrides: str, judge_model: dict[str, Any] | None = None) -> tuple
     raw["project_root"] = str(REPO_ROOT)
     config = validate_config(raw)
     suite = build_suite(config.suite, project_root=REPO_ROOT)
-    suite.configure_run(config)
+    suite.configure_run(run_facts(config))
     return config, suite
 
 

@@ -12,7 +12,7 @@ import pytest
 from runner.run import preflight
 from runner.tracking.call_traces import TracedModel
 from runner.errors import ConfigError
-from runner.run.validation import validate_config
+from runner.run.validation import compose_config, validate_config
 from runner.models.cache import ResponseCache
 from runner.models.openai_provider import OpenAIModel
 from runner.run.roles import RunRoles, check_declared_roles, role_model_settings, roles_used, server_claims
@@ -21,15 +21,7 @@ from tests.conftest import REPO_ROOT
 
 
 def _config(*overrides: str):
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base="1.3"):
-        cfg = compose("config", overrides=list(overrides))
-    raw = OmegaConf.to_container(cfg, resolve=True)
-    raw.pop("hydra", None)
-    raw["project_root"] = str(REPO_ROOT)
-    return validate_config(raw)
+    return compose_config(overrides, project_root=REPO_ROOT)
 
 
 VLLM_CAPTION = ("+roles.caption={name:captioner,provider:vllm,server:{model_path:/weights,tensor_parallel_size:2,"

@@ -8,15 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 from mlflow import MlflowClient
-from omegaconf import OmegaConf
 from rich.console import Console
 
 from runner.config import RunnerConfig
 from runner.models.serving import SERVER_LOG_DIR
 from runner.run.experiment import prepare_run_dir
 from runner.run.session import RunSession, rejudge_run_name, run_name
+from runner.run.validation import compose_config as validated
 from runner.run.validation import validate_config
 from runner.tracking.tracker import NullTracker, load_run_ref
 from runner.turns.records import RunDirectory
@@ -27,12 +26,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*noload.*:DeprecationWarning")
 
 
 def compose_config(*overrides: str) -> RunnerConfig:
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base="1.3"):
-        cfg = compose("config", overrides=list(overrides))
-    raw = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(raw, dict)
-    raw["project_root"] = str(REPO_ROOT)
-    return validate_config(raw)
+    return validated(overrides, project_root=REPO_ROOT)
 
 
 @pytest.fixture(scope="module")

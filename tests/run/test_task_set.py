@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.run.data_pull import pull_paper_data
-from runner.run.pull import compose_config
-from runner.run.task_set import describe_task_set, task_set_identity, task_set_record, task_set_tags
+from runner.compose import compose as compose_config
+from runner.report.task_set import describe_task_set, task_set_record, task_set_tags
+from runner.run.task_set import task_set_identity
 from runner.run.validation import validate_config
 from runner.suites.registry import build_run_suite, validate_suite_options
 from tests.conftest import REPO_ROOT
@@ -61,7 +62,3 @@ def test_the_papers_data_by_its_pin_and_checksum(tmp_path: Path) -> None:
     assert describe_task_set(task_set_record(identity, 2)) == \
         f"task set: paper ({repo}@{revision[:12]}): 2 of the paper's 150 task(s)"
 
-
-def test_a_run_without_a_record_says_so() -> None:
-    assert task_set_record(None, 3) is None
-    assert describe_task_set(None) == "task set: not recorded" and task_set_tags(None) == {}

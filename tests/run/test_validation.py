@@ -6,18 +6,15 @@ from __future__ import annotations
 import ast
 
 import pytest
-from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
 
+from runner.compose import compose
 from runner.errors import ConfigError
 from runner.run.validation import validate_config
 from tests.conftest import REPO_ROOT
 
 
 def _composed(*overrides: str) -> dict:
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base=None):
-        cfg = compose(config_name="config", overrides=list(overrides))
-    return OmegaConf.to_container(cfg, resolve=True)
+    return compose(overrides, project_root=REPO_ROOT)
 
 
 @pytest.mark.parametrize("override, key", [

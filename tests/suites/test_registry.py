@@ -10,7 +10,7 @@ import pytest
 
 from runner.errors import ConfigError
 from runner.run.data_pull import pull_paper_data
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.suites.registry import PaperDataMissing, build_suite, validate_suite_options
 from tests.conftest import REPO_ROOT
 from tests.support.data_sources import checkout_repo

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from runner.errors import ConfigError, section_settings
-from runner.run.preflight import Problem
+from runner.errors import ConfigError
+from runner.kinds import KINDS, Kind
+from runner.problems import Problem
 from runner.sandbox.images import ImageInfo
 
 if TYPE_CHECKING:
@@ -29,84 +30,40 @@ AGENT_IMAGE = "agent"  # its name among the sandbox images
 
 
 def require_docker(config: Any) -> None:
-    """A ConfigError unless the run's sandbox is docker (module docstring: why not bubblewrap)."""
-    sandbox = str(config.sandbox.kind)
-    if sandbox != "docker":
+    """A ConfigError unless the run's sandbox runs images of its own, as the docker sandbox does (module docstring:
+    why not bubblewrap)."""
+    if not _sandbox(config).runs_images:
         raise ConfigError(f"agent={config.agent.name} runs its CLI in the agent image: it needs sandbox=docker, and "
-                          f"the run has sandbox={sandbox} (docs/agents.md)")
+                          f"the run has sandbox={config.sandbox.kind} (docs/agents.md)")
 
 
-def _docker_settings(config: Any) -> Any:
-    from runner.sandbox.docker import DockerSandboxSettings
-
-    return section_settings(DockerSandboxSettings, config.sandbox.options, "sandbox.options")
-
-
-def _ensure(config: Any, *, build_missing: bool) -> ImageInfo:
-    import docker
-    from docker.errors import DockerException
-
-    from runner.sandbox.images import ensure_images
-
-    settings = _docker_settings(config)
-    try:
-        client = docker.from_env(timeout=int(settings.docker_timeout_s))
-    except DockerException as error:
-        raise RuntimeError(f"no Docker engine reachable for the agent image: {error}") from error
-    try:
-        return ensure_images(client, base_image=settings.base_image, names=[AGENT_IMAGE], overrides=settings.images,
-                             cache_root=config.resolve_path(config.cache_dir),
-                             build_missing=build_missing and settings.build_missing_images)[AGENT_IMAGE]
-    finally:
-        client.close()
+def _sandbox(config: Any) -> Kind:
+    return KINDS.chosen("sandbox", config.sandbox)
 
 
 def agent_image(config: Any) -> ImageInfo:
     """The run's agent image, built first where it is missing and the sandbox may build (blocking: minutes)."""
     require_docker(config)
-    return _ensure(config, build_missing=True)
+    return _sandbox(config).image(config, AGENT_IMAGE, build_missing=True)
 
 
 def agent_images(config: Any) -> dict[str, dict[str, Any]]:
     """The agent image as lineage records it (none is built): {"agent": {tag, digest, versions}}."""
-    info = _ensure(config, build_missing=False)
+    info = _sandbox(config).image(config, AGENT_IMAGE, build_missing=False)
     return {AGENT_IMAGE: {"tag": info.tag, "digest": info.image_id, "versions": dict(info.versions)}}
 
 
 def check_cli_agent(config: Any, suite: Any) -> list[Problem]:
     """A CLI agent's needs before any work: a model that answers tool calls, the docker sandbox, and its image
-    present or buildable."""
+    present or buildable (the sandbox's own check)."""
     from runner.agents.preflight import check_agent_model
-    from runner.sandbox.images import IMAGE_LABEL
 
     problems = check_agent_model(config, suite)
     try:
         require_docker(config)
     except ConfigError as error:
         return [*problems, Problem("sandbox", str(error), "run it with sandbox=docker")]
-    settings = _docker_settings(config)
-    explicit = settings.images.get(AGENT_IMAGE)
-    try:
-        import docker
-
-        client = docker.from_env(timeout=int(settings.docker_timeout_s))
-        try:
-            if explicit:
-                present = any(explicit in image.tags for image in client.images.list(name=explicit.split(":")[0]))
-            else:
-                present = bool(client.images.list(filters={"label": f"{IMAGE_LABEL}={AGENT_IMAGE}"}))
-        finally:
-            client.close()
-    except Exception:  # the sandbox's own check reports an unreachable engine
-        return problems
-    if explicit and not present:
-        problems.append(Problem("sandbox.options.images.agent", f"image {explicit} is not present",
-                                "build or load it, or drop the override to use the content-tagged image"))
-    elif not present and not settings.build_missing_images:
-        problems.append(Problem("sandbox", f"agent={config.agent.name}: no agent image, and the sandbox may not "
-                                "build one (sandbox.options.build_missing_images=false)",
-                                "run `bash scripts/build-images.sh`"))
-    return problems
+    return problems + _sandbox(config).image_problems(config, AGENT_IMAGE, who=f"agent={config.agent.name}")
 
 
 def cli_agent(spec: Callable[[str], CommandSpec], settings: CommandAgentSettings, *, config: Any) -> AgentGeneration:

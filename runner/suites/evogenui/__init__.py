@@ -1,4 +1,4 @@
-"""suite=evogenui: EvoGenUI-Bench. What the package adds (runner/run/plugins.py)."""
+"""suite=evogenui: EvoGenUI-Bench. What the package adds (runner/kinds.py)."""
 
 SUITES = {"evogenui": "runner.suites.evogenui.suite:SUITE_ENTRY"}
 RUBRICS = {"evogenui": "runner.suites.evogenui.rubric:EvoGenUIRubric"}

@@ -32,7 +32,7 @@ from runner.suites.evogenui.slot_accounting import slot_accounting
 from runner.turns.evidence_folder import EvidenceFolder
 from runner.turns.records import TurnRecord, Verdict
 from runner.sandbox.base import ToolBridge
-from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_tasks
+from runner.suites.base import EpisodeState, RunFacts, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.evogenui.backends import BackendError, public_tool_contract
 from runner.suites.evogenui.benchmark_prompts import BenchmarkPrompts, load_benchmark_prompts, use_benchmark_evaluator
 from runner.suites.evogenui.diagnosis import DIAGNOSIS_VERSION, DiagnosisError, diagnose
@@ -131,25 +131,18 @@ class EvoGenUISuite(SuiteBase):
         self.diagnostic_model_role = DIAGNOSTIC_ROLE
         self.diagnosis_vision = False
 
-    def configure_run(self, config: Any) -> None:
+    def configure_run(self, facts: RunFacts) -> None:
         """Resolve `diagnosis: auto` and the diagnostic judge's model against the run's roles (its own role, else
-        an LLM judge's model), and learn whether that model has vision."""
-        roles = getattr(config, "roles", {}) or {}
-        judge = getattr(config, "judge", None)
-        evaluator_model = judge.options.get("model") if judge is not None and judge.kind == "llm" else None
-        own_model = roles.get(DIAGNOSTIC_ROLE)
+        an LLM judge's model), and learn whether that model has vision (undeclared: none)."""
+        evaluator_model = facts.judge_model
+        own_model = facts.roles.get(DIAGNOSTIC_ROLE)
         if self.settings.diagnosis == "auto":
             self.diagnosis = "judge" if own_model is not None or evaluator_model is not None else "evaluator"
         use_evaluator = own_model is None and evaluator_model is not None
         self.diagnostic_model_role = "judge" if use_evaluator else DIAGNOSTIC_ROLE
         model = evaluator_model if use_evaluator else own_model
-        if isinstance(model, dict):
-            self.diagnosis_vision = bool(model.get("vision"))
-        elif model is not None:
-            vision = getattr(model, "vision", None)
-            if vision is None and getattr(model, "model_extra", None):
-                vision = model.model_extra.get("vision")
-            self.diagnosis_vision = bool(vision)
+        if model is not None:
+            self.diagnosis_vision = bool(model.vision)
 
     @property
     def required_roles(self) -> tuple[str, ...]:

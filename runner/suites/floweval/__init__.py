@@ -1,5 +1,5 @@
 """FlowEval: reference-based evaluation of generated UIs by interaction flows. What the package adds
-(runner/run/plugins.py)."""
+(runner/kinds.py)."""
 
 SUITES = {"floweval": "runner.suites.floweval.suite:SUITE_ENTRY"}
 REPORT_RUN_TABLES = {"floweval_slots": "runner.suites.floweval.report:floweval_slots",

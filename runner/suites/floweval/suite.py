@@ -22,13 +22,12 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from runner.actors.base import Actor
-from runner.config import ActorConfig
 from runner.errors import ConfigError
 from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import Judge, JudgeInput
 from runner.metrics.basic import basic_summary
 from runner.turns.records import TurnRecord, Verdict
-from runner.suites.base import ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
+from runner.suites.base import ActorFacts, ArtifactKind, EpisodeState, RunFacts, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.floweval.flows import FLOW_TRACES_DIR, FlowSpec, flow_run_dir, record_flow_traces
 from runner.suites.floweval.loaders import (
     ExternalSite, LiveSiteRefused, add_flow_steps, load_real_v2, load_webvoyager, resolve_snapshot,
@@ -42,7 +41,6 @@ from runner.turns.tasks import Task, TurnSpec
 REFERENCE_DIR = "reference"
 # FlowEval §3.2/§3.3: three CUA runs per site and task; a deterministic actor repeats itself exactly.
 STOCHASTIC_RUNS = 3
-DETERMINISTIC_ACTORS = frozenset({"scripted"})
 
 
 class FlowEvalSuiteSettings(SuiteSettings):
@@ -108,8 +106,8 @@ class FlowEvalSuite(SuiteBase):
     def __init__(self, settings: FlowEvalSuiteSettings, *, project_root: Path) -> None:
         self.settings = settings
         self.project_root = project_root
-        self._actor_config: ActorConfig | None = None
-        self._model_provider: str | None = None
+        self._actor: ActorFacts | None = None  # None: not configured for a run (a scripted actor's one run)
+        self._oracle_generator = False
         self._references: dict[str, asyncio.Task[dict[str, list[str]]]] = {}
 
     @property
@@ -130,12 +128,12 @@ class FlowEvalSuite(SuiteBase):
 
     # -- configuration -------------------------------------------------------------------------------
 
-    def configure_run(self, config: Any) -> None:
-        if config.actor.kind == "none":
-            raise ConfigError("invalid configuration:\n  actor = none: suite=floweval traces flows with an actor; "
-                              "choose actor=scripted or actor=ui-tars")
-        self._actor_config = config.actor
-        self._model_provider = config.model.provider
+    def configure_run(self, facts: RunFacts) -> None:
+        if not facts.actor.acts:
+            raise ConfigError(f"invalid configuration:\n  actor = {facts.actor.kind}: suite=floweval traces flows "
+                              "with an actor; choose actor=scripted or actor=ui-tars")
+        self._actor = facts.actor
+        self._oracle_generator = facts.generator.replays_reference
 
     def check_resources(self) -> list[tuple[str, str, str]]:
         # The chosen featurizer loads here, or the run stops before any work; never another one instead.
@@ -157,8 +155,8 @@ class FlowEvalSuite(SuiteBase):
     def runs(self) -> int:
         if self.settings.runs is not None:
             return self.settings.runs
-        kind = self._actor_config.kind if self._actor_config is not None else "scripted"
-        return 1 if kind in DETERMINISTIC_ACTORS else STOCHASTIC_RUNS
+        deterministic = self._actor.deterministic if self._actor is not None else True
+        return 1 if deterministic else STOCHASTIC_RUNS
 
     def visits_per_slot(self, task: Task) -> int:
         return len(task.extra.get("flows", [])) * self.runs  # every flow `runs` times on the generated site
@@ -172,14 +170,14 @@ class FlowEvalSuite(SuiteBase):
         s = self.settings
         tasks = self._own_tasks() if s.source == "own" else self._benchmark_tasks()
         chosen = [self._only_chosen_flows(task) for task in select_tasks(tasks, s)]
-        if self._actor_config is not None and self._actor_config.kind in DETERMINISTIC_ACTORS:
+        if self._actor is not None and self._actor.deterministic:
             for task in chosen:
                 unscripted = [f["id"] for f in task.extra["flows"] if not f["steps"]]
                 if unscripted:
                     raise ConfigError(f"invalid configuration:\n  actor = scripted: task {task.id!r} has flows "
                                       f"without scripted steps {unscripted}; write their steps (suite.flow_steps) "
                                       "or use a computer-use actor (actor=ui-tars)")
-        if self._model_provider == "oracle":
+        if self._oracle_generator:
             self._oracle_can_answer(chosen)
         return chosen
 

@@ -15,9 +15,9 @@ import asyncio
 import sys
 from pathlib import Path
 
+from runner.compose import compose
 from runner.config import RunnerConfig
 from runner.errors import ConfigError, UserError
-from runner.run.pull import compose_config
 from runner.run.roles import RunRoles, role_key
 from runner.suites.iwebgen.specgen import DEFAULT_MAX_CHARS, extract_pdf_text, save_draft, write_spec
 from runner.run.validation import validate_config
@@ -38,7 +38,7 @@ def _arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 def _config(overrides: list[str]) -> RunnerConfig:
     try:
-        raw = compose_config(overrides)
+        raw = compose(overrides)
     except Exception as error:  # Hydra's own errors: unknown config name, bad override syntax
         raise ConfigError(f"{type(error).__name__}: {error}") from None
     return validate_config(raw)

@@ -25,7 +25,7 @@ from runner.models.base import ProviderError
 from runner.models.structured import StructuredOutputError
 from runner.turns.generation import GenerationStrategy, build_strategy
 from runner.turns.records import DimensionScore, FailureBucket, TurnRecord, Verdict
-from runner.suites.base import NO_REWARD, ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
+from runner.suites.base import NO_REWARD, ArtifactKind, EpisodeState, RunFacts, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.iwebgen import loader
 from runner.suites.iwebgen.blocks import MAX_BLOCKS, SPLIT_ATTEMPTS
 from runner.suites.iwebgen.background import capture_background
@@ -73,8 +73,8 @@ class IWebGenSuite(SuiteBase):
         self.rubric = IWebGenRubric()
         self._generator_is_oracle = False
 
-    def configure_run(self, config: Any) -> None:
-        self._generator_is_oracle = config.model.provider == "oracle"
+    def configure_run(self, facts: RunFacts) -> None:
+        self._generator_is_oracle = facts.generator.replays_reference
 
     @property
     def required_roles(self) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""suite=macro and suite=micro: MT-Web2Code's two tracks. What the package adds (runner/run/plugins.py)."""
+"""suite=macro and suite=micro: MT-Web2Code's two tracks. What the package adds (runner/kinds.py)."""
 
 SUITES = {
     "macro": "runner.suites.web2code.suite:MACRO_ENTRY",

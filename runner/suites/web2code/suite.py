@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from runner.run import progress
+from runner import progress
 from runner.browser.launch import BrowserPool
 from runner.metrics.basic import basic_summary
 from runner.turns.evidence_folder import EvidenceFolder
@@ -36,7 +36,7 @@ from runner.models.base import GenerationRequest, ModelResponse
 from runner.models.fitting import fit_for_model
 from runner.turns.records import DimensionScore, FailureBucket, TurnRecord, Verdict, write_json_atomic
 from runner.judges.base import Judge, JudgeInput
-from runner.suites.base import NO_REWARD, ArtifactKind, EpisodeState, SuiteBase, SuiteSettings, select_tasks
+from runner.suites.base import NO_REWARD, ArtifactKind, EpisodeState, RunFacts, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.web2code import observation, rubric, scoring
 from runner.suites.web2code.trajectory import (
     Trajectory,
@@ -112,11 +112,9 @@ class Web2CodeSuite(SuiteBase):
 
     # -- configuration ------------------------------------------------------------------------------
 
-    def configure_run(self, config: Any) -> None:
-        """Learn the model's vision (text-only payloads for a model without it)."""
-        vision = getattr(config.model, "vision", None)
-        if vision is None and getattr(config.model, "model_extra", None):
-            vision = config.model.model_extra.get("vision")
+    def configure_run(self, facts: RunFacts) -> None:
+        """Learn the model's vision (text-only payloads for a model without it; undeclared: it has vision)."""
+        vision = facts.generator.vision
         self.vision = True if vision is None else bool(vision)
 
     @property

@@ -22,7 +22,7 @@ from runner.turns.evidence import Evidence
 from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import Judge, JudgeInput
 from runner.turns.records import RequirementResult, RequirementStatus, TurnRecord, Verdict
-from runner.suites.base import EpisodeState, SuiteBase, SuiteSettings, select_tasks
+from runner.suites.base import EpisodeState, RunFacts, SuiteBase, SuiteSettings, select_tasks
 from runner.suites.payload import PROMPT_VERSION, build_webapp_messages
 from runner.suites.webgen.format import load_webgen_tasks
 from runner.suites.webgen.outcome import SCORES, TESTER_INSTRUCTIONS, accuracy_summary, answer_of
@@ -76,10 +76,10 @@ class WebGenSuite(SuiteBase):
     def rubric_versions(self) -> dict[str, str]:
         return {"webgen_tester": TESTER_VERSION}
 
-    def configure_run(self, config: Any) -> None:
-        role = config.roles.get(TESTER_ROLE)
-        self._tester_model = role.model_dump() if role is not None else {}
-        self._turn_timeout_s = float(config.turn_timeout_s)
+    def configure_run(self, facts: RunFacts) -> None:
+        role = facts.roles.get(TESTER_ROLE)
+        self._tester_model = dict(role.section) if role is not None else {}
+        self._turn_timeout_s = float(facts.turn_timeout_s) if facts.turn_timeout_s is not None else None
 
     @property
     def task_source(self) -> Path | None:

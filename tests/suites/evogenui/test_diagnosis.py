@@ -16,7 +16,7 @@ from runner.errors import ConfigError
 from runner.models.registry import build_model
 from runner.turns.records import Verdict
 from runner.run.roles import check_declared_roles
-from runner.suites.base import SuiteContext
+from runner.suites.base import ActorFacts, ModelFacts, RunFacts, SuiteContext
 from runner.models.structured import decoding_schema
 from runner.suites.evogenui.diagnosis import DiagnosisAnswer
 from runner.suites.evogenui.taxonomy import Mechanism
@@ -30,7 +30,7 @@ DIAGNOSIS = json.dumps({"mechanism": "affordance_binding"})
 
 def _suite(diagnosis: str, roles: dict[str, Any]) -> EvoGenUISuite:
     suite = EvoGenUISuite(EvoGenUISuiteSettings(name="evogenui", diagnosis=diagnosis), project_root=REPO_ROOT)
-    suite.configure_run(SimpleNamespace(roles={name: SimpleNamespace(vision=True) for name in roles}))
+    suite.configure_run(_facts(roles={name: _model(vision=True) for name in roles}))
     suite.bind(SuiteContext(browsers=None, sandbox=None, roles=roles))  # type: ignore[arg-type]
     return suite
 
@@ -127,6 +127,16 @@ def test_the_diagnostic_judge_is_a_declared_model_role() -> None:
     assert summary["failure_mechanisms_source"] == "diagnostic_judge"
 
 
+def _model(*, vision: bool) -> ModelFacts:
+    return ModelFacts("judge-vl", {"provider": "openai", "model": "judge-vl", "vision": vision}, vision=vision)
+
+
+def _facts(*, roles: dict[str, ModelFacts] | None = None, judge_model: ModelFacts | None = None) -> RunFacts:
+    """What the run tells the suite (runner/run/roles.py run_facts): its declared roles, an LLM judge's model."""
+    return RunFacts(generator=ModelFacts("oracle", {}), actor=ActorFacts("probe"), roles=roles or {},
+                    judge_model=judge_model)
+
+
 def _llm_judge_config(vision: bool) -> SimpleNamespace:
     """A run config with an LLM judge and no `roles.diagnostic`."""
     judge = SimpleNamespace(kind="llm", options={"model": {"provider": "openai", "model": "judge-vl", "vision": vision}})
@@ -143,7 +153,7 @@ def test_without_its_own_role_the_diagnostic_judge_asks_the_evaluators_model(tmp
         return 200, completion(DIAGNOSIS if diagnosing else verdict_json(5, 3, 5))
 
     suite = EvoGenUISuite(EvoGenUISuiteSettings(name="evogenui"), project_root=REPO_ROOT)  # diagnosis: auto
-    suite.configure_run(_llm_judge_config(vision=True))
+    suite.configure_run(_facts(judge_model=_model(vision=True)))
     assert (suite.diagnosis, suite.diagnostic_model_role, suite.required_roles) == ("judge", "judge", ())
     check_declared_roles(_llm_judge_config(vision=True), suite)  # no roles.diagnostic needed  # type: ignore[arg-type]
 
@@ -173,13 +183,11 @@ def test_without_its_own_role_the_diagnostic_judge_asks_the_evaluators_model(tmp
 
 
 def test_the_diagnostic_role_wins_over_the_evaluators_model_and_rules_judges_keep_the_evaluator_label() -> None:
-    with_role = _llm_judge_config(vision=False)
-    with_role.roles = {"diagnostic": SimpleNamespace(vision=True)}
+    with_role = _facts(judge_model=_model(vision=False), roles={"diagnostic": _model(vision=True)})
     suite = EvoGenUISuite(EvoGenUISuiteSettings(name="evogenui"), project_root=REPO_ROOT)
     suite.configure_run(with_role)
     assert (suite.diagnostic_model_role, suite.required_roles, suite.diagnosis_vision) == \
         ("diagnostic", ("diagnostic",), True)
-    rules = SimpleNamespace(roles={}, judge=SimpleNamespace(kind="rules", options={}))
     suite = EvoGenUISuite(EvoGenUISuiteSettings(name="evogenui"), project_root=REPO_ROOT)
-    suite.configure_run(rules)
+    suite.configure_run(_facts())  # a rules judge calls no model
     assert (suite.diagnosis, suite.required_roles) == ("evaluator", ())

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from runner.run.experiment import open_browsers, run_experiment
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
+from runner.run.roles import run_facts
 from runner.sandbox.registry import build_sandbox
 from runner.actors.registry import build_actor
 from runner.suites.base import SuiteContext
@@ -68,7 +69,7 @@ def test_removing_a_flows_key_control_scores_worse_on_all_three(oracle_run: Path
     async def broken_traces() -> dict[str, list[str]]:
         config = _config()
         suite = build_suite(config.suite, project_root=REPO_ROOT)
-        suite.configure_run(config)
+        suite.configure_run(run_facts(config))
         sandbox = build_sandbox(config)
         browsers = await open_browsers(config, sandbox)
         try:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from runner.run.experiment import run_experiment
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.run.validation import validate_config
 from runner.turns.evidence_folder import EvidenceFolder
 from tests.conftest import REPO_ROOT

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from runner.errors import ConfigError
-from runner.suites.base import EpisodeState
+from runner.kinds import KINDS
+from runner.suites.base import ActorFacts, EpisodeState, ModelFacts, RunFacts
 from runner.suites.floweval.sites import load_site, load_sites
 from runner.suites.native import TaskFormatError
 from runner.suites.registry import build_suite, validate_suite_options
@@ -18,8 +18,16 @@ from tests.conftest import REPO_ROOT
 
 def _suite(actor: str = "scripted", **options):
     suite = build_suite({"name": "floweval", **options}, project_root=REPO_ROOT)
-    suite.configure_run(SimpleNamespace(actor=SimpleNamespace(kind=actor), model=SimpleNamespace(provider="openai")))
+    suite.configure_run(_facts(actor=actor, provider="openai"))
     return suite
+
+
+def _facts(*, actor: str, provider: str) -> RunFacts:
+    """What the run tells the suite, for an actor and a generator of these kinds (runner/run/roles.py)."""
+    kind = KINDS.get("actor", actor)
+    return RunFacts(generator=ModelFacts(name=provider, section={"name": provider, "provider": provider},
+                                         replays_reference=KINDS.get("model", provider).replays_reference),
+                    actor=ActorFacts(kind=actor, acts=not kind.inert, deterministic=kind.deterministic))
 
 
 def test_three_multi_view_sites_with_at_least_four_scripted_flows() -> None:
@@ -152,7 +160,7 @@ def _todos_suite(tmp_path: Path, provider: str = "oracle", **options):
         _static_site(tmp_path / "sites" / "todos")
     suite = build_suite({"name": "floweval", "sites_path": str(tmp_path / "sites"), "repeats": 1, **options},
                         project_root=REPO_ROOT)
-    suite.configure_run(SimpleNamespace(actor=SimpleNamespace(kind="scripted"), model=SimpleNamespace(provider=provider)))
+    suite.configure_run(_facts(actor="scripted", provider=provider))
     return suite
 
 

@@ -20,7 +20,8 @@ import pytest
 from runner.actors.registry import build_actor
 from runner.report.collect import RunData
 from runner.run.experiment import open_browsers, run_experiment
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
+from runner.run.roles import run_facts
 from runner.run.validation import validate_config
 from runner.sandbox.registry import build_sandbox
 from runner.suites.base import SuiteContext
@@ -117,7 +118,7 @@ def test_a_copy_without_double_click_editing_stops_where_editing_begins(loaded_r
     async def traces() -> dict[str, list[str]]:
         config = _config()
         suite = build_suite(config.suite, project_root=REPO_ROOT)
-        suite.configure_run(config)
+        suite.configure_run(run_facts(config))
         sandbox = build_sandbox(config)
         browsers = await open_browsers(config, sandbox)
         try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 from runner.turns.evidence import Evidence, Trace, TraceStep
 from runner.judges.base import JudgeInput
@@ -13,6 +12,7 @@ from runner.judges.llm import LLMJudge
 from runner.judges.llm_settings import LLMJudgeSettings
 from runner.judges.rules import RulesJudge
 from runner.sandbox.base import BuildResult
+from runner.suites.base import ActorFacts, ModelFacts, RunFacts
 from runner.suites.iwebgen.loader import load_tasks
 from runner.suites.iwebgen.suite import IWebGenSuite, IWebGenSuiteSettings
 from runner.models.untrusted import RULE
@@ -83,10 +83,10 @@ def test_a_failed_build_scores_zero_everywhere_without_a_model_call(tmp_path: Pa
 
 def test_oracle_runs_only_specifications_with_a_reference() -> None:
     suite = _suite()
-    suite.configure_run(SimpleNamespace(model=SimpleNamespace(provider="oracle")))
+    suite.configure_run(RunFacts(generator=ModelFacts("oracle", {}, replays_reference=True), actor=ActorFacts("none")))
     chosen = asyncio.run(suite.load_tasks())
     assert chosen and all(task.turns[0].reference_files for task in chosen)
-    suite.configure_run(SimpleNamespace(model=SimpleNamespace(provider="openai")))
+    suite.configure_run(RunFacts(generator=ModelFacts("gpt-4o", {}), actor=ActorFacts("none")))
     assert len(asyncio.run(suite.load_tasks())) == 15
     only = IWebGenSuite(IWebGenSuiteSettings(name="iwebgen", domains=["HCI"]), project_root=REPO_ROOT)
     assert {task.domain for task in asyncio.run(only.load_tasks())} == {"HCI"}

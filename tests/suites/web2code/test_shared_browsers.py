@@ -11,7 +11,7 @@ import pytest
 
 from runner.browser.launch import BrowserPool
 from runner.run.experiment import run_experiment
-from runner.run.pull import compose_config
+from runner.compose import compose as compose_config
 from runner.run.validation import validate_config
 from tests.conftest import REPO_ROOT
 from tests.suites.web2code.w2c_pages import write_two_pages

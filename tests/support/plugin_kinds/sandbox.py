@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from runner.config import RunnerConfig
 from runner.kinds import register_kind
-from runner.run.preflight import Problem
+from runner.problems import Problem
 
 
 class FolderSandboxSettings(BaseModel):

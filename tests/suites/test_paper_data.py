@@ -1,4 +1,4 @@
-"""runner/run/paper_data.py: the pins a suite declares, the checksum of a pulled copy (its documented definition,
+"""runner/suites/paper_data.py: the pins a suite declares, the checksum of a pulled copy (its documented definition,
 recomputed here from the files), and whether a copy found under the data dir is the pinned one, unchanged."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from runner.run.paper_data import MANIFEST, PaperData, find_pulled, tree_digest
+from runner.suites.paper_data import MANIFEST, PaperData, find_pulled, tree_digest
 
 REVISION = "5e2eb00a041e7fdf8e188049394de0a5d8d9a3f3"
 

@@ -9,14 +9,14 @@ import re
 import pytest
 from rich.console import Console
 
-from runner.run import progress
+from runner import progress
 
 LINE = re.compile(r"\[progress\] (?:step=(?P<step>\S+) state=(?P<state>\w+)|slots) done=(?P<done>\d+) "
                   r"total=(?P<total>\d+|\?)")
 
 
 def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "runner.run.progress"]
+    return [r.getMessage() for r in caplog.records if r.name == "runner.progress"]
 
 
 def test_estimate_left() -> None:
@@ -26,7 +26,7 @@ def test_estimate_left() -> None:
 
 
 def test_plain_step_lines_in_order(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="runner.run.progress")
+    caplog.set_level(logging.INFO, logger="runner.progress")
     reporter = progress.Reporter(Console(file=io.StringIO()), live=False)
     with reporter.step("trajectories", total=2, key="traj") as step:
         step.advance(detail="page-a")
@@ -40,7 +40,7 @@ def test_plain_step_lines_in_order(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_failed_step_says_so(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="runner.run.progress")
+    caplog.set_level(logging.INFO, logger="runner.progress")
     reporter = progress.Reporter(Console(file=io.StringIO()), live=False)
     with pytest.raises(RuntimeError), reporter.step("npm ci", key="install"):
         raise RuntimeError("boom")
@@ -48,7 +48,7 @@ def test_failed_step_says_so(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_plain_slot_lines_count_passed_and_buckets(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="runner.run.progress")
+    caplog.set_level(logging.INFO, logger="runner.progress")
     reporter = progress.Reporter(Console(file=io.StringIO()), live=False)
     bar = reporter.slots("smoke x oracle", total=4, already=1)
     bar.record(status="ok", passed=True)
