@@ -107,13 +107,14 @@ async def write_visit_logs(session: PageSession, out_dir: Path, evidence: Eviden
     Written at load they would miss what arrives later: a request's response, a popup's own browser event,
     what the actor's steps log, open or call. Requests still unanswered get `answers_wait_s` to finish, so a
     status is not reported missing for a response that was a few milliseconds away; past it they are
-    written as they are (status null). Tool calls the page chains get as long to finish first (the state
+    written as they are (status null); so do windows the page opened whose page has not arrived yet. Tool calls the page chains get as long to finish first (the state
     the visit leaves is read after this). `evidence` gets the visit's dialogs and popups; its console, network
     and page errors stay the load-time copy the judge reads (it gets the later page errors on its own).
     `replace`: written again, over the first copy (a visit found failed later, once its first load's watch
     ended: what the page did meanwhile is its evidence)."""
     await session.tool_calls_settled(answers_wait_s)
     await session.requests_answered(answers_wait_s)
+    await session.popups_arrived(answers_wait_s)
     _take_dialogs(session, evidence)
     console = list(session.console)
     if session.console_dropped:

@@ -303,6 +303,10 @@ class PageSession:
         self.network: list[NetworkRequest] = []
         self.dialogs: list[dict[str, str]] = []  # alert/confirm/prompt; accepted so they never block
         self.popups: list[str] = []  # URLs of pages opened by the artifact (closed at once)
+        # Windows the page asked to open (DevTools' Page.windowOpen, sent before the new page exists) and the new
+        # pages seen since: a popup's own page event can come after the visit ends (popups_arrived).
+        self._windows_opened = 0
+        self._popups_seen = 0
         self.downloads: list[dict[str, str]] = []  # downloads the page started (never saved: accept_downloads off)
         self.unload_traps: list[str] = []  # how the page set a beforeunload handler ("addEventListener", ...)
         self.response_status: int | None = None  # HTTP status of the last goto's main document
@@ -352,6 +356,7 @@ class PageSession:
                    network_boundary=network_boundary, watch_ms=watch_ms)
         self._world = await HarnessWorld.install(context, page)
         self._cdp = self._world.cdp
+        self._cdp.on("Page.windowOpen", self._on_window_open)
         self.allowed_origins = set()
         holder.append(self)
         await context.route("**/*", self._route)
@@ -508,6 +513,14 @@ class PageSession:
             await asyncio.sleep(0.02)
         await self._two_frames()
 
+    async def popups_arrived(self, timeout_s: float) -> None:
+        """Wait (at most `timeout_s`) until every window the page asked to open has arrived as a page of its
+        own (and so is in `popups`): the browser announces the opening before the new page's event, which a
+        loaded machine can deliver after the visit's last step."""
+        deadline = time.monotonic() + timeout_s
+        while self._popups_seen < self._windows_opened and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
     def _requests_unanswered(self) -> int:
         """The page's requests (within the network log's cap) that have neither a response nor a failure yet."""
         return sum(1 for entry in self._entries.values()
@@ -592,9 +605,13 @@ class PageSession:
         except PlaywrightError:
             pass
 
+    def _on_window_open(self, _event: Any) -> None:
+        self._windows_opened += 1
+
     async def _on_new_page(self, page: Page) -> None:
         if page is self.page:
             return
+        self._popups_seen += 1
         if len(self.popups) < _MAX_REPORTS:
             self.popups.append(page.url[:2000])
         self._watch_page(page)

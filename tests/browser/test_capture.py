@@ -248,6 +248,33 @@ def test_visit_logs_hold_the_whole_visit(site, browser_settings, tmp_path):
     assert any(c["text"] == "clicked" for c in console), console
 
 
+def test_visit_logs_wait_for_a_popup_whose_page_arrives_late(site, browser_settings, tmp_path, monkeypatch):
+    """A window the page opened is announced before its page's own event, which a loaded machine can deliver
+    after the visit's last step: the logs wait for it (bounded), so dialogs.json holds both popups. The late
+    delivery is injected (each new page's handler starts 0.4 s late)."""
+    from runner.browser.session import PageSession
+
+    on_new_page = PageSession._on_new_page
+
+    async def late(self, page):
+        await asyncio.sleep(0.4)
+        await on_new_page(self, page)
+
+    monkeypatch.setattr(PageSession, "_on_new_page", late)
+    url = site.add("/", "<!doctype html><body><p>two windows</p>"
+                        "<script>window.open('about:blank'); window.open('about:blank');</script></body>")
+
+    async def main():
+        async with BrowserPool(browser_settings) as pool:
+            async with pool.session(url) as session:
+                evidence = await capture_evidence(session, tmp_path)
+                assert len(session.popups) < 2  # not yet: the injected delay holds them back
+                await write_visit_logs(session, tmp_path, evidence)
+
+    asyncio.run(main())
+    assert len(json.loads((tmp_path / "dialogs.json").read_text())["popups"]) == 2
+
+
 SLOW_BACKEND_PAGE = """<!doctype html><html><body><p>Loading</p>
 <script>setTimeout(() => { fetch('/slow'); fetch('/never'); }, 0);</script></body></html>"""
 
