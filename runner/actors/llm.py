@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -27,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from runner.actors.base import ActorContext
 from runner.actors.page_elements import ActionFailed, Element, execute, list_elements
-from runner.browser.page_diff import describe_change, read_page_state
+from runner.actors.step_loop import InvalidAnswer, PageUnresponsive, StepHooks, StepLimits, StepLoop
+from runner.browser.page_diff import PageState, describe_change, read_page_state
 from runner.errors import ConfigError, format_validation_error
 from runner.turns.evidence import Trace, TraceStep
 from runner.turns.evidence_folder import EvidenceFolder, read_json_objects
@@ -35,8 +35,8 @@ from runner.judges.llm import build_endpoint_model
 from runner.judges.llm_settings import validate_endpoint
 from runner.judges.llm_bundle import clip, image_data_url, tail
 from runner.models.untrusted import quote, with_rule
-from runner.models.base import Model, ProviderError
-from runner.models.fitting import RequestRefused, collapse_text, fit_for_model
+from runner.models.base import Model
+from runner.models.fitting import FitResult, collapse_text, fit_for_model
 from runner.models.structured import (MAX_ECHO_CHARS, StructuredOutputError, TruncatedAnswer, ask_structured,
                                       decoding_schema, failed_call_record)
 
@@ -272,157 +272,17 @@ class LLMActor:
         parts.append(part("Your next action (one JSON object):"))
         return parts
 
-    # ---- the loop ---------------------------------------------------------------------------------------------
+    # ---- the steps (runner/actors/step_loop.py runs them) ----------------------------------------------------
 
     async def act(self, session: "PageSession", context: ActorContext) -> Trace:
         s = self.settings
         out_dir = Path(context.out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        trace = Trace(actor=self.name, finished=False)
-        briefing = self._briefing(context)
-        history: list[str] = []
-        pending = ""  # what the previous step returned that the page does not show (runtime logs)
-        stop_reason = f"step budget of {s.max_steps} exhausted"
-        usage: dict[str, int] = {}
-        deadline = time.monotonic() + s.max_total_s
-        claimed: bool | None = None
-
-        for step_index in range(s.max_steps):
-            if time.monotonic() > deadline:
-                stop_reason = f"time budget of {s.max_total_s:g} s exhausted"
-                break
-            started = time.monotonic()
-            shot = await self._screenshot(session, out_dir, f"llm_actor_{step_index:02d}.png")
-            if trace.steps and not trace.steps[-1].screenshot_after:
-                trace.steps[-1].screenshot_after = shot
-            try:
-                elements, visible_text = await asyncio.wait_for(self._observe(session), timeout=s.step_timeout_s * 2)
-            except Exception as error:  # a hung or crashed page: nothing more to see
-                stop_reason = f"page unresponsive: {_first_line(error)}"
-                break
-            content = self._observation(step_index, visible_text, elements, history, pending, session.url)
-            if s.include_screenshot and s.vision and shot:
-                url = image_data_url(out_dir / shot, max_side=s.screenshot_max_side)
-                content.append({"type": "image_url", "image_url": {"url": url}, "fit": {"name": shot, "priority": 1}})
-            pending = ""
-            request = {"role": self.role, "actor": self.name, "step": step_index, "model": self._model.name}
-            try:
-                fitted = fit_for_model(self._model, [{"role": "system", "content": with_rule(briefing)},
-                                                     {"role": "user", "content": content}],
-                                       max_side=s.screenshot_max_side, trim_order=OBSERVATION_TRIM_ORDER,
-                                       schema=decoding_schema(ActionAnswer), attempts=s.max_attempts, echo_chars=MAX_ECHO_CHARS)
-            except RequestRefused as error:
-                EvidenceFolder(out_dir).append_request_record({**request, "refused": str(error)}, judging=False)
-                stop_reason = f"actor model failed: {clip(str(error), 400)}"
-                break
-            EvidenceFolder(out_dir).append_request_record({**request, **fitted.record}, judging=False)
-            messages = collapse_text(fitted.messages)
-            try:
-                result = await asyncio.wait_for(
-                    ask_structured(
-                        self._model, messages=messages, answer=ActionAnswer, validate=validate_action,
-                        name="actor_action", mode=s.structured_output, strict=s.strict_schema,
-                        max_attempts=s.max_attempts, task_id=context.task.id, turn=context.turn.index,
-                        role=self.role,
-                    ),
-                    timeout=max(1.0, deadline - time.monotonic()),
-                )
-            except StructuredOutputError as error:  # what the model wrote is kept; a cut answer is named
-                EvidenceFolder(out_dir).append_failed_call(failed_call_record(
-                    error, role=self.role, model=self._model.name, task_id=context.task.id,
-                    turn=context.turn.index, step=step_index), judging=False)
-                truncated = isinstance(error, TruncatedAnswer)
-                action = {"kind": "truncated", "cut": error.cut} if truncated else {"kind": "invalid_action"}
-                trace.steps.append(TraceStep(index=step_index, action=action, ok=False,
-                                             error=clip(str(error), 600), screenshot_before=shot,
-                                             duration_s=round(time.monotonic() - started, 3)))
-                stop_reason = (f"the model's action was truncated: {clip(str(error), 300)}" if truncated
-                               else "the model returned no valid action")
-                break
-            except ProviderError as error:  # a refusal (RequestRefused) carries the server's own message
-                if isinstance(error, RequestRefused):
-                    EvidenceFolder(out_dir).append_request_record(
-                        {**request, "refused": error.server_message or str(error)}, judging=False)
-                stop_reason = f"actor model failed: {clip(str(error), 400)}"
-                break
-            except asyncio.TimeoutError:
-                stop_reason = f"time budget of {s.max_total_s:g} s exhausted"
-                break
-            if result.rejected:  # accepted after rejected attempts: what they said is kept too
-                EvidenceFolder(out_dir).append_failed_call(failed_call_record(
-                    result, role=self.role, model=self._model.name, task_id=context.task.id,
-                    turn=context.turn.index, step=step_index), judging=False)
-            for key, value in result.usage.items():
-                usage[key] = usage.get(key, 0) + value
-            action: ActorAction = result.value
-            step = TraceStep(index=step_index, action=action.record(elements), screenshot_before=shot)
-            await self._perform(session, context, action, elements, step)
-            step.duration_s = round(time.monotonic() - started, 3)
-            trace.steps.append(step)
-            history.append(_history_line(step))
-            if action.action == "read_runtime_logs":
-                pending = "Result of read_runtime_logs:\n" + step.observation
-            if action.action == "finish":
-                claimed = bool(action.success)
-                trace.claim = f"success={str(claimed).lower()}: {action.summary or ''}".strip()
-                trace.finished = True
-                stop_reason = "finished by the actor"
-                break
-
-        if trace.steps and not trace.steps[-1].screenshot_after:
-            trace.steps[-1].screenshot_after = await self._screenshot(session, out_dir, "llm_actor_final.png")
-        trace.summary = {
-            "steps": len(trace.steps),
-            "failed_steps": sum(not step.ok for step in trace.steps),
-            "dom_changing_steps": sum(bool(step.dom_changed) for step in trace.steps),
-            "stop_reason": stop_reason,
-            "claimed_success": claimed,  # advisory only: never a verdict
-            "model": self._model.name,
-            "usage": usage,
-        }
-        trace.save(out_dir / EvidenceFolder.TRACE)
-        return trace
-
-    async def _observe(self, session: "PageSession") -> tuple[list[Element], str]:
-        elements = await list_elements(session.page, max_elements=self.settings.max_elements)
-        return elements, await session.visible_text()
-
-    async def _perform(self, session: "PageSession", context: ActorContext, action: ActorAction,
-                       elements: list[Element], step: TraceStep) -> None:
-        """Execute the action and fill in ok/error/dom_changed/mutations/observation of its step."""
-        s = self.settings
-        try:
-            await session.reset_mutations()
-        except Exception:
-            pass
-        if action.action == "finish":
-            step.observation = f"actor finished: success={action.success}; {action.summary or ''}".strip()
-        elif action.action == "read_runtime_logs":
-            step.observation = self._runtime_logs(session, context)
-        else:
-            state_before = await read_page_state(session)
-            try:
-                await asyncio.wait_for(
-                    execute(session.page, action.model_dump(), elements, timeout_s=s.step_timeout_s,
-                            max_wait_ms=s.max_wait_ms),
-                    timeout=s.step_timeout_s + s.max_wait_ms / 1000 + 2,
-                )
-            except ActionFailed as failure:
-                step.ok, step.error = False, str(failure)
-            except asyncio.TimeoutError:
-                step.ok, step.error = False, f"the page did not respond within {s.step_timeout_s:g} s"
-            await session.settle(s.settle_ms)
-            change = describe_change(state_before, await read_page_state(session))
-        try:
-            step.mutations = await asyncio.wait_for(session.mutation_count(character_data=True), timeout=s.step_timeout_s)
-            step.dom_changed = step.mutations > 0
-        except Exception:
-            step.dom_changed = None  # the page no longer answers; unknown, not "unchanged"
-        if not step.observation:
-            changed = {True: f"DOM changed ({step.mutations} mutation records)", False: "no DOM change",
-                       None: "DOM change unknown"}[step.dom_changed]
-            # What changed, not only that something did (EvoGenUI-Bench §4.2 "actor observations").
-            step.observation = ("ok; " if step.ok else f"failed: {step.error}; ") + changed + f"; {change}"
+        loop: StepLoop[ActorAction] = StepLoop(
+            actor=self.name, role=self.role, model=self._model,
+            limits=StepLimits(max_steps=s.max_steps, max_total_s=s.max_total_s, step_timeout_s=s.step_timeout_s,
+                              settle_ms=s.settle_ms))
+        return await loop.run(session, _LLMSteps(self, session, context, out_dir), out_dir)
 
     def _runtime_logs(self, session: "PageSession", context: ActorContext) -> str:
         path = Path(context.extra.get("tool_log_path") or EvidenceFolder(context.out_dir).tool_log)
@@ -444,13 +304,121 @@ class LLMActor:
             lines.append("console errors/warnings:\n" + "\n".join(clip(str(c.get("text", "")), 300) for c in console))
         return "\n".join(lines)
 
-    @staticmethod
-    async def _screenshot(session: "PageSession", out_dir: Path, name: str) -> str:
+class _LLMSteps(StepHooks[ActorAction]):
+    """One visit's steps: the indexed elements and visible text each step, the history of earlier steps and
+    what read_runtime_logs returned, repeated in the next requests."""
+
+    screenshot_prefix = "llm_actor"
+
+    def __init__(self, actor: LLMActor, session: "PageSession", context: ActorContext, out_dir: Path) -> None:
+        self.actor, self.session, self.context, self.out_dir = actor, session, context, out_dir
+        self.settings = actor.settings
+        self.briefing = actor._briefing(context)
+        self.history: list[str] = []
+        self.pending = ""  # what the previous step returned that the page does not show (runtime logs)
+        self.elements: list[Element] = []
+        self.visible_text = ""
+        self.claimed: bool | None = None
+        self._state_before: PageState | None = None
+        self._change = ""
+
+    async def observe(self, session: "PageSession", step_index: int, shot: str) -> None:
         try:
-            await asyncio.wait_for(session.screenshot(out_dir / name), timeout=15)
-        except Exception:  # a crashed page cannot be shot; the step record still stands
-            return ""
-        return name
+            self.elements, self.visible_text = await asyncio.wait_for(self._read(session),
+                                                                      timeout=self.settings.step_timeout_s * 2)
+        except Exception as error:  # a hung or crashed page: nothing more to see
+            raise PageUnresponsive(f"page unresponsive: {_first_line(error)}") from error
+
+    async def _read(self, session: "PageSession") -> tuple[list[Element], str]:
+        elements = await list_elements(session.page, max_elements=self.settings.max_elements)
+        return elements, await session.visible_text()
+
+    def fit(self, step_index: int, shot: str) -> FitResult:
+        s = self.settings
+        content = self.actor._observation(step_index, self.visible_text, self.elements, self.history, self.pending,
+                                          self.session.url)
+        if s.include_screenshot and s.vision and shot:
+            url = image_data_url(self.out_dir / shot, max_side=s.screenshot_max_side)
+            content.append({"type": "image_url", "image_url": {"url": url}, "fit": {"name": shot, "priority": 1}})
+        self.pending = ""
+        return fit_for_model(self.actor._model, [{"role": "system", "content": with_rule(self.briefing)},
+                                                 {"role": "user", "content": content}],
+                             max_side=s.screenshot_max_side, trim_order=OBSERVATION_TRIM_ORDER,
+                             schema=decoding_schema(ActionAnswer), attempts=s.max_attempts, echo_chars=MAX_ECHO_CHARS)
+
+    async def ask(self, messages: list[dict[str, Any]], step_index: int, usage: dict[str, int]) -> ActorAction:
+        s, context, model, role = self.settings, self.context, self.actor._model, self.actor.role
+        try:
+            result = await ask_structured(
+                model, messages=collapse_text(messages), answer=ActionAnswer, validate=validate_action,
+                name="actor_action", mode=s.structured_output, strict=s.strict_schema,
+                max_attempts=s.max_attempts, task_id=context.task.id, turn=context.turn.index, role=role,
+            )
+        except StructuredOutputError as error:  # what the model wrote is kept; a cut answer is named
+            truncated = isinstance(error, TruncatedAnswer)
+            raise InvalidAnswer(
+                action={"kind": "truncated", "cut": error.cut} if truncated else {"kind": "invalid_action"},
+                error=str(error),
+                stop_reason=(f"the model's action was truncated: {clip(str(error), 300)}" if truncated
+                             else "the model returned no valid action"),
+                failed_call=failed_call_record(error, role=role, model=model.name, task_id=context.task.id,
+                                               turn=context.turn.index, step=step_index)) from error
+        if result.rejected:  # accepted after rejected attempts: what they said is kept too
+            EvidenceFolder(self.out_dir).append_failed_call(failed_call_record(
+                result, role=role, model=model.name, task_id=context.task.id,
+                turn=context.turn.index, step=step_index), judging=False)
+        for key, value in result.usage.items():
+            usage[key] = usage.get(key, 0) + value
+        return result.value
+
+    def begin_step(self, answer: ActorAction, step_index: int, shot: str) -> TraceStep:
+        return TraceStep(index=step_index, action=answer.record(self.elements), screenshot_before=shot)
+
+    async def execute(self, session: "PageSession", answer: ActorAction, step: TraceStep) -> bool:
+        s = self.settings
+        if answer.action == "finish":
+            step.observation = f"actor finished: success={answer.success}; {answer.summary or ''}".strip()
+            return False
+        if answer.action == "read_runtime_logs":
+            step.observation = self.actor._runtime_logs(session, self.context)
+            return False
+        self._state_before = await read_page_state(session)
+        try:
+            await asyncio.wait_for(
+                execute(session.page, answer.model_dump(), self.elements, timeout_s=s.step_timeout_s,
+                        max_wait_ms=s.max_wait_ms),
+                timeout=s.step_timeout_s + s.max_wait_ms / 1000 + 2,
+            )
+        except ActionFailed as failure:
+            step.ok, step.error = False, str(failure)
+        except asyncio.TimeoutError:
+            step.ok, step.error = False, f"the page did not respond within {s.step_timeout_s:g} s"
+        return True
+
+    async def after_settle(self, session: "PageSession", answer: ActorAction, step: TraceStep) -> None:
+        self._change = describe_change(self._state_before, await read_page_state(session))
+
+    def describe(self, answer: ActorAction, step: TraceStep) -> None:
+        if not step.observation:
+            changed = {True: f"DOM changed ({step.mutations} mutation records)", False: "no DOM change",
+                       None: "DOM change unknown"}[step.dom_changed]
+            # What changed, not only that something did (EvoGenUI-Bench §4.2 "actor observations").
+            step.observation = ("ok; " if step.ok else f"failed: {step.error}; ") + changed + f"; {self._change}"
+
+    def remember(self, answer: ActorAction, step: TraceStep) -> None:
+        self.history.append(_history_line(step))
+        if answer.action == "read_runtime_logs":
+            self.pending = "Result of read_runtime_logs:\n" + step.observation
+
+    def claim(self, answer: ActorAction) -> str | None:
+        if answer.action != "finish":
+            return None
+        self.claimed = bool(answer.success)
+        return f"success={str(self.claimed).lower()}: {answer.summary or ''}".strip()
+
+    async def summary(self, session: "PageSession", trace: Trace, final_shot: str) -> dict[str, Any]:
+        return {"dom_changing_steps": sum(bool(step.dom_changed) for step in trace.steps),
+                "claimed_success": self.claimed}  # advisory only: never a verdict
 
 
 def _history_line(step: TraceStep) -> str:

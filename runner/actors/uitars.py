@@ -20,8 +20,8 @@ goes to Trace.claim, advisory only.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,15 +30,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ui_tars.action_parser import MAX_PIXELS, MIN_PIXELS
 
 from runner.actors.base import ActorContext
+from runner.actors.step_loop import InvalidAnswer, PageUnresponsive, StepHooks, StepLimits, StepLoop
 from runner.actors.uitars_actions import Screen, ScreenAction, UITarsParseError, parse_answer, playwright_keys
 from runner.errors import ConfigError, format_validation_error
 from runner.turns.evidence import Trace, TraceStep
-from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.llm import build_endpoint_model
 from runner.judges.llm_bundle import clip, image_data_url
-from runner.models.fitting import RequestRefused, fit_for_model, model_limits
+from runner.models.fitting import FitResult, fit_for_model, model_limits
 from runner.judges.llm_settings import validate_endpoint
-from runner.models.base import GenerationRequest, Model, ProviderError
+from runner.models.base import GenerationRequest, Model
 from runner.models.structured import attempt_record
 
 if TYPE_CHECKING:
@@ -204,117 +204,11 @@ class UITarsActor:
 
     async def _run(self, session: "PageSession", context: ActorContext, out_dir: Path) -> Trace:
         s = self.settings
-        # The coordinate system of mouse input; a context made without a fixed viewport reports the window's.
-        viewport = session.page.viewport_size or await session.evaluate(
-            "() => ({width: window.innerWidth, height: window.innerHeight})")
-        trace = Trace(actor=self.name, finished=False)
-        prompt = computer_use_prompt(instruction_for(context), language=s.language)
-        answers: list[str] = []
-        # Data URLs of the latest steps, as sent: no more than the server takes in one prompt (its
-        # limit_mm_per_prompt, or the declared limits of a hosted endpoint).
-        limits, _ = model_limits(self._model)
-        history_images = s.history_images
-        if limits.images_per_prompt is not None and s.model.get("vision", True):
-            history_images = max(1, min(history_images, limits.images_per_prompt))
-        screenshots: deque[str] = deque(maxlen=history_images)
-        usage: dict[str, int] = {}
-        stop_reason = f"step budget of {s.max_steps} exhausted"
-        deadline = time.monotonic() + s.max_total_s
-        screen: Screen | None = None
-
-        for step_index in range(s.max_steps):
-            if time.monotonic() > deadline:
-                stop_reason = f"time budget of {s.max_total_s:g} s exhausted"
-                break
-            started = time.monotonic()
-            shot = await _screenshot(session, out_dir, f"uitars_{step_index:02d}.png")
-            if not shot:
-                stop_reason = "page unresponsive: no screenshot"
-                break
-            if trace.steps:
-                trace.steps[-1].screenshot_after = shot
-            with Image.open(out_dir / shot) as image:
-                width, height = image.size
-            screen = Screen(width, height, viewport["width"], viewport["height"], s.min_pixels, s.max_pixels)
-            screenshots.append(image_data_url(out_dir / shot, max_side=0))  # full size: the model's own resize
-            visible_text = await _visible_text(session, s.max_visible_text_chars)
-            messages = build_messages(prompt, answers, list(screenshots), max_history_answers=s.max_history_answers)
-            request: dict[str, Any] = {"role": "actor", "actor": self.name, "step": step_index,
-                                       "model": self._model.name}
-            if history_images < s.history_images:
-                request["history_images"] = {"configured": s.history_images, "sent_at_most": history_images,
-                                             "why": "the server's images per prompt"}
-            try:
-                fitted = fit_for_model(self._model, messages)  # UI-TARS resizes images itself: no size cap
-            except RequestRefused as error:
-                EvidenceFolder(out_dir).append_request_record({**request, "refused": str(error)}, judging=False)
-                stop_reason = f"actor model failed: {clip(str(error), 400)}"
-                break
-            EvidenceFolder(out_dir).append_request_record({**request, **fitted.record}, judging=False)
-            messages = fitted.messages
-            try:
-                answer, thought, actions, rejected = await asyncio.wait_for(
-                    self._ask(messages, screen, context, usage), timeout=max(1.0, deadline - time.monotonic()))
-            except _NoValidAnswer as failure:  # what every attempt wrote is kept; a cut answer is named
-                cut = failure.attempts[-1].get("cut")
-                EvidenceFolder(out_dir).append_failed_call({
-                    "role": "actor", "model": self._model.name, "task_id": context.task.id, "turn": context.turn.index,
-                    "step": step_index, "outcome": "truncated" if cut else "malformed",
-                    "error": failure.rejected[-1]["error"], "attempts": failure.attempts,
-                    **({"cut": cut} if cut else {})}, judging=False)
-                kind = "truncated" if cut else "invalid_action"
-                trace.steps.append(TraceStep(
-                    index=step_index, action={"kind": kind, "rejected": failure.rejected, **({"cut": cut} if cut else {})},
-                    ok=False, error=clip(failure.rejected[-1]["error"], 600), observation=visible_text,
-                    screenshot_before=shot, duration_s=round(time.monotonic() - started, 3)))
-                stop_reason = ("the model's action was truncated at its output cap" if cut
-                               else "the model returned no valid action")
-                break
-            except ProviderError as error:  # a refusal (RequestRefused) carries the server's own message
-                if isinstance(error, RequestRefused):
-                    EvidenceFolder(out_dir).append_request_record(
-                        {**request, "refused": error.server_message or str(error)}, judging=False)
-                stop_reason = f"actor model failed: {clip(str(error), 400)}"
-                break
-            except asyncio.TimeoutError:
-                stop_reason = f"time budget of {s.max_total_s:g} s exhausted"
-                break
-            answers.append(clip(answer, s.max_answer_chars))
-            record = actions[0].record()
-            if len(actions) > 1:
-                record["then"] = [action.record() for action in actions[1:]]
-            record.update(thought=thought, raw=clip(answer, 4000))
-            if rejected:
-                record["rejected"] = rejected
-            step = TraceStep(index=step_index, action=record, observation=visible_text, screenshot_before=shot)
-            await self._perform(session, actions, step)
-            step.duration_s = round(time.monotonic() - started, 3)
-            trace.steps.append(step)
-            finished = next((action for action in actions if action.kind == "finished"), None)
-            if finished is not None:
-                trace.finished = True
-                trace.claim = finished.content or ""
-                stop_reason = "finished by the actor"
-                break
-
-        final_shot = await _screenshot(session, out_dir, "uitars_final.png")
-        if trace.steps and not trace.steps[-1].screenshot_after:
-            trace.steps[-1].screenshot_after = final_shot
-        resized = screen.resized() if screen is not None else None
-        trace.summary = {
-            "steps": len(trace.steps),
-            "failed_steps": sum(not step.ok for step in trace.steps),
-            "stop_reason": stop_reason,
-            "final_screenshot": final_shot,
-            "final_text": await _visible_text(session, s.max_visible_text_chars),
-            "viewport": [viewport["width"], viewport["height"]],
-            "screenshot_size": [screen.image_width, screen.image_height] if screen else None,
-            "model_image_size": [resized[1], resized[0]] if resized else None,  # width, height after smart resize
-            "model": self._model.name,
-            "usage": usage,
-        }
-        trace.save(out_dir / EvidenceFolder.TRACE)
-        return trace
+        loop: StepLoop[_Answer] = StepLoop(
+            actor=self.name, role="actor", model=self._model,
+            limits=StepLimits(max_steps=s.max_steps, max_total_s=s.max_total_s, step_timeout_s=s.step_timeout_s,
+                              settle_ms=s.settle_ms))
+        return await loop.run(session, _UITarsSteps(self, context, out_dir), out_dir)
 
     async def _ask(self, messages: list[dict[str, Any]], screen: Screen, context: ActorContext,
                    usage: dict[str, int]) -> tuple[str, str, list[ScreenAction], list[dict[str, str]]]:
@@ -348,14 +242,99 @@ class UITarsActor:
             return text, thought, actions, rejected
         raise _NoValidAnswer(rejected, attempts)
 
-    async def _perform(self, session: "PageSession", actions: list[ScreenAction], step: TraceStep) -> None:
-        """Run the actions as mouse and keyboard input; fill in ok/error/dom_changed/mutations of the step."""
+
+@dataclass(frozen=True)
+class _Answer:
+    """One valid answer: its text, its Thought, the actions parsed from it and the attempts rejected before it."""
+
+    text: str
+    thought: str
+    actions: list[ScreenAction]
+    rejected: list[dict[str, str]]
+
+
+class _UITarsSteps(StepHooks[_Answer]):
+    """One visit's steps: a screenshot each step (the latest ones repeated in the next requests with the previous
+    answers, UI-TARS's native layout) and the page's visible text as the step's observation."""
+
+    screenshot_prefix = "uitars"
+    always_final_screenshot = True  # the summary names it
+
+    def __init__(self, actor: UITarsActor, context: ActorContext, out_dir: Path) -> None:
+        s = actor.settings
+        self.actor, self.context, self.out_dir, self.settings = actor, context, out_dir, s
+        self.prompt = computer_use_prompt(instruction_for(context), language=s.language)
+        self.answers: list[str] = []
+        # Data URLs of the latest steps, as sent: no more than the server takes in one prompt (its
+        # limit_mm_per_prompt, or the declared limits of a hosted endpoint).
+        limits, _ = model_limits(actor._model)
+        self.history_images = s.history_images
+        if limits.images_per_prompt is not None and s.model.get("vision", True):
+            self.history_images = max(1, min(self.history_images, limits.images_per_prompt))
+        self.screenshots: deque[str] = deque(maxlen=self.history_images)
+        self.screen: Screen | None = None
+        self.visible_text = ""
+        self.viewport: dict[str, int] = {}
+
+    async def prepare(self, session: "PageSession") -> None:
+        # The coordinate system of mouse input; a context made without a fixed viewport reports the window's.
+        self.viewport = session.page.viewport_size or await session.evaluate(
+            "() => ({width: window.innerWidth, height: window.innerHeight})")
+
+    async def observe(self, session: "PageSession", step_index: int, shot: str) -> None:
+        if not shot:
+            raise PageUnresponsive("page unresponsive: no screenshot")
         s = self.settings
+        with Image.open(self.out_dir / shot) as image:
+            width, height = image.size
+        self.screen = Screen(width, height, self.viewport["width"], self.viewport["height"], s.min_pixels,
+                             s.max_pixels)
+        self.screenshots.append(image_data_url(self.out_dir / shot, max_side=0))  # full size: the model's own resize
+        self.visible_text = await _visible_text(session, s.max_visible_text_chars)
+
+    def request_notes(self) -> dict[str, Any]:
+        if self.history_images < self.settings.history_images:
+            return {"history_images": {"configured": self.settings.history_images,
+                                       "sent_at_most": self.history_images, "why": "the server's images per prompt"}}
+        return {}
+
+    def fit(self, step_index: int, shot: str) -> FitResult:
+        messages = build_messages(self.prompt, self.answers, list(self.screenshots),
+                                  max_history_answers=self.settings.max_history_answers)
+        return fit_for_model(self.actor._model, messages)  # UI-TARS resizes images itself: no size cap
+
+    async def ask(self, messages: list[dict[str, Any]], step_index: int, usage: dict[str, int]) -> _Answer:
+        assert self.screen is not None
         try:
-            await session.reset_mutations()
-        except Exception:
-            pass
-        for action in actions:
+            return _Answer(*await self.actor._ask(messages, self.screen, self.context, usage))
+        except _NoValidAnswer as failure:  # what every attempt wrote is kept; a cut answer is named
+            cut = failure.attempts[-1].get("cut")
+            context = self.context
+            raise InvalidAnswer(
+                action={"kind": "truncated" if cut else "invalid_action", "rejected": failure.rejected,
+                        **({"cut": cut} if cut else {})},
+                error=failure.rejected[-1]["error"],
+                stop_reason=("the model's action was truncated at its output cap" if cut
+                             else "the model returned no valid action"),
+                failed_call={"role": "actor", "model": self.actor._model.name, "task_id": context.task.id,
+                             "turn": context.turn.index, "step": step_index,
+                             "outcome": "truncated" if cut else "malformed", "error": failure.rejected[-1]["error"],
+                             "attempts": failure.attempts, **({"cut": cut} if cut else {})},
+                observation=self.visible_text) from failure
+
+    def begin_step(self, answer: _Answer, step_index: int, shot: str) -> TraceStep:
+        record = answer.actions[0].record()
+        if len(answer.actions) > 1:
+            record["then"] = [action.record() for action in answer.actions[1:]]
+        record.update(thought=answer.thought, raw=clip(answer.text, 4000))
+        if answer.rejected:
+            record["rejected"] = answer.rejected
+        return TraceStep(index=step_index, action=record, observation=self.visible_text, screenshot_before=shot)
+
+    async def execute(self, session: "PageSession", answer: _Answer, step: TraceStep) -> bool:
+        """Run the actions as mouse and keyboard input; the page settles after them, whatever they were."""
+        s = self.settings
+        for action in answer.actions:
             try:
                 await asyncio.wait_for(perform(session.page, action, s), timeout=s.step_timeout_s + s.wait_s)
             except asyncio.TimeoutError:
@@ -364,13 +343,25 @@ class UITarsActor:
             except Exception as error:  # Playwright errors: a closed page, a navigation mid-input
                 step.ok, step.error = False, clip(f"{action.kind}: {error}", 600)
                 break
-        await session.settle(s.settle_ms)
-        try:
-            step.mutations = await asyncio.wait_for(session.mutation_count(character_data=True),
-                                                    timeout=s.step_timeout_s)
-            step.dom_changed = step.mutations > 0
-        except Exception:
-            step.dom_changed = None  # navigated or hung: unknown, not "unchanged"
+        return True
+
+    def remember(self, answer: _Answer, step: TraceStep) -> None:
+        self.answers.append(clip(answer.text, self.settings.max_answer_chars))
+
+    def claim(self, answer: _Answer) -> str | None:
+        finished = next((action for action in answer.actions if action.kind == "finished"), None)
+        return None if finished is None else finished.content or ""
+
+    async def summary(self, session: "PageSession", trace: Trace, final_shot: str) -> dict[str, Any]:
+        screen = self.screen
+        resized = screen.resized() if screen is not None else None
+        return {
+            "final_screenshot": final_shot,
+            "final_text": await _visible_text(session, self.settings.max_visible_text_chars),
+            "viewport": [self.viewport["width"], self.viewport["height"]],
+            "screenshot_size": [screen.image_width, screen.image_height] if screen else None,
+            "model_image_size": [resized[1], resized[0]] if resized else None,  # width, height after smart resize
+        }
 
 
 async def perform(page: "Page", action: ScreenAction, settings: UITarsSettings) -> None:
@@ -415,14 +406,6 @@ class _NoValidAnswer(Exception):
         super().__init__("no valid action")
         self.rejected = rejected
         self.attempts = attempts  # each whole, with its finish reason, tokens and cap (the slot's failed_calls.jsonl)
-
-
-async def _screenshot(session: "PageSession", out_dir: Path, name: str) -> str:
-    try:
-        await asyncio.wait_for(session.screenshot(out_dir / name), timeout=15)
-    except Exception:  # a crashed page cannot be shot; the trace still stands
-        return ""
-    return name
 
 
 async def _visible_text(session: "PageSession", limit: int) -> str:
