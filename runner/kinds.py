@@ -264,6 +264,15 @@ class KindRegistry:
         name = section.get(field) if isinstance(section, Mapping) else getattr(section, field)
         return self.get(family, str(name), key=f"{family}.{field}")
 
+    def resolve(self, family: str, section: Any) -> Any:
+        """A judge, actor, sandbox or agent section (runner.config.KindConfig) carrying its kind's parsed settings:
+        as config validation resolved it, or, for a section built by hand (a test, a one-off tool), parsed now,
+        the one time (`<family>.options.<key>` or the kind's own section `actor.probe.<key>` in errors)."""
+        if section.resolved:
+            return section
+        kind = self.get(family, section.kind, key=f"{family}.kind")
+        return section.with_settings(kind.parse(section.section(kind.section), f"{family}.{kind.section}"))
+
     def unknown(self, family: str, name: Any, *, key: str | None = None) -> str:
         """The error line for a kind nobody registered."""
         field = FAMILY_FIELD.get(family, "kind")

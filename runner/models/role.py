@@ -1,13 +1,53 @@
 """A model the run calls in a role: its role (`generator`, `judge`, `actor` or a suite's own), the config key of its
-section, the section as composed, and how `python -m runner.pull` selects it. The run's wiring finds the roles
-(runner/run/roles.py); the providers' preflight checks read them (runner/models/preflight.py)."""
+section, the section as composed, its provider's validated settings, what it declares it can do (its
+capabilities) and how `python -m runner.pull` selects it. Config validation (runner/run/validation.py) builds
+every role once; the run's wiring (runner/run/roles.py), preflight (runner/models/preflight.py), placement and
+capacity read them.
+
+`vision` has ONE default, `VISION_DEFAULT` (false: a model that does not say it reads images is sent none);
+every reader takes the declared value through `ModelCapabilities`. A suite that needs another behaviour for an
+undeclared model says so in a setting of its own, never with a second default.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ModelRole"]
+__all__ = ["VISION_DEFAULT", "VLLM_DEFAULT_MAX_NUM_SEQS", "ModelCapabilities", "ModelRole", "declared_vision"]
+
+VISION_DEFAULT = False  # a model section without `vision` reads no images
+VLLM_DEFAULT_MAX_NUM_SEQS = 256  # vLLM's --max-num-seqs default for its OpenAI server (1024 only on >= 70 GiB GPUs)
+
+
+def declared_vision(section: Mapping[str, Any]) -> bool:
+    """The model section's `vision`, or the one default where it declares none."""
+    return bool(section.get("vision", VISION_DEFAULT))
+
+
+@dataclass(frozen=True)
+class ModelCapabilities:
+    """What a model section declares it can do, each with one default."""
+
+    vision: bool = VISION_DEFAULT  # it reads images
+    vllm_served: bool = False  # its provider kind serves it with vLLM (runner/kinds.py `vllm_served`)
+    batch_size: int | None = None  # requests its server batches at once (vLLM max_num_seqs); None: unknown
+
+    @classmethod
+    def of(cls, section: Mapping[str, Any], *, vllm_served: bool) -> "ModelCapabilities":
+        """The capabilities of a model section whose provider kind does (or does not) serve it with vLLM."""
+        return cls(vision=declared_vision(section), vllm_served=vllm_served,
+                   batch_size=_batch_size(section) if vllm_served else None)
+
+
+def _batch_size(section: Mapping[str, Any]) -> int | None:
+    server = section.get("server") or {}
+    if server.get("max_num_seqs"):
+        return int(server["max_num_seqs"])
+    if server.get("mode") == "attach":  # someone else's server: its flags are unknown
+        return None
+    return VLLM_DEFAULT_MAX_NUM_SEQS
 
 
 @dataclass(frozen=True)
@@ -18,6 +58,8 @@ class ModelRole:
     key: str  # dotted config key of the model section
     config: dict[str, Any]
     pull_overrides: tuple[str, ...] = ()  # Hydra overrides that make `python -m runner.pull` fetch exactly it
+    settings: Any = None  # the provider's validated settings (its kind's settings model); None: a replay
+    capabilities: ModelCapabilities = field(default_factory=ModelCapabilities)
 
     @property
     def name(self) -> str:

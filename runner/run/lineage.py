@@ -174,12 +174,10 @@ def browser_versions(config: Any, images: Mapping[str, Mapping[str, Any]]) -> di
     """Which Chromium renders the run ("used": host | image) and the version of each one there is.
 
     The host's is always recorded (it differs from the image's after a security update on one side)."""
-    from runner.browser.launch import BrowserSettings
     from runner.browser.version import executable_version
-    from runner.errors import section_settings
     from runner.sandbox.images import debian_upstream_version
 
-    executable = section_settings(BrowserSettings, config.browser, "browser").executable_path
+    executable = config.browser_settings.executable_path
     found = {"host": executable_version(executable) or ("playwright" if executable is None else "unknown")}
     image_chromium = ((images.get("browser") or {}).get("versions") or {}).get("chromium")
     if image_chromium:

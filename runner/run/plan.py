@@ -97,14 +97,13 @@ def per_use_calls(config: RunnerConfig, roles: list[str]) -> dict[str, int]:
         kind = KINDS.get(family, section.kind, key=f"{family}.kind")
         hook = kind.calls_per_use
         if family in roles and kind.calls_model and hook is not None:
-            found[family] = int(hook(kind.parse(section.section(kind.section), f"{family}.{kind.section}")))
+            found[family] = int(hook(section.settings))
     return found
 
 
 def agent_settings(config: RunnerConfig) -> Any:
     """The run's agent's settings (each holds its `budget`: runner/agents/settings.py); None: no agent."""
-    kind = KINDS.get("agent", config.agent.kind, key="agent.kind")
-    return kind.parse(config.agent.section(kind.section), f"agent.{kind.section}")
+    return config.agent.settings
 
 
 def _role_plan(role: str, settings: dict[str, Any], calls: int | None) -> RolePlan:

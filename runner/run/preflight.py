@@ -142,10 +142,7 @@ def _kind_problems(family: str, config: Any, suite: Any) -> list[Problem]:
 
 def check_browser(config: Any, suite: Any) -> list[Problem]:
     """The host's Chromium, where the host's browser is used (not when the docker sandbox runs its own)."""
-    from runner.browser.launch import BrowserSettings
-    from runner.errors import section_settings
-
-    path = section_settings(BrowserSettings, config.browser, "browser").executable_path
+    path = config.browser_settings.executable_path
     from runner.kinds import KINDS
 
     hook = KINDS.chosen("sandbox", config.sandbox).browser_in_sandbox

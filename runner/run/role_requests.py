@@ -36,11 +36,11 @@ def _endpoint_settings(settings: dict[str, Any], key: str) -> Any:
     return provider.parse(settings, key) if provider.traced else None
 
 
-def _kind_options(config: Any, family: str) -> Any:
+def _kind_options(config: RunnerConfig, family: str) -> Any:
     """The judge's or actor's validated options (its kind's settings model), or None."""
     section = getattr(config, family)
     kind = KINDS.get(family, section.kind, key=f"{family}.kind")
-    return kind.parse(section.options, f"{family}.options") if kind.section == "options" else None
+    return section.settings if kind.section == "options" else None
 
 
 def role_requests(config: Any, suite: Any) -> list[RoleRequest]:
