@@ -37,6 +37,7 @@ from runner.judges.llm_bundle import clip, image_data_url, tail
 from runner.models.untrusted import quote, with_rule
 from runner.models.base import Model, ProviderError
 from runner.models.fitting import RequestRefused, collapse_text, fit_for_model
+from runner.models.role import declared_vision
 from runner.models.structured import (MAX_ECHO_CHARS, StructuredOutputError, TruncatedAnswer, ask_structured,
                                       decoding_schema, failed_call_record)
 
@@ -81,7 +82,8 @@ class LLMActorSettings(BaseModel):
 
     @property
     def vision(self) -> bool:
-        return bool(self.model.get("vision", False))
+        """The model's declared `vision` (runner/models/role.py: one default)."""
+        return declared_vision(self.model)
 
 
 class ActorAction(BaseModel):

@@ -37,6 +37,7 @@ from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.llm import build_endpoint_model
 from runner.judges.llm_bundle import clip, image_data_url
 from runner.models.fitting import RequestRefused, fit_for_model, model_limits
+from runner.models.role import declared_vision
 from runner.judges.llm_settings import validate_endpoint
 from runner.models.base import GenerationRequest, Model, ProviderError
 from runner.models.structured import attempt_record
@@ -86,6 +87,11 @@ class UITarsSettings(BaseModel):
             raise ValueError("min_pixels must not exceed max_pixels")
         return self
 
+    @property
+    def vision(self) -> bool:
+        """The model's declared `vision` (runner/models/role.py: one default); from_options requires it true."""
+        return declared_vision(self.model)
+
     @classmethod
     def from_options(cls, options: dict[str, Any], *, prefix: str = "actor.options") -> "UITarsSettings":
         try:
@@ -93,7 +99,7 @@ class UITarsSettings(BaseModel):
         except ValidationError as error:
             raise ConfigError(format_validation_error(error, options, prefix)) from None
         settings.model = validate_endpoint(settings.model, prefix=f"{prefix}.model")
-        if not settings.model.get("vision", False):
+        if not settings.vision:
             raise ConfigError(f"invalid configuration:\n  {prefix}.model.vision = false: UI-TARS sees the page "
                               f"only through screenshots; set vision: true")
         return settings
@@ -214,7 +220,7 @@ class UITarsActor:
         # limit_mm_per_prompt, or the declared limits of a hosted endpoint).
         limits, _ = model_limits(self._model)
         history_images = s.history_images
-        if limits.images_per_prompt is not None and s.model.get("vision", True):
+        if limits.images_per_prompt is not None and s.vision:
             history_images = max(1, min(history_images, limits.images_per_prompt))
         screenshots: deque[str] = deque(maxlen=history_images)
         usage: dict[str, int] = {}

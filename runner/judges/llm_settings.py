@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from runner.errors import ConfigError, format_validation_error
 from runner.judges.rubrics import RUBRICS, rubric_class
+from runner.models.role import declared_vision
 from runner.kinds import KINDS
 
 
@@ -65,7 +66,8 @@ class LLMJudgeSettings(BaseModel):
 
     @property
     def vision(self) -> bool:
-        return bool(self.model.get("vision", False))
+        """The model's declared `vision` (runner/models/role.py: one default)."""
+        return declared_vision(self.model)
 
 
 def validate_endpoint(model: dict[str, Any], *, prefix: str) -> dict[str, Any]:

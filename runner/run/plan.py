@@ -198,15 +198,13 @@ def _project_commit(config: RunnerConfig) -> str | None:
 def _model_needs(config: RunnerConfig, suite: Any, context: preflight.RunContext | None) -> list[str]:
     """Each model role's weights (present or missing), then what else it lacks (a server program, a key, an
     endpoint), each with its fix."""
-    from runner.models.vllm_provider import VLLMModelSettings
-
     roles, _ = preflight.model_roles(config, suite, context)
     lines = []
     for role in roles:
         problems = preflight.check_model(role)
         what = f"{role.key} ({role.name})"
         if KINDS.chosen("model", role.config).vllm_served:
-            server = VLLMModelSettings.model_validate(role.config).server
+            server = role.settings.server
             weights = check_weights(role, server) if server.mode != "attach" else None
             if weights is None:
                 source = server.model_path or f"{server.hf_repo}@{str(server.revision)[:12]}"

@@ -86,21 +86,22 @@ def model_roles(config: Any, suite: Any, context: RunContext | None = None) -> t
     rule-based or the suite says it never calls it (MT-Web2Code micro scores by pixels alone); an actor's
     model whenever the actor has one; each role the suite declares (`roles.<name>`, e.g. MT-Web2Code's caption).
     """
-    from runner.run.roles import role_key, role_model_settings, roles_used
+    from dataclasses import replace
+
+    from runner.run.roles import roles_used
 
     context = context or RunContext()
-    settings = role_model_settings(config)
     used = roles_used(config, suite)
     pulls = {"generator": context.pull_overrides("model", config.model.name),
              "judge": context.pull_overrides("judge", config.judge.name),
              "actor": context.pull_overrides("actor", config.actor.name)}
     roles: list[ModelRole] = []
     notes: list[str] = []
-    for role, model in settings.items():
+    for role, model in config.model_roles.items():
         if role in used:
-            roles.append(ModelRole(role, role_key(role), model, pulls.get(role, ())))
+            roles.append(replace(model, pull_overrides=pulls.get(role, ())))
         elif role == "judge":
-            notes.append(f"judge {config.judge.name!r} ({model.get('name')}) is not checked: suite "
+            notes.append(f"judge {config.judge.name!r} ({model.name}) is not checked: suite "
                          f"{config.suite.name!r} never calls the judge's model")
     return roles, notes
 

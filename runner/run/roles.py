@@ -23,6 +23,7 @@ from runner.kinds import KINDS
 from runner.models.base import Model
 from runner.models.cache import ResponseCache
 from runner.models.registry import build_model
+from runner.models.role import ModelRole
 from runner.models import server_keep
 from runner.models.serving import ROLES, ServedRoles
 from runner.models.vllm_provider import VLLMModel, vllm_served
@@ -63,23 +64,22 @@ def role_model_settings(config: RunnerConfig) -> dict[str, dict[str, Any]]:
     return settings
 
 
-def model_facts(section: Any) -> ModelFacts:
-    """What a suite may know of a model section (a validated ModelConfig or a judge's `options.model` dict)."""
-    data = section.model_dump() if hasattr(section, "model_dump") else dict(section)
-    provider = KINDS.find("model", str(data.get("provider")))
-    return ModelFacts(name=str(data.get("name", data.get("model", "?"))), section=data, vision=data.get("vision"),
+def model_facts(role: ModelRole) -> ModelFacts:
+    """What a suite may know of a role's model: its section, its declared vision, whether it replays references."""
+    provider = KINDS.find("model", str(role.config.get("provider")))
+    return ModelFacts(name=str(role.config.get("name", role.config.get("model", "?"))), section=dict(role.config),
+                      vision=role.capabilities.vision,
                       replays_reference=provider is not None and provider.replays_reference)
 
 
 def run_facts(config: RunnerConfig) -> RunFacts:
     """What the run's suite may know of it (`Suite.configure_run`), from the validated config: never the config."""
     actor = KINDS.chosen("actor", config.actor)
-    judge = KINDS.chosen("judge", config.judge)
-    judge_model = config.judge.options.get("model") if judge.calls_model else None
-    return RunFacts(generator=model_facts(config.model),
+    models = config.model_roles
+    return RunFacts(generator=model_facts(models["generator"]),
                     actor=ActorFacts(kind=actor.name, acts=not actor.inert, deterministic=actor.deterministic),
-                    roles={role: model_facts(section) for role, section in config.roles.items()},
-                    judge_model=model_facts(judge_model) if isinstance(judge_model, dict) else None,
+                    roles={role: model_facts(models[role]) for role in config.roles},
+                    judge_model=model_facts(models["judge"]) if "judge" in models else None,
                     turn_timeout_s=float(config.turn_timeout_s) if config.turn_timeout_s is not None else None)
 
 
