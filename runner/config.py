@@ -49,6 +49,18 @@ class SuiteConfig(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str
+    _settings: Any = PrivateAttr(default=None)  # the suite's settings model, parsed once by runner.run.validation
+
+    @property
+    def settings(self) -> Any:
+        """The suite's validated settings (its SuiteSettings subclass), or None where validation did not parse it."""
+        return self._settings
+
+    def with_settings(self, settings: BaseModel) -> "SuiteConfig":
+        """A copy carrying the suite's parsed settings (runner.run.validation is the one caller)."""
+        copy = self.model_copy()
+        copy._settings = settings
+        return copy
 
 
 class KindConfig(BaseModel):

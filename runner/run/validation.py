@@ -36,9 +36,10 @@ def validate_config(raw: dict[str, Any]) -> RunnerConfig:
     # Each kind's and each suite's settings are validated by their owners, with the same error style, once.
     generator = validate_model_settings(config.model, prefix="model")
     suite_roles = {role: validate_model_settings(model, prefix=f"roles.{role}") for role, model in config.roles.items()}
-    validate_suite_options(config.suite, prefix="suite")
-    sections = {family: resolve_kind_section(family, getattr(config, family))
-                for family in ("judge", "actor", "sandbox", "agent")}
+    suite = config.suite.with_settings(validate_suite_options(config.suite, prefix="suite"))
+    sections: dict[str, Any] = {family: resolve_kind_section(family, getattr(config, family))
+                                for family in ("judge", "actor", "sandbox", "agent")}
+    sections["suite"] = suite
     browser = section_settings(BrowserSettings, config.browser, "browser")
     config = config.model_copy(update=sections)
     roles = {"generator": _role("generator", "model", config.model.model_dump(), generator)}
