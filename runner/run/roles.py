@@ -27,7 +27,7 @@ from runner.models.role import ModelRole
 from runner.models import server_keep
 from runner.models.serving import ROLES, ServedRoles
 from runner.models.vllm_provider import VLLMModel, vllm_served
-from runner.models.vllm_server import VLLMServerSettings, server_identity
+from runner.models.vllm_server import server_identity
 from runner.run.placement import ServerClaim
 from runner.suites.base import ActorFacts, ModelFacts, RunFacts
 from runner.turns.tasks import Task
@@ -123,29 +123,21 @@ def roles_used(config: RunnerConfig, suite: Any = None) -> list[str]:
 def server_claims(config: RunnerConfig, roles: list[str]) -> list[ServerClaim]:
     """What each vLLM-served model of the used roles claims of the GPUs."""
     claims: list[ServerClaim] = []
-    for role, settings in role_model_settings(config).items():
-        if role not in roles or not KINDS.chosen("model", settings).vllm_served:
+    for role, model in config.model_roles.items():
+        if role not in roles or not model.capabilities.vllm_served:
             continue
-        server = settings.get("server") or {}
+        server = model.config.get("server") or {}
         gpu_ids = server.get("gpu_ids")
         claims.append(ServerClaim(
             role=role,
-            server_key=_server_key(server),
-            name=str(settings.get("name", role)),
+            server_key=server_identity(model.settings.server),  # roles of one key share one server
+            name=str(model.config.get("name", role)),
             tensor_parallel_size=int(server.get("tensor_parallel_size") or 1),
             gpu_memory_utilization=server.get("gpu_memory_utilization"),
             gpu_ids=tuple(gpu_ids) if gpu_ids is not None else None,
             attached=server.get("mode") == "attach",
         ))
     return claims
-
-
-def _server_key(server: dict[str, Any]) -> str | None:
-    """The server's identity (vllm_server.server_identity): roles of one key share one server."""
-    try:
-        return server_identity(VLLMServerSettings.model_validate(server))
-    except ValueError:  # preflight names what is wrong with it; placement only counts it on its own
-        return None
 
 
 class RunRoles:
