@@ -32,12 +32,11 @@ from runner.errors import ConfigError, format_validation_error
 from runner.turns.evidence import Trace, TraceStep
 from runner.turns.evidence_folder import EvidenceFolder, read_json_objects
 from runner.judges.llm import build_endpoint_model
-from runner.judges.llm_settings import validate_endpoint
+from runner.judges.llm_settings import EndpointSettings
 from runner.judges.llm_bundle import clip, image_data_url, tail
 from runner.models.untrusted import quote, with_rule
 from runner.models.base import Model, ProviderError
 from runner.models.fitting import RequestRefused, collapse_text, fit_for_model
-from runner.models.role import declared_vision
 from runner.models.structured import (MAX_ECHO_CHARS, StructuredOutputError, TruncatedAnswer, ask_structured,
                                       decoding_schema, failed_call_record)
 
@@ -49,7 +48,7 @@ __all__ = ["ACTIONS", "ActionAnswer", "ActorAction", "LLMActor", "LLMActorSettin
 ACTIONS = ("click", "fill", "select", "press", "scroll", "wait", "read_runtime_logs", "finish")
 
 
-class LLMActorSettings(BaseModel):
+class LLMActorSettings(EndpointSettings):
     """`actor.options` of a `kind: llm` actor."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
@@ -77,13 +76,8 @@ class LLMActorSettings(BaseModel):
             settings = cls.model_validate(options)
         except ValidationError as error:
             raise ConfigError(format_validation_error(error, options, prefix)) from None
-        settings.model = validate_endpoint(settings.model, prefix=f"{prefix}.model")
+        settings.with_endpoint(prefix=f"{prefix}.model")
         return settings
-
-    @property
-    def vision(self) -> bool:
-        """The model's declared `vision` (runner/models/role.py: one default)."""
-        return declared_vision(self.model)
 
 
 class ActorAction(BaseModel):

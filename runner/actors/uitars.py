@@ -37,8 +37,7 @@ from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.llm import build_endpoint_model
 from runner.judges.llm_bundle import clip, image_data_url
 from runner.models.fitting import RequestRefused, fit_for_model, model_limits
-from runner.models.role import declared_vision
-from runner.judges.llm_settings import validate_endpoint
+from runner.judges.llm_settings import EndpointSettings
 from runner.models.base import GenerationRequest, Model, ProviderError
 from runner.models.structured import attempt_record
 
@@ -50,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["UITarsActor", "UITarsSettings", "build_messages", "computer_use_prompt"]
 
 
-class UITarsSettings(BaseModel):
+class UITarsSettings(EndpointSettings):
     """`actor.options` of a `kind: uitars` actor."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
@@ -87,18 +86,13 @@ class UITarsSettings(BaseModel):
             raise ValueError("min_pixels must not exceed max_pixels")
         return self
 
-    @property
-    def vision(self) -> bool:
-        """The model's declared `vision` (runner/models/role.py: one default); from_options requires it true."""
-        return declared_vision(self.model)
-
     @classmethod
     def from_options(cls, options: dict[str, Any], *, prefix: str = "actor.options") -> "UITarsSettings":
         try:
             settings = cls.model_validate(options)
         except ValidationError as error:
             raise ConfigError(format_validation_error(error, options, prefix)) from None
-        settings.model = validate_endpoint(settings.model, prefix=f"{prefix}.model")
+        settings.with_endpoint(prefix=f"{prefix}.model")
         if not settings.vision:
             raise ConfigError(f"invalid configuration:\n  {prefix}.model.vision = false: UI-TARS sees the page "
                               f"only through screenshots; set vision: true")

@@ -20,8 +20,10 @@ from runner.compose import compose
 from runner.config import KindConfig, ModelConfig, RunnerConfig, parse_config
 from runner.errors import ConfigError, section_settings
 from runner.kinds import KINDS, load_plugins
+from runner.judges.llm_settings import EndpointSettings
 from runner.models.role import ModelCapabilities, ModelRole
 from runner.models.time_limit import model_call_limit_s, turn_limit_s
+from runner.run.roles import role_key, role_model_settings
 from runner.suites.registry import validate_suite_options
 
 
@@ -42,24 +44,15 @@ def validate_config(raw: dict[str, Any]) -> RunnerConfig:
     sections["suite"] = suite
     browser = section_settings(BrowserSettings, config.browser, "browser")
     config = config.model_copy(update=sections)
-    roles = {"generator": _role("generator", "model", config.model.model_dump(), generator)}
-    for family in ("judge", "actor"):
-        model = _kind_model(family, config)
-        if model is not None:
-            key = f"{family}.options.model"
-            roles[family] = _role(family, key, model, _provider_settings(model, key))
-    roles.update({role: _role(role, f"roles.{role}", config.roles[role].model_dump(), settings)
-                  for role, settings in suite_roles.items()})
+    parsed = {"generator": generator, **suite_roles}
+    # The judge's and actor's models were parsed with their kind's options (EndpointSettings); a plugin kind's
+    # model section that was not is parsed here, the one time.
+    parsed.update({family: sections[family].settings.endpoint for family in ("judge", "actor")
+                   if isinstance(sections[family].settings, EndpointSettings)})
+    roles = {role: _role(role, role_key(role), section,
+                         parsed[role] if role in parsed else _provider_settings(section, role_key(role)))
+             for role, section in role_model_settings(config).items()}
     return fit_time_limits(config.with_resolved(browser=browser, model_roles=roles))
-
-
-def _kind_model(family: str, config: RunnerConfig) -> dict[str, Any] | None:
-    """The judge's or actor's model section when its kind calls a model; `name` defaults to the served id."""
-    section = getattr(config, family)
-    if not KINDS.get(family, section.kind, key=f"{family}.kind").calls_model:
-        return None
-    model = section.options.get("model")
-    return {"name": str(model.get("model", family)), **model} if isinstance(model, dict) else None
 
 
 def _provider_settings(model: dict[str, Any], key: str) -> Any:
