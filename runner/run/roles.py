@@ -29,7 +29,7 @@ from runner.models.serving import ROLES, ServedRoles
 from runner.models.vllm_provider import VLLMModel, vllm_served
 from runner.models.vllm_server import server_identity
 from runner.run.placement import ServerClaim
-from runner.suites.base import ActorFacts, ModelFacts, RunFacts
+from runner.suites.base import ActorFacts, ModelFacts, RunFacts, Suite
 from runner.turns.tasks import Task
 
 __all__ = [
@@ -89,7 +89,7 @@ def _traced_provider(settings: dict[str, Any]) -> bool:
     return provider is not None and provider.traced
 
 
-def check_declared_roles(config: RunnerConfig, suite: Any) -> None:
+def check_declared_roles(config: RunnerConfig, suite: Suite) -> None:
     """Every role the suite declares is in the config, and `roles` names no run role (ConfigError naming the
     key)."""
     clashing = sorted(set(config.roles) & set(ROLES))
@@ -104,7 +104,7 @@ def check_declared_roles(config: RunnerConfig, suite: Any) -> None:
         raise ConfigError("invalid configuration:\n" + "\n".join(lines))
 
 
-def roles_used(config: RunnerConfig, suite: Any = None) -> list[str]:
+def roles_used(config: RunnerConfig, suite: Suite | None = None) -> list[str]:
     """The roles a run will call: the generator; the judge unless the suite scores without one (MT-Web2Code
     micro is pixel-based: `suite.uses_judge` is False); the actor unless actor=none; the suite's own roles."""
     if suite is None:
