@@ -15,7 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["VISION_DEFAULT", "VLLM_DEFAULT_MAX_NUM_SEQS", "ModelCapabilities", "ModelRole", "declared_vision"]
+from runner.config import RunnerConfig
+from runner.kinds import KINDS
+
+__all__ = ["VISION_DEFAULT", "VLLM_DEFAULT_MAX_NUM_SEQS", "ModelCapabilities", "ModelRole", "declared_vision",
+           "role_key", "role_model_settings"]
 
 VISION_DEFAULT = False  # a model section without `vision` reads no images
 VLLM_DEFAULT_MAX_NUM_SEQS = 256  # vLLM's --max-num-seqs default for its OpenAI server (1024 only on >= 70 GiB GPUs)
@@ -35,10 +39,12 @@ class ModelCapabilities:
     batch_size: int | None = None  # requests its server batches at once (vLLM max_num_seqs); None: unknown
 
     @classmethod
-    def of(cls, section: Mapping[str, Any], *, vllm_served: bool) -> "ModelCapabilities":
-        """The capabilities of a model section whose provider kind does (or does not) serve it with vLLM."""
-        return cls(vision=declared_vision(section), vllm_served=vllm_served,
-                   batch_size=_batch_size(section) if vllm_served else None)
+    def of(cls, section: Mapping[str, Any], *, vllm_served: bool, kind_vision: bool | None = None) -> "ModelCapabilities":
+        """The capabilities of a model section whose provider kind does (or does not) serve it with vLLM and
+        declares (or does not) the vision of all its models (`kind_vision`: the replays, whose sections take no
+        keys; a section's own `vision` wins)."""
+        vision = declared_vision(section) if "vision" in section or kind_vision is None else kind_vision
+        return cls(vision=vision, vllm_served=vllm_served, batch_size=_batch_size(section) if vllm_served else None)
 
 
 def _batch_size(section: Mapping[str, Any]) -> int | None:
@@ -64,3 +70,21 @@ class ModelRole:
     @property
     def name(self) -> str:
         return str(self.config.get("name", "?"))
+
+
+def role_key(role: str) -> str:
+    """The config key of a role's model, as errors and preflight name it."""
+    return {"generator": "model", "judge": "judge.options.model", "actor": "actor.options.model"}.get(role, f"roles.{role}")
+
+
+def role_model_settings(config: RunnerConfig) -> dict[str, dict[str, Any]]:
+    """The model config of every role that calls a model: generator always, judge and actor when LLM-based,
+    and every suite-declared role the config composes under `roles`."""
+    settings: dict[str, dict[str, Any]] = {"generator": config.model.model_dump()}
+    for role, section in (("judge", config.judge), ("actor", config.actor)):
+        model = section.options.get("model") if KINDS.get(role, section.kind, key=f"{role}.kind").calls_model else None
+        if isinstance(model, dict):
+            settings[role] = {"name": str(model.get("model", role)), **model}  # name defaults to the served id
+    for role, model_config in config.roles.items():
+        settings[role] = model_config.model_dump()
+    return settings

@@ -23,7 +23,7 @@ from runner.kinds import KINDS
 from runner.models.base import Model
 from runner.models.cache import ResponseCache
 from runner.models.registry import build_model
-from runner.models.role import ModelRole
+from runner.models.role import ModelRole, role_key, role_model_settings
 from runner.models import server_keep
 from runner.models.serving import ROLES, ServedRoles
 from runner.models.vllm_provider import VLLMModel, vllm_served
@@ -44,24 +44,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-
-
-def role_key(role: str) -> str:
-    """The config key of a role's model, as errors and preflight name it."""
-    return {"generator": "model", "judge": "judge.options.model", "actor": "actor.options.model"}.get(role, f"roles.{role}")
-
-
-def role_model_settings(config: RunnerConfig) -> dict[str, dict[str, Any]]:
-    """The model config of every role that calls a model: generator always, judge and actor when LLM-based,
-    and every suite-declared role the config composes under `roles`."""
-    settings: dict[str, dict[str, Any]] = {"generator": config.model.model_dump()}
-    for role, section in (("judge", config.judge), ("actor", config.actor)):
-        model = section.options.get("model") if KINDS.get(role, section.kind, key=f"{role}.kind").calls_model else None
-        if isinstance(model, dict):
-            settings[role] = {"name": str(model.get("model", role)), **model}  # name defaults to the served id
-    for role, model_config in config.roles.items():
-        settings[role] = model_config.model_dump()
-    return settings
 
 
 def model_facts(role: ModelRole) -> ModelFacts:

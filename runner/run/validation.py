@@ -21,9 +21,8 @@ from runner.config import KindConfig, ModelConfig, RunnerConfig, parse_config
 from runner.errors import ConfigError, section_settings
 from runner.kinds import KINDS, load_plugins
 from runner.judges.llm_settings import EndpointSettings
-from runner.models.role import ModelCapabilities, ModelRole
+from runner.models.role import ModelCapabilities, ModelRole, role_key, role_model_settings
 from runner.models.time_limit import model_call_limit_s, turn_limit_s
-from runner.run.roles import role_key, role_model_settings
 from runner.suites.registry import validate_suite_options
 
 
@@ -63,7 +62,9 @@ def _provider_settings(model: dict[str, Any], key: str) -> Any:
 def _role(role: str, key: str, section: dict[str, Any], settings: Any) -> ModelRole:
     provider = KINDS.find("model", str(section.get("provider")))
     served = provider is not None and provider.vllm_served
-    return ModelRole(role, key, section, settings=settings, capabilities=ModelCapabilities.of(section, vllm_served=served))
+    capabilities = ModelCapabilities.of(section, vllm_served=served,
+                                        kind_vision=provider.vision if provider is not None else None)
+    return ModelRole(role, key, section, settings=settings, capabilities=capabilities)
 
 
 def compose_config(overrides: Sequence[str], *, project_root: Path | str | None = None) -> RunnerConfig:

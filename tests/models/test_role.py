@@ -28,6 +28,9 @@ def test_vision_has_one_default_and_a_declared_value_wins() -> None:
     assert declared_vision({"vision": True}) is True and declared_vision({"vision": False}) is False
     assert ModelCapabilities.of({}, vllm_served=False) == ModelCapabilities(vision=False, vllm_served=False,
                                                                             batch_size=None)
+    # A provider kind whose sections take no keys (the replays) declares it for all of them; a section's own wins.
+    assert ModelCapabilities.of({}, vllm_served=False, kind_vision=True).vision is True
+    assert ModelCapabilities.of({"vision": False}, vllm_served=False, kind_vision=True).vision is False
 
 
 def test_batch_size_comes_from_the_server_of_a_served_model() -> None:
@@ -85,6 +88,7 @@ def test_web2code_follows_the_declared_vision_or_its_own_explicit_setting() -> N
 
     assert text_only("model=qwen2.5-vl-7b") is False
     assert text_only("model=local-openai") is True
+    assert text_only("model=oracle") is False  # a replay's kind declares it: its evidence shows the full request
     assert text_only("model=local-openai", "suite.text_only=false") is False
     assert text_only("model=qwen2.5-vl-7b", "suite.text_only=true") is True
 
