@@ -13,11 +13,21 @@ from pathlib import Path
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer,
-                      model_validator)
+from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, SerializerFunctionWrapHandler, ValidationError,
+                      model_serializer, model_validator)
 
 from runner.errors import ConfigError, format_validation_error
 from runner.tracking.settings import TrackingSettings
+
+class UnresolvedConfig(RuntimeError):
+    """A section's parsed settings were asked of a config that runner.run.validation.validate_config did not
+    resolve (a programming error: every config the runner works with comes from there)."""
+
+
+def _resolved(value: Any, what: str) -> Any:
+    if value is None:
+        raise UnresolvedConfig(f"{what} is not resolved: build the config with runner.run.validation.validate_config")
+    return value
 
 
 class _Strict(BaseModel):
@@ -39,6 +49,18 @@ class SuiteConfig(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str
+    _settings: Any = PrivateAttr(default=None)  # the suite's settings model, parsed once by runner.run.validation
+
+    @property
+    def settings(self) -> Any:
+        """The suite's validated settings (its SuiteSettings subclass), or None where validation did not parse it."""
+        return self._settings
+
+    def with_settings(self, settings: BaseModel) -> "SuiteConfig":
+        """A copy carrying the suite's parsed settings (runner.run.validation is the one caller)."""
+        copy = self.model_copy()
+        copy._settings = settings
+        return copy
 
 
 class KindConfig(BaseModel):
@@ -51,11 +73,32 @@ class KindConfig(BaseModel):
     name: str
     kind: str
     options: dict[str, Any] = Field(default_factory=dict)
+    # The kind's settings, parsed once by runner.run.validation (not dumped: config.yaml and the hash keep the
+    # section as written); None for a kind without settings.
+    _settings: BaseModel | None = PrivateAttr(default=None)
+    _parsed: bool = PrivateAttr(default=False)
 
     def section(self, name: str) -> dict[str, Any]:
         """The settings under `name` ({} when the section is absent)."""
         value = self.options if name == "options" else (self.model_extra or {}).get(name)
         return dict(value or {})
+
+    @property
+    def resolved(self) -> bool:
+        """Its kind's settings are parsed (runner.kinds.KINDS.resolve)."""
+        return self._parsed
+
+    @property
+    def settings(self) -> Any:
+        """The kind's validated settings model (its `options` or its own section), or None where it has none."""
+        _resolved(self._parsed or None, f"the {self.kind!r} section's settings")
+        return self._settings
+
+    def with_settings(self, settings: BaseModel | None) -> "KindConfig":
+        """A copy carrying its kind's parsed settings (runner.run.validation is the one caller)."""
+        copy = self.model_copy()
+        copy._settings, copy._parsed = settings, True
+        return copy
 
 
 class ActorConfig(KindConfig):
@@ -143,6 +186,28 @@ class RunnerConfig(_Strict):
     # Where `python -m runner.pull` puts the papers' data, each source at its pin (runner/suites/paper_data.py).
     data_dir: str = ".cache/data"
     project_root: str = "."  # filled in by the entry point; relative paths resolve against it
+    # Parsed once by runner.run.validation (not dumped): the browser's settings and every model role's model.
+    _browser: Any = PrivateAttr(default=None)
+    _model_roles: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @property
+    def browser_settings(self) -> Any:
+        """`browser`, validated (runner.browser.launch.BrowserSettings)."""
+        return _resolved(self._browser, "browser")
+
+    @property
+    def model_roles(self) -> dict[str, Any]:
+        """Every role that calls a model (generator; judge and actor when their kind calls one; the suite's own
+        `roles`) -> its model, with its provider's parsed settings and its declared capabilities."""
+        return _resolved(self._model_roles, "the model roles")
+
+    def with_resolved(self, *, browser: Any, model_roles: Mapping[str, Any]) -> "RunnerConfig":
+        """A copy carrying the parsed browser settings (runner.browser.launch.BrowserSettings) and model roles
+        (role -> runner.models.role.ModelRole); runner.run.validation is the one caller. Typed loosely here: this
+        module imports no section's owner."""
+        copy = self.model_copy()
+        copy._browser, copy._model_roles = browser, dict(model_roles)
+        return copy
 
     @model_validator(mode="after")
     def _one_repeat_count(self) -> "RunnerConfig":

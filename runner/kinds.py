@@ -129,6 +129,8 @@ class Kind:
     actor whose trace the same page repeats exactly (scripted: FlowEval's repeated runs are for a stochastic
     agent); `replays_reference`, a provider that answers with each task's reference (oracle); `vllm_served`, a
     model provider whose section has a `server` the run may start or attach to (runner/models/vllm_server.py);
+    `vision`, a model provider whose sections cannot declare `vision` (the replays take no keys) declaring it for
+    all of them (runner/models/role.py: a section's own `vision` wins, else this, else the one default);
     `runs_images`, a sandbox that runs commands in images of its own (an official CLI agent's image);
     `browser_in_sandbox`, a sandbox's `(config) -> bool`: the run's browsers run inside the sandbox, not on
     this host; `image`, a sandbox's (with `runs_images`) `(config, name, *, build_missing) -> ImageInfo`: one more
@@ -152,6 +154,7 @@ class Kind:
     deterministic: bool = False
     replays_reference: bool = False
     vllm_served: bool = False
+    vision: bool | None = None
     runs_images: bool = False
     browser_in_sandbox_ref: Reference | None = None
     image_ref: Reference | None = None
@@ -263,6 +266,15 @@ class KindRegistry:
         field = FAMILY_FIELD.get(family, "kind")
         name = section.get(field) if isinstance(section, Mapping) else getattr(section, field)
         return self.get(family, str(name), key=f"{family}.{field}")
+
+    def resolve(self, family: str, section: Any) -> Any:
+        """A judge, actor, sandbox or agent section (runner.config.KindConfig) carrying its kind's parsed settings:
+        as config validation resolved it, or, for a section built by hand (a test, a one-off tool), parsed now,
+        the one time (`<family>.options.<key>` or the kind's own section `actor.probe.<key>` in errors)."""
+        if section.resolved:
+            return section
+        kind = self.get(family, section.kind, key=f"{family}.kind")
+        return section.with_settings(kind.parse(section.section(kind.section), f"{family}.{kind.section}"))
 
     def unknown(self, family: str, name: Any, *, key: str | None = None) -> str:
         """The error line for a kind nobody registered."""
@@ -420,6 +432,7 @@ def register_kind(
     deterministic: bool = False,
     replays_reference: bool = False,
     vllm_served: bool = False,
+    vision: bool | None = None,
     runs_images: bool = False,
     browser_in_sandbox: Reference | None = None,
     image: Reference | None = None,
@@ -437,7 +450,7 @@ def register_kind(
                        preflight_ref=preflight, calls_model=calls_model, traced=traced, images_ref=images,
                        tracking_tags_ref=tracking_tags, rubrics_ref=rubrics, calls_per_use_ref=calls_per_use,
                        inert=inert, deterministic=deterministic, replays_reference=replays_reference,
-                       vllm_served=vllm_served, runs_images=runs_images,
+                       vllm_served=vllm_served, vision=vision, runs_images=runs_images,
                        browser_in_sandbox_ref=browser_in_sandbox, image_ref=image,
                        image_problems_ref=image_problems))
         return factory

@@ -32,7 +32,7 @@ from runner.errors import ConfigError, format_validation_error
 from runner.turns.evidence import Trace, TraceStep
 from runner.turns.evidence_folder import EvidenceFolder, read_json_objects
 from runner.judges.llm import build_endpoint_model
-from runner.judges.llm_settings import validate_endpoint
+from runner.judges.llm_settings import EndpointSettings
 from runner.judges.llm_bundle import clip, image_data_url, tail
 from runner.models.untrusted import quote, with_rule
 from runner.models.base import Model
@@ -48,7 +48,7 @@ __all__ = ["ACTIONS", "ActionAnswer", "ActorAction", "LLMActor", "LLMActorSettin
 ACTIONS = ("click", "fill", "select", "press", "scroll", "wait", "read_runtime_logs", "finish")
 
 
-class LLMActorSettings(BaseModel):
+class LLMActorSettings(EndpointSettings):
     """`actor.options` of a `kind: llm` actor."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
@@ -76,12 +76,8 @@ class LLMActorSettings(BaseModel):
             settings = cls.model_validate(options)
         except ValidationError as error:
             raise ConfigError(format_validation_error(error, options, prefix)) from None
-        settings.model = validate_endpoint(settings.model, prefix=f"{prefix}.model")
+        settings.with_endpoint(prefix=f"{prefix}.model")
         return settings
-
-    @property
-    def vision(self) -> bool:
-        return bool(self.model.get("vision", False))
 
 
 class ActorAction(BaseModel):

@@ -12,5 +12,4 @@ from runner.models.base import Model
 def build_actor(config: ActorConfig, *, model: Model | None = None) -> Actor | None:
     """`model`: the LLM or UI-TARS actor's endpoint model when the run built it (served models known by role)."""
     kind = KINDS.get("actor", config.kind, key="actor.kind")
-    settings = kind.parse(config.section(kind.section), f"actor.{kind.section}")
-    return kind.factory(settings, model=model)
+    return kind.factory(KINDS.resolve("actor", config).settings, model=model)

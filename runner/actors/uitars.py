@@ -37,7 +37,7 @@ from runner.turns.evidence import Trace, TraceStep
 from runner.judges.llm import build_endpoint_model
 from runner.judges.llm_bundle import clip, image_data_url
 from runner.models.fitting import FitResult, fit_for_model, model_limits
-from runner.judges.llm_settings import validate_endpoint
+from runner.judges.llm_settings import EndpointSettings
 from runner.models.base import GenerationRequest, Model
 from runner.models.structured import attempt_record
 
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["UITarsActor", "UITarsSettings", "build_messages", "computer_use_prompt"]
 
 
-class UITarsSettings(BaseModel):
+class UITarsSettings(EndpointSettings):
     """`actor.options` of a `kind: uitars` actor."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
@@ -92,8 +92,8 @@ class UITarsSettings(BaseModel):
             settings = cls.model_validate(options)
         except ValidationError as error:
             raise ConfigError(format_validation_error(error, options, prefix)) from None
-        settings.model = validate_endpoint(settings.model, prefix=f"{prefix}.model")
-        if not settings.model.get("vision", False):
+        settings.with_endpoint(prefix=f"{prefix}.model")
+        if not settings.vision:
             raise ConfigError(f"invalid configuration:\n  {prefix}.model.vision = false: UI-TARS sees the page "
                               f"only through screenshots; set vision: true")
         return settings
@@ -269,7 +269,7 @@ class _UITarsSteps(StepHooks[_Answer]):
         # limit_mm_per_prompt, or the declared limits of a hosted endpoint).
         limits, _ = model_limits(actor._model)
         self.history_images = s.history_images
-        if limits.images_per_prompt is not None and s.model.get("vision", True):
+        if limits.images_per_prompt is not None and s.vision:
             self.history_images = max(1, min(self.history_images, limits.images_per_prompt))
         self.screenshots: deque[str] = deque(maxlen=self.history_images)
         self.screen: Screen | None = None

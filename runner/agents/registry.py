@@ -12,5 +12,4 @@ __all__ = ["build_agent"]
 
 def build_agent(config: RunnerConfig) -> AgentGeneration | None:
     kind = KINDS.get("agent", config.agent.kind, key="agent.kind")
-    settings = kind.parse(config.agent.section(kind.section), f"agent.{kind.section}")
-    return kind.factory(settings, config=config)
+    return kind.factory(config.agent.settings, config=config)

@@ -135,5 +135,5 @@ class AgentGeneration:
 def agent_generation(agent: Agent, settings: AgentSettings, *, kind: str, config: RunnerConfig) -> AgentGeneration:
     """The run's generation strategy for `agent`: the proxy answers as the run's model (`model.name`), and a
     screenshot reaches the model only where its config says it takes images (`model.vision`)."""
-    vision = bool((config.model.model_extra or {}).get("vision", False))
+    vision = config.model_roles["generator"].capabilities.vision
     return AgentGeneration(agent, settings, kind=kind, model_name=config.model.name, vision=vision)

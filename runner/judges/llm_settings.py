@@ -5,14 +5,37 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from runner.errors import ConfigError, format_validation_error
 from runner.judges.rubrics import RUBRICS, rubric_class
+from runner.models.role import declared_vision
 from runner.kinds import KINDS
 
 
-class LLMJudgeSettings(BaseModel):
+class EndpointSettings(BaseModel):
+    """Options of a kind that calls an endpoint model under `model` (the LLM judge, the LLM and UI-TARS actors):
+    the model's provider settings are parsed with them, once (`with_endpoint`, from their `from_options`)."""
+
+    model: dict[str, Any]
+    _endpoint: Any = PrivateAttr(default=None)
+
+    @property
+    def endpoint(self) -> Any:
+        """The model's provider settings (e.g. OpenAIModelSettings), as validated with these options."""
+        return self._endpoint
+
+    @property
+    def vision(self) -> bool:
+        """The model's declared `vision` (runner/models/role.py: one default)."""
+        return declared_vision(self.model)
+
+    def with_endpoint(self, *, prefix: str) -> None:
+        """Check `model` like a model config (ConfigError naming `prefix.<key>`) and keep its provider's settings."""
+        self.model, self._endpoint = validate_endpoint(self.model, prefix=prefix)
+
+
+class LLMJudgeSettings(EndpointSettings):
     """`judge.options` of a `kind: llm` judge."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
@@ -53,7 +76,7 @@ class LLMJudgeSettings(BaseModel):
             raise ConfigError(
                 f"invalid configuration:\n  {prefix}.rubric = {settings.rubric!r}: choose one of {sorted(RUBRICS)}"
             )
-        settings.model = validate_endpoint(settings.model, prefix=f"{prefix}.model")
+        settings.with_endpoint(prefix=f"{prefix}.model")
         return settings
 
     @property
@@ -63,13 +86,11 @@ class LLMJudgeSettings(BaseModel):
             return self.screenshot
         return rubric_class(self.rubric).default_screenshot
 
-    @property
-    def vision(self) -> bool:
-        return bool(self.model.get("vision", False))
 
 
-def validate_endpoint(model: dict[str, Any], *, prefix: str) -> dict[str, Any]:
-    """Check an endpoint dict like a model config; returns it with `name` defaulted to the served id."""
+def validate_endpoint(model: dict[str, Any], *, prefix: str) -> tuple[dict[str, Any], Any]:
+    """Check an endpoint dict like a model config; returns it with `name` defaulted to the served id, and its
+    provider's settings."""
     model = dict(model)
     if "model" in model and "name" not in model:
         model["name"] = str(model["model"])
@@ -81,5 +102,5 @@ def validate_endpoint(model: dict[str, Any], *, prefix: str) -> dict[str, Any]:
             f"invalid configuration:\n  {prefix}.provider = {provider!r}: a judge or actor needs an endpoint "
             f"model ({' or '.join(endpoints)})"
         )
-    KINDS.get("model", provider).parse(model, prefix)  # the provider's own settings, before any work starts
-    return model
+    settings = KINDS.get("model", provider).parse(model, prefix)  # the provider's own, before any work starts
+    return model, settings

@@ -11,5 +11,4 @@ from runner.models.base import Model
 def build_judge(config: JudgeConfig, *, model: Model | None = None) -> Judge:
     """`model`: the judge's endpoint model when the run built it (so the run knows its served models by role)."""
     kind = KINDS.get("judge", config.kind, key="judge.kind")
-    settings = kind.parse(config.section(kind.section), f"judge.{kind.section}")
-    return kind.factory(settings, name=config.name, model=model)
+    return kind.factory(KINDS.resolve("judge", config).settings, name=config.name, model=model)

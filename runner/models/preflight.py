@@ -9,14 +9,15 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
-
-from pydantic import ValidationError
 
 from runner.host_probes import LOOPBACK, docker_client, image_present, tcp_reachable
 from runner.models.role import ModelRole
 from runner.problems import Problem
+
+if TYPE_CHECKING:
+    from runner.models.vllm_provider import VLLMModelSettings
 
 __all__ = ["check_openai_model", "check_vllm_installed", "check_vllm_model", "check_weights"]
 
@@ -76,14 +77,7 @@ def check_vllm_installed(role: ModelRole, server: Any) -> Problem | None:
 def check_vllm_model(role: ModelRole) -> list[Problem]:
     """A vLLM-served role: weights in the hub cache and vLLM (or Docker and its image) to serve them, or an
     attached server that answers."""
-    from runner.errors import format_validation_error
-    from runner.models.vllm_provider import VLLMModelSettings
-
-    try:
-        settings = VLLMModelSettings.model_validate(role.config)
-    except ValidationError as error:
-        return [Problem(role.key, format_validation_error(error, role.config, role.key).split("\n", 1)[-1].strip(),
-                        "fix the model's config")]
+    settings: VLLMModelSettings = role.settings  # parsed by config validation (runner/run/validation.py)
     server = settings.server
     if server.mode == "attach":
         assert server.base_url is not None

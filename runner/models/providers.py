@@ -39,7 +39,12 @@ def _endpoint_settings(settings: type[SettingsT], data: Mapping[str, Any], provi
         raise ConfigError(f"model {data.get('name')!r}: invalid {provider} settings: {exc}") from exc
 
 
-@register_kind("model", "oracle", replays_reference=True)
+# A replay is sent the whole request, images included, so its evidence shows what a vision model is sent; it reads
+# none of it. Its section takes no keys, so its kind declares the vision (runner/models/role.py).
+REPLAY_VISION = True
+
+
+@register_kind("model", "oracle", replays_reference=True, vision=REPLAY_VISION)
 def oracle(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
     from runner.errors import ConfigError
     from runner.models.oracle import OracleModel
@@ -49,14 +54,14 @@ def oracle(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache
     return _named(OracleModel(tasks), data)
 
 
-@register_kind("model", "null")
+@register_kind("model", "null", vision=REPLAY_VISION)
 def null(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
     from runner.models.oracle import NullModel
 
     return _named(NullModel(), data)
 
 
-@register_kind("model", "identity")
+@register_kind("model", "identity", vision=REPLAY_VISION)
 def identity(data: Mapping[str, Any], *, tasks: Tasks = None, cache: ResponseCache | None = None) -> Model:
     from runner.models.oracle import IdentityModel
 

@@ -79,6 +79,7 @@ def with_spare_builds(config: RunnerConfig) -> RunnerConfig:
     if config.sandbox.kind != "local" or "spare_build" in config.sandbox.local:
         return config
     sandbox = config.sandbox.model_copy(update={"local": {**config.sandbox.local, "spare_build": True}})
+    sandbox = sandbox.with_settings(config.sandbox.settings.model_copy(update={"spare_build": True}))
     return config.model_copy(update={"sandbox": sandbox})
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from runner.config import ConcurrencyConfig
 from runner.kinds import KINDS
+from runner.models.role import VLLM_DEFAULT_MAX_NUM_SEQS, ModelCapabilities
 from runner.run.roles import role_model_settings
 
 __all__ = ["COSTS", "DEFAULT_EPISODES", "DEFAULT_JUDGE_CALLS", "VLLM_DEFAULT_MAX_NUM_SEQS", "Costs", "Limits",
@@ -38,7 +39,6 @@ __all__ = ["COSTS", "DEFAULT_EPISODES", "DEFAULT_JUDGE_CALLS", "VLLM_DEFAULT_MAX
 DEFAULT_EPISODES = 4
 DEFAULT_MODEL_CALLS = 4
 DEFAULT_JUDGE_CALLS = 2
-VLLM_DEFAULT_MAX_NUM_SEQS = 256  # vLLM's --max-num-seqs default for its OpenAI server (1024 only on >= 70 GiB GPUs)
 DEFAULT_BROWSER_MEMORY_MB = 4096  # BrowserSettings.memory_mb's default
 
 
@@ -117,16 +117,12 @@ class Limits:
 
 
 def batch_capacity(model: dict[str, Any] | None) -> int | None:
-    """How many requests the model's server batches at once, when the runner knows it."""
+    """How many requests the model's server batches at once, when the runner knows it (its declared capability,
+    runner/models/role.py)."""
     provider = KINDS.find("model", str(model.get("provider"))) if model else None
-    if provider is None or not provider.vllm_served:
+    if model is None or provider is None:
         return None
-    server = model.get("server") or {}
-    if server.get("max_num_seqs"):
-        return int(server["max_num_seqs"])
-    if server.get("mode") == "attach":  # someone else's server: its flags are unknown
-        return None
-    return VLLM_DEFAULT_MAX_NUM_SEQS
+    return ModelCapabilities.of(model, vllm_served=provider.vllm_served).batch_size
 
 
 def _browser_memory_mb(config: Any) -> int:

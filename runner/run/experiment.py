@@ -18,7 +18,7 @@ from runner import progress
 from runner.actors.registry import build_actor
 from runner.agents.registry import build_agent
 from runner.agents.settings import paper_agent_deviation
-from runner.browser.launch import BrowserPool, BrowserPools, BrowserSettings
+from runner.browser.launch import BrowserPool, BrowserPools
 from runner.errors import ConfigError, section_settings
 from runner.config import RunnerConfig
 from runner.turns.engine import Engine, Services
@@ -95,7 +95,7 @@ async def open_browsers(config: RunnerConfig, sandbox: Sandbox, *, start: bool =
     """The run's `concurrency.browsers` browsers (docker: each its own browser container), shared by its
     `concurrency.visits` visits (runner/run/capacity.py: neither depends on the task count, unknown here).
     `start=False`: each launches on its first use only (a re-judging run rarely needs one)."""
-    browser = section_settings(BrowserSettings, config.browser, "browser")
+    browser = config.browser_settings
     limits = resolve_concurrency(config, episodes_available=None)
     settings = [await sandbox.browser_settings(browser) for _ in range(limits.browsers or 1)]
     return await BrowserPools.start(settings, visits=limits.visits, witness=sandbox) if start else \

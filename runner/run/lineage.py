@@ -19,8 +19,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from runner.config import RunnerConfig
 from runner.errors import ConfigError
 from runner.kinds import KINDS
+from runner.suites.base import Suite
 from runner.run.task_set import task_set_identity
 from runner.turns.records import write_json_atomic
 from runner.turns.tasks import Task
@@ -109,12 +111,12 @@ def _declared(owner: Any, attribute: str, what: str) -> str:
     return str(value)
 
 
-def rubric_versions(config: Any = None, suite: Any = None) -> dict[str, str]:
+def rubric_versions(config: RunnerConfig | None = None, suite: Suite | None = None) -> dict[str, str]:
     """`rubric:<name>` -> version for the judge's rubrics (those its kind names, e.g. an LLM judge's) and every
     rubric the suite owns."""
     versions: dict[str, str] = {}
-    judge = getattr(config, "judge", None) if config is not None else None
-    kind = KINDS.find("judge", str(getattr(judge, "kind", None))) if judge is not None else None
+    judge = config.judge if config is not None else None
+    kind = KINDS.get("judge", judge.kind, key="judge.kind") if judge is not None else None
     for name in (kind.rubrics(judge) if kind is not None and kind.rubrics is not None else []):
         from runner.judges.rubrics import RUBRICS, rubric_class
 
@@ -128,7 +130,7 @@ def rubric_versions(config: Any = None, suite: Any = None) -> dict[str, str]:
     return versions
 
 
-def prompt_versions(suite: Any = None, config: Any = None) -> dict[str, str]:
+def prompt_versions(suite: Suite | None = None, config: RunnerConfig | None = None) -> dict[str, str]:
     """Every prompt and rubric version a run depends on: the modules in PROMPT_VERSION_MODULES, the suite's
     `prompt_version` and the rubrics (rubric_versions). A missing one raises LineageError, never skipped."""
     versions: dict[str, str] = {}
@@ -139,7 +141,7 @@ def prompt_versions(suite: Any = None, config: Any = None) -> dict[str, str]:
             raise LineageError(f"suite {suite.name!r} declares no prompt_version; lineage.json must record it")
         versions[f"suite:{suite.name}"] = str(suite.prompt_version)
     versions.update(rubric_versions(config, suite))
-    agent = getattr(config, "agent", None)
+    agent = config.agent if config is not None else None
     if agent is not None and not KINDS.chosen("agent", agent).inert:  # what an agent is told besides the suite's payload
         from runner.agents.prompt import AGENT_PROMPT_VERSION
 
@@ -147,12 +149,12 @@ def prompt_versions(suite: Any = None, config: Any = None) -> dict[str, str]:
     return versions
 
 
-def sandbox_images(config: Any) -> dict[str, dict[str, Any]]:
+def sandbox_images(config: RunnerConfig) -> dict[str, dict[str, Any]]:
     """The sandbox's images (tag, digest, recorded versions), from its kind's `images` hook ({} if none), and
     an agent's (an official CLI's image), from the agent kind's."""
     found: dict[str, dict[str, Any]] = {}
     for family in ("sandbox", "agent"):
-        kind = KINDS.find(family, str(getattr(getattr(config, family, None), "kind", None)))
+        kind = KINDS.get(family, getattr(config, family).kind, key=f"{family}.kind")
         hook = kind.images if kind is not None else None
         if hook is None:
             continue
@@ -170,16 +172,14 @@ def image_digests(images: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     return {str(info["tag"]): str(info["digest"]) for info in images.values()}
 
 
-def browser_versions(config: Any, images: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+def browser_versions(config: RunnerConfig, images: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     """Which Chromium renders the run ("used": host | image) and the version of each one there is.
 
     The host's is always recorded (it differs from the image's after a security update on one side)."""
-    from runner.browser.launch import BrowserSettings
     from runner.browser.version import executable_version
-    from runner.errors import section_settings
     from runner.sandbox.images import debian_upstream_version
 
-    executable = section_settings(BrowserSettings, config.browser, "browser").executable_path
+    executable = config.browser_settings.executable_path
     found = {"host": executable_version(executable) or ("playwright" if executable is None else "unknown")}
     image_chromium = ((images.get("browser") or {}).get("versions") or {}).get("chromium")
     if image_chromium:
@@ -188,7 +188,7 @@ def browser_versions(config: Any, images: Mapping[str, Mapping[str, Any]]) -> di
     return found
 
 
-def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dict[str, Any]:
+def compute_lineage(config: RunnerConfig, tasks: list[Task], *, suite: Suite | None = None) -> dict[str, Any]:
     """The lineage of a run of `config` (a RunnerConfig) over `tasks` (the selected tasks)."""
     from runner.tracking.tracker import git_state
 
@@ -218,16 +218,14 @@ def compute_lineage(config: Any, tasks: list[Task], *, suite: Any = None) -> dic
     }
 
 
-def _agent_deviation(config: Any) -> str | None:
+def _agent_deviation(config: RunnerConfig) -> str | None:
     """Where the run's agent is not the one the paper used for its model (runner/agents/settings.py)."""
-    if getattr(config, "agent", None) is None:
-        return None
     from runner.agents.settings import paper_agent_deviation
 
     return paper_agent_deviation(config)
 
 
-def request_record(config: Any, suite: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def request_record(config: RunnerConfig, suite: Suite | None) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """What each endpoint role's requests carry (its dialect's parameter names, the temperature sent, the
     structured output sent for the one requested) and every deviation from its config, e.g. a model that takes
     only its provider's default temperature where the config (a paper) says 0 (runner/models/dialects.py)."""

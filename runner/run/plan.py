@@ -97,14 +97,13 @@ def per_use_calls(config: RunnerConfig, roles: list[str]) -> dict[str, int]:
         kind = KINDS.get(family, section.kind, key=f"{family}.kind")
         hook = kind.calls_per_use
         if family in roles and kind.calls_model and hook is not None:
-            found[family] = int(hook(kind.parse(section.section(kind.section), f"{family}.{kind.section}")))
+            found[family] = int(hook(section.settings))
     return found
 
 
 def agent_settings(config: RunnerConfig) -> Any:
     """The run's agent's settings (each holds its `budget`: runner/agents/settings.py); None: no agent."""
-    kind = KINDS.get("agent", config.agent.kind, key="agent.kind")
-    return kind.parse(config.agent.section(kind.section), f"agent.{kind.section}")
+    return config.agent.settings
 
 
 def _role_plan(role: str, settings: dict[str, Any], calls: int | None) -> RolePlan:
@@ -199,15 +198,13 @@ def _project_commit(config: RunnerConfig) -> str | None:
 def _model_needs(config: RunnerConfig, suite: Any, context: preflight.RunContext | None) -> list[str]:
     """Each model role's weights (present or missing), then what else it lacks (a server program, a key, an
     endpoint), each with its fix."""
-    from runner.models.vllm_provider import VLLMModelSettings
-
     roles, _ = preflight.model_roles(config, suite, context)
     lines = []
     for role in roles:
         problems = preflight.check_model(role)
         what = f"{role.key} ({role.name})"
         if KINDS.chosen("model", role.config).vllm_served:
-            server = VLLMModelSettings.model_validate(role.config).server
+            server = role.settings.server
             weights = check_weights(role, server) if server.mode != "attach" else None
             if weights is None:
                 source = server.model_path or f"{server.hf_repo}@{str(server.revision)[:12]}"

@@ -32,9 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.config import RunnerConfig
 from runner.errors import UserError
 from runner.models.role import ModelRole
 from runner.problems import Problem
+from runner.suites.base import Suite
 
 __all__ = [
     "PreflightError",
@@ -79,28 +81,29 @@ class RunContext:
 # --------------------------------------------------------------------------- which models the run calls
 
 
-def model_roles(config: Any, suite: Any, context: RunContext | None = None) -> tuple[list[ModelRole], list[str]]:
+def model_roles(config: RunnerConfig, suite: Suite, context: RunContext | None = None) -> tuple[list[ModelRole], list[str]]:
     """The model roles this run will call, and a note for each configured one it will not.
 
     One source, runner/run/roles.py: the generator is always called; a judge's model unless the judge is
     rule-based or the suite says it never calls it (MT-Web2Code micro scores by pixels alone); an actor's
     model whenever the actor has one; each role the suite declares (`roles.<name>`, e.g. MT-Web2Code's caption).
     """
-    from runner.run.roles import role_key, role_model_settings, roles_used
+    from dataclasses import replace
+
+    from runner.run.roles import roles_used
 
     context = context or RunContext()
-    settings = role_model_settings(config)
     used = roles_used(config, suite)
     pulls = {"generator": context.pull_overrides("model", config.model.name),
              "judge": context.pull_overrides("judge", config.judge.name),
              "actor": context.pull_overrides("actor", config.actor.name)}
     roles: list[ModelRole] = []
     notes: list[str] = []
-    for role, model in settings.items():
+    for role, model in config.model_roles.items():
         if role in used:
-            roles.append(ModelRole(role, role_key(role), model, pulls.get(role, ())))
+            roles.append(replace(model, pull_overrides=pulls.get(role, ())))
         elif role == "judge":
-            notes.append(f"judge {config.judge.name!r} ({model.get('name')}) is not checked: suite "
+            notes.append(f"judge {config.judge.name!r} ({model.name}) is not checked: suite "
                          f"{config.suite.name!r} never calls the judge's model")
     return roles, notes
 
@@ -121,18 +124,18 @@ def check_model(role: ModelRole) -> list[Problem]:
 # --------------------------------------------------------------------------- sandbox, browser, tasks
 
 
-def check_sandbox(config: Any, suite: Any) -> list[Problem]:
+def check_sandbox(config: RunnerConfig, suite: Suite) -> list[Problem]:
     """What the sandbox kind needs on this host: its preflight check (runner/kinds.py), if it has one."""
     return _kind_problems("sandbox", config, suite)
 
 
-def check_kinds(config: Any, suite: Any) -> list[Problem]:
+def check_kinds(config: RunnerConfig, suite: Suite) -> list[Problem]:
     """The judge's, the actor's and the agent's own preflight checks, for kinds that declare one."""
     return (_kind_problems("judge", config, suite) + _kind_problems("actor", config, suite)
             + _kind_problems("agent", config, suite))
 
 
-def _kind_problems(family: str, config: Any, suite: Any) -> list[Problem]:
+def _kind_problems(family: str, config: RunnerConfig, suite: Suite) -> list[Problem]:
     from runner.kinds import KINDS
 
     kind = KINDS.find(family, str(getattr(config, family).kind))
@@ -140,12 +143,9 @@ def _kind_problems(family: str, config: Any, suite: Any) -> list[Problem]:
     return list(check(config, suite)) if check is not None else []
 
 
-def check_browser(config: Any, suite: Any) -> list[Problem]:
+def check_browser(config: RunnerConfig, suite: Suite) -> list[Problem]:
     """The host's Chromium, where the host's browser is used (not when the docker sandbox runs its own)."""
-    from runner.browser.launch import BrowserSettings
-    from runner.errors import section_settings
-
-    path = section_settings(BrowserSettings, config.browser, "browser").executable_path
+    path = config.browser_settings.executable_path
     from runner.kinds import KINDS
 
     hook = KINDS.chosen("sandbox", config.sandbox).browser_in_sandbox
@@ -163,7 +163,7 @@ def check_browser(config: Any, suite: Any) -> list[Problem]:
     return []
 
 
-async def check_tasks(config: Any, suite: Any) -> list[Problem]:
+async def check_tasks(config: RunnerConfig, suite: Suite) -> list[Problem]:
     """The task set loads: a suite whose loading is expensive offers `check_task_sources()` instead."""
     cheap = suite.check_task_sources()
     if cheap is not None:
@@ -178,7 +178,7 @@ async def check_tasks(config: Any, suite: Any) -> list[Problem]:
     return []
 
 
-def check_suite_resources(suite: Any) -> list[Problem]:
+def check_suite_resources(suite: Suite) -> list[Problem]:
     """What the suite loads itself besides the model roles (FlowEval's UIClip featurizer): present here."""
     return [Problem(key, message, fix) for key, message, fix in suite.check_resources()]
 
@@ -196,7 +196,7 @@ def pull_command(context: RunContext | None, suite_name: str) -> str:
     return "python -m runner.pull " + shlex.join(given or [f"suite={suite_name}"])
 
 
-def check_paper_data(config: Any, context: RunContext | None = None) -> list[Problem]:
+def check_paper_data(config: RunnerConfig, context: RunContext | None = None) -> list[Problem]:
     """With `suite.task_set=paper`, every source of the paper's data is pulled as pinned and unchanged since
     (runner/suites/paper_data.py); nothing else of the run can be built without it."""
     from runner.suites.paper_data import find_pulled
@@ -216,7 +216,7 @@ def check_paper_data(config: Any, context: RunContext | None = None) -> list[Pro
     return problems
 
 
-async def check_run(config: Any, context: RunContext | None = None) -> list[str]:
+async def check_run(config: RunnerConfig, context: RunContext | None = None) -> list[str]:
     """Preflight of a whole run from its validated config (builds the suite object; loads nothing heavy). The
     paper's data comes first: without it the suite cannot even be built."""
     from runner.run.roles import run_facts
@@ -231,7 +231,7 @@ async def check_run(config: Any, context: RunContext | None = None) -> list[str]
     return notes + await limits_notes(config, suite)
 
 
-async def limits_notes(config: Any, suite: Any) -> list[str]:
+async def limits_notes(config: RunnerConfig, suite: Suite) -> list[str]:
     """The concurrency the run will choose and why (runner/run/capacity.py), and what the run will cost
     (runner/run/estimate.py). The episodes are bounded by the task count where loading the tasks is the suite's
     own check (cheap); otherwise by the servers and the machine alone until the run loads them."""
@@ -246,7 +246,7 @@ async def limits_notes(config: Any, suite: Any) -> list[str]:
     return [f"concurrency: {line}" for line in limits.lines()] + estimate.lines()
 
 
-async def run_preflight(config: Any, suite: Any, context: RunContext | None = None) -> list[str]:
+async def run_preflight(config: RunnerConfig, suite: Suite, context: RunContext | None = None) -> list[str]:
     """Run every check; raise PreflightError listing all problems. Returns the notes (roles not checked)."""
     from runner.run.roles import check_declared_roles
 

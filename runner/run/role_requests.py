@@ -8,9 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from runner.config import RunnerConfig
 from runner.kinds import KINDS
 from runner.models import dialects
-from runner.run.roles import role_key, role_model_settings, roles_used
+from runner.models.role import ModelRole
+from runner.run.roles import role_key, roles_used
+from runner.suites.base import Suite
 
 __all__ = ["RoleRequest", "request_parameters", "role_requests"]
 
@@ -30,28 +33,28 @@ class RoleRequest:
         return str(self.settings.get("name", self.role))
 
 
-def _endpoint_settings(settings: dict[str, Any], key: str) -> Any:
+def _endpoint(role: ModelRole) -> Any:
     """The provider's validated settings when its calls reach an endpoint (`traced` providers), else None."""
-    provider = KINDS.get("model", str(settings.get("provider")), key=f"{key}.provider")
-    return provider.parse(settings, key) if provider.traced else None
+    provider = KINDS.get("model", str(role.config.get("provider")), key=f"{role.key}.provider")
+    return role.settings if provider.traced else None
 
 
-def _kind_options(config: Any, family: str) -> Any:
+def _kind_options(config: RunnerConfig, family: str) -> Any:
     """The judge's or actor's validated options (its kind's settings model), or None."""
     section = getattr(config, family)
     kind = KINDS.get(family, section.kind, key=f"{family}.kind")
-    return kind.parse(section.options, f"{family}.options") if kind.section == "options" else None
+    return section.settings if kind.section == "options" else None
 
 
-def role_requests(config: Any, suite: Any) -> list[RoleRequest]:
+def role_requests(config: RunnerConfig, suite: Suite) -> list[RoleRequest]:
     """One entry per model role the run calls (runner/run/roles.py), in the order the run uses them."""
-    models = role_model_settings(config)
+    models = config.model_roles
     found: list[RoleRequest] = []
     for role in roles_used(config, suite):
         if role not in models:
             continue
-        settings = models[role]
-        vision = bool(settings.get("vision", False))
+        settings = models[role].config
+        vision = models[role].capabilities.vision
         structured: str | None = None
         strict = False
         images = vision
@@ -64,11 +67,11 @@ def role_requests(config: Any, suite: Any) -> list[RoleRequest]:
         elif role != "generator":
             structured = suite.role_structured_output(role)
         key = role_key(role)
-        found.append(RoleRequest(role, key, settings, structured, strict, images, _endpoint_settings(settings, key)))
+        found.append(RoleRequest(role, key, settings, structured, strict, images, _endpoint(models[role])))
     return found
 
 
-def request_parameters(config: Any, suite: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def request_parameters(config: RunnerConfig, suite: Suite) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """(role -> what its requests carry, the deviations of every endpoint role from its config), for lineage.json
     and the summary. Replay providers (oracle, null, identity) send nothing and are left out."""
     plans: dict[str, dict[str, Any]] = {}

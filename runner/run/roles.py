@@ -23,12 +23,13 @@ from runner.kinds import KINDS
 from runner.models.base import Model
 from runner.models.cache import ResponseCache
 from runner.models.registry import build_model
+from runner.models.role import ModelRole, role_key, role_model_settings
 from runner.models import server_keep
 from runner.models.serving import ROLES, ServedRoles
 from runner.models.vllm_provider import VLLMModel, vllm_served
-from runner.models.vllm_server import VLLMServerSettings, server_identity
+from runner.models.vllm_server import server_identity
 from runner.run.placement import ServerClaim
-from runner.suites.base import ActorFacts, ModelFacts, RunFacts
+from runner.suites.base import ActorFacts, ModelFacts, RunFacts, Suite
 from runner.turns.tasks import Task
 
 __all__ = [
@@ -45,41 +46,22 @@ log = logging.getLogger(__name__)
 
 
 
-def role_key(role: str) -> str:
-    """The config key of a role's model, as errors and preflight name it."""
-    return {"generator": "model", "judge": "judge.options.model", "actor": "actor.options.model"}.get(role, f"roles.{role}")
-
-
-def role_model_settings(config: RunnerConfig) -> dict[str, dict[str, Any]]:
-    """The model config of every role that calls a model: generator always, judge and actor when LLM-based,
-    and every suite-declared role the config composes under `roles`."""
-    settings: dict[str, dict[str, Any]] = {"generator": config.model.model_dump()}
-    for role, section in (("judge", config.judge), ("actor", config.actor)):
-        model = section.options.get("model") if KINDS.get(role, section.kind, key=f"{role}.kind").calls_model else None
-        if isinstance(model, dict):
-            settings[role] = {"name": str(model.get("model", role)), **model}  # name defaults to the served id
-    for role, model_config in config.roles.items():
-        settings[role] = model_config.model_dump()
-    return settings
-
-
-def model_facts(section: Any) -> ModelFacts:
-    """What a suite may know of a model section (a validated ModelConfig or a judge's `options.model` dict)."""
-    data = section.model_dump() if hasattr(section, "model_dump") else dict(section)
-    provider = KINDS.find("model", str(data.get("provider")))
-    return ModelFacts(name=str(data.get("name", data.get("model", "?"))), section=data, vision=data.get("vision"),
+def model_facts(role: ModelRole) -> ModelFacts:
+    """What a suite may know of a role's model: its section, its declared vision, whether it replays references."""
+    provider = KINDS.find("model", str(role.config.get("provider")))
+    return ModelFacts(name=str(role.config.get("name", role.config.get("model", "?"))), section=dict(role.config),
+                      vision=role.capabilities.vision,
                       replays_reference=provider is not None and provider.replays_reference)
 
 
 def run_facts(config: RunnerConfig) -> RunFacts:
     """What the run's suite may know of it (`Suite.configure_run`), from the validated config: never the config."""
     actor = KINDS.chosen("actor", config.actor)
-    judge = KINDS.chosen("judge", config.judge)
-    judge_model = config.judge.options.get("model") if judge.calls_model else None
-    return RunFacts(generator=model_facts(config.model),
+    models = config.model_roles
+    return RunFacts(generator=model_facts(models["generator"]),
                     actor=ActorFacts(kind=actor.name, acts=not actor.inert, deterministic=actor.deterministic),
-                    roles={role: model_facts(section) for role, section in config.roles.items()},
-                    judge_model=model_facts(judge_model) if isinstance(judge_model, dict) else None,
+                    roles={role: model_facts(models[role]) for role in config.roles},
+                    judge_model=model_facts(models["judge"]) if "judge" in models else None,
                     turn_timeout_s=float(config.turn_timeout_s) if config.turn_timeout_s is not None else None)
 
 
@@ -89,7 +71,7 @@ def _traced_provider(settings: dict[str, Any]) -> bool:
     return provider is not None and provider.traced
 
 
-def check_declared_roles(config: RunnerConfig, suite: Any) -> None:
+def check_declared_roles(config: RunnerConfig, suite: Suite) -> None:
     """Every role the suite declares is in the config, and `roles` names no run role (ConfigError naming the
     key)."""
     clashing = sorted(set(config.roles) & set(ROLES))
@@ -104,7 +86,7 @@ def check_declared_roles(config: RunnerConfig, suite: Any) -> None:
         raise ConfigError("invalid configuration:\n" + "\n".join(lines))
 
 
-def roles_used(config: RunnerConfig, suite: Any = None) -> list[str]:
+def roles_used(config: RunnerConfig, suite: Suite | None = None) -> list[str]:
     """The roles a run will call: the generator; the judge unless the suite scores without one (MT-Web2Code
     micro is pixel-based: `suite.uses_judge` is False); the actor unless actor=none; the suite's own roles."""
     if suite is None:
@@ -123,29 +105,21 @@ def roles_used(config: RunnerConfig, suite: Any = None) -> list[str]:
 def server_claims(config: RunnerConfig, roles: list[str]) -> list[ServerClaim]:
     """What each vLLM-served model of the used roles claims of the GPUs."""
     claims: list[ServerClaim] = []
-    for role, settings in role_model_settings(config).items():
-        if role not in roles or not KINDS.chosen("model", settings).vllm_served:
+    for role, model in config.model_roles.items():
+        if role not in roles or not model.capabilities.vllm_served:
             continue
-        server = settings.get("server") or {}
+        server = model.config.get("server") or {}
         gpu_ids = server.get("gpu_ids")
         claims.append(ServerClaim(
             role=role,
-            server_key=_server_key(server),
-            name=str(settings.get("name", role)),
+            server_key=server_identity(model.settings.server),  # roles of one key share one server
+            name=str(model.config.get("name", role)),
             tensor_parallel_size=int(server.get("tensor_parallel_size") or 1),
             gpu_memory_utilization=server.get("gpu_memory_utilization"),
             gpu_ids=tuple(gpu_ids) if gpu_ids is not None else None,
             attached=server.get("mode") == "attach",
         ))
     return claims
-
-
-def _server_key(server: dict[str, Any]) -> str | None:
-    """The server's identity (vllm_server.server_identity): roles of one key share one server."""
-    try:
-        return server_identity(VLLMServerSettings.model_validate(server))
-    except ValueError:  # preflight names what is wrong with it; placement only counts it on its own
-        return None
 
 
 class RunRoles:

@@ -808,10 +808,9 @@ class DockerSandbox(PipelineSandbox):
         return self.isolation.remove_stale()
 
 
-def present_images(options: dict[str, Any], *, cache_root: Path | None = None) -> dict[str, ImageInfo]:
-    """The images a run with these `sandbox.options` uses, as present on the engine; builds nothing.
+def present_images(settings: DockerSandboxSettings, *, cache_root: Path | None = None) -> dict[str, ImageInfo]:
+    """The images a run with these sandbox settings uses, as present on the engine; builds nothing.
     Raises DockerSetupError when the engine or an image is missing."""
-    settings = DockerSandboxSettings.model_validate(options)
     isolation = DockerIsolation(settings.model_copy(update={"build_missing_images": False}), cache_root=cache_root)
     try:
         return isolation.ensure_images()

@@ -33,7 +33,7 @@ def docker_images(config: RunnerConfig) -> dict[str, dict[str, Any]]:
     """The docker sandbox's images as lineage records them (none is built)."""
     from runner.sandbox.docker import present_images
 
-    infos = present_images(config.sandbox.options or {}, cache_root=config.resolve_path(config.cache_dir))
+    infos = present_images(config.sandbox.settings, cache_root=config.resolve_path(config.cache_dir))
     return {name: {"tag": info.tag, "digest": info.image_id, "versions": dict(info.versions)}
             for name, info in infos.items()}
 
@@ -45,20 +45,13 @@ async def docker_tracking_tags(config: RunnerConfig) -> dict[str, str]:
     from runner.errors import ConfigError
     from runner.sandbox.docker import DockerSetupError
 
-    sandbox = docker_sandbox(_docker_settings(config), config=config)
+    sandbox = docker_sandbox(config.sandbox.settings, config=config)
     try:
         return await asyncio.to_thread(sandbox.tracking_tags)
     except DockerSetupError as error:
         raise ConfigError(f"sandbox=docker: {error}") from None
     finally:
         await sandbox.aclose()
-
-
-def _docker_settings(config: RunnerConfig) -> DockerSandboxSettings:
-    from runner.errors import section_settings
-    from runner.sandbox.docker import DockerSandboxSettings
-
-    return section_settings(DockerSandboxSettings, config.sandbox.options, "sandbox.options")
 
 
 def docker_image(config: RunnerConfig, name: str, *, build_missing: bool) -> ImageInfo:
@@ -69,7 +62,7 @@ def docker_image(config: RunnerConfig, name: str, *, build_missing: bool) -> Ima
 
     from runner.sandbox.images import ensure_images
 
-    settings = _docker_settings(config)
+    settings: DockerSandboxSettings = config.sandbox.settings
     try:
         client = docker.from_env(timeout=int(settings.docker_timeout_s))
     except DockerException as error:
@@ -84,7 +77,7 @@ def docker_image(config: RunnerConfig, name: str, *, build_missing: bool) -> Ima
 
 def docker_browser_in_container(config: RunnerConfig) -> bool:
     """The docker sandbox runs the run's browsers in a container of its own unless told otherwise."""
-    return bool(config.sandbox.options.get("browser_in_container", True))
+    return bool(config.sandbox.settings.browser_in_container)
 
 
 @register_kind("sandbox", "docker", settings="runner.sandbox.docker:DockerSandboxSettings",

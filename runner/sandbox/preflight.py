@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from runner.host_probes import docker_client, image_present
 from runner.problems import Problem
+
+if TYPE_CHECKING:
+    from runner.config import RunnerConfig
+    from runner.sandbox.docker import DockerSandboxSettings
 
 __all__ = ["check_build_node", "check_docker_image", "check_docker_sandbox", "check_local_sandbox"]
 
@@ -32,7 +34,7 @@ def check_build_node(node: str | None, cache_root: str | None) -> list[Problem]:
     return []
 
 
-def check_local_sandbox(config: Any, suite: Any) -> list[Problem]:
+def check_local_sandbox(config: RunnerConfig, suite: Any) -> list[Problem]:
     """bubblewrap, and the Node that builds a suite's artifacts (not for static pages)."""
     problems = []
     if shutil.which("bwrap") is None:
@@ -44,15 +46,11 @@ def check_local_sandbox(config: Any, suite: Any) -> list[Problem]:
     return problems
 
 
-def check_docker_sandbox(config: Any, suite: Any) -> list[Problem]:
+def check_docker_sandbox(config: RunnerConfig, suite: Any) -> list[Problem]:
     """The Docker engine, and the build (and browser) images or what builds them."""
-    from runner.sandbox.docker import DockerSandboxSettings
     from runner.sandbox.images import IMAGE_LABEL
 
-    try:
-        settings = DockerSandboxSettings.model_validate(config.sandbox.options)
-    except ValidationError:
-        return []  # the sandbox's own validation reports it, naming each key
+    settings: DockerSandboxSettings = config.sandbox.settings
     client, why = docker_client()
     if client is None:
         return [Problem("sandbox", f"sandbox=docker, but no Docker engine is reachable ({why})",
@@ -77,14 +75,12 @@ def check_docker_sandbox(config: Any, suite: Any) -> list[Problem]:
     return problems
 
 
-def check_docker_image(config: Any, name: str, *, who: str) -> list[Problem]:
+def check_docker_image(config: RunnerConfig, name: str, *, who: str) -> list[Problem]:
     """One more image of the docker sandbox's (`who` needs it: an agent's CLI image), present or buildable; an
     engine that does not answer is the sandbox's own check's to report."""
-    from runner.errors import section_settings
-    from runner.sandbox.docker import DockerSandboxSettings
     from runner.sandbox.images import IMAGE_LABEL
 
-    settings = section_settings(DockerSandboxSettings, config.sandbox.options, "sandbox.options")
+    settings: DockerSandboxSettings = config.sandbox.settings
     explicit = settings.images.get(name)
     try:
         import docker

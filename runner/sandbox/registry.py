@@ -9,8 +9,7 @@ from runner.sandbox.base import Sandbox
 
 def build_sandbox(config: RunnerConfig) -> Sandbox:
     kind = KINDS.get("sandbox", config.sandbox.kind, key="sandbox.kind")
-    settings = kind.parse(config.sandbox.section(kind.section), f"sandbox.{kind.section}")
-    return kind.factory(settings, config=config)
+    return kind.factory(config.sandbox.settings, config=config)
 
 
 async def sandbox_tracking_tags(config: RunnerConfig) -> dict[str, str]:

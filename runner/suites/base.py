@@ -16,6 +16,7 @@ from runner.turns.generation import STRATEGIES, GenerationStrategy, build_strate
 from runner.judges.base import Judge, JudgeInput
 from runner.suites.paper_data import PaperData
 from runner.models.base import Model
+from runner.models.role import VISION_DEFAULT
 from runner.turns.records import FailureBucket, RequirementStatus, TurnRecord, Verdict
 from runner.sandbox.base import Sandbox, ToolBridge
 from runner.sandbox.web_template import TEMPLATES
@@ -126,12 +127,13 @@ ArtifactKind = Literal["vite", "static"]
 @dataclass(frozen=True)
 class ModelFacts:
     """What a suite may know of one model the run calls: its name, its section as composed (for a suite that
-    builds a model of its own from it, WebGen-Bench's tester), the `vision` it declares (None: it declares none;
-    each suite reads that as its paper does) and whether it replays each task's reference answer (model=oracle)."""
+    builds a model of its own from it, WebGen-Bench's tester), its `vision` (as declared, else the one default of
+    runner/models/role.py; a suite that needs another behaviour says so in a setting of its own) and whether it
+    replays each task's reference answer (model=oracle)."""
 
     name: str
     section: dict[str, Any]
-    vision: bool | None = None
+    vision: bool = VISION_DEFAULT
     replays_reference: bool = False
 
 

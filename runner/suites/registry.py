@@ -52,6 +52,10 @@ for _name in KINDS.declared("suite"):
 
 
 def validate_suite_options(suite_config: Any, *, prefix: str = "suite") -> SuiteSettings:
+    """The suite section's settings: those config validation parsed (runner.config.SuiteConfig.settings), or, for a
+    section not validated yet (a raw dict, the validation itself), parsed now by the suite's settings model."""
+    if isinstance(getattr(suite_config, "settings", None), SuiteSettings):
+        return suite_config.settings
     raw = suite_config.model_dump() if hasattr(suite_config, "model_dump") else dict(suite_config)
     name = raw.get("name")
     kind = KINDS.find("suite", str(name))

@@ -48,7 +48,7 @@ def _endpoint_configs() -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]
             section = compose_config([f"{family}={path.stem}"])[family]
             model = (section.get("options") or {}).get("model")
             if isinstance(model, dict) and model.get("provider", "openai") == "openai":
-                found.append((f"{family}={path.stem}", family, validate_endpoint(model, prefix=f"{family}.options.model"),
+                found.append((f"{family}={path.stem}", family, validate_endpoint(model, prefix=f"{family}.options.model")[0],
                               section["options"]))
     return found
 

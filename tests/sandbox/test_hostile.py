@@ -143,10 +143,10 @@ def _docker_overrides(label: str) -> list[str]:
     Checked here first (the same lookup, building nothing) so that a missing engine or image is a skip that
     names its set-up step, not 20 infra slots.
     """
-    from runner.sandbox.docker import DockerSetupError, present_images
+    from runner.sandbox.docker import DockerSandboxSettings, DockerSetupError, present_images
 
     try:
-        present_images({})
+        present_images(DockerSandboxSettings())
     except DockerSetupError as exc:
         skip_missing("docker", f"{exc}; start the engine with scripts/start-dockerd.sh, build with "
                      "scripts/build-images.sh")

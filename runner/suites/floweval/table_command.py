@@ -21,6 +21,7 @@ from runner.errors import ConfigError, UserError
 from runner.suites.floweval.pair_labels import PairwiseLabel, write_labels
 from runner.suites.floweval.ranking import RATINGS
 from runner.models.registry import build_model
+from runner.models.role import declared_vision
 from runner.suites.floweval.pairwise import PairwiseJudge
 from runner.suites.floweval.table import Outputs, build_table, load_outputs, read_human_labels, render
 from runner.suites.floweval.table_judge import judge_pairs
@@ -38,7 +39,7 @@ def _judge_column(model_file: Path, seed: int, outputs: Outputs, human: list[Pai
 
     async def run() -> tuple[list[PairwiseLabel], int]:
         try:
-            judge = PairwiseJudge(model, seed=seed, vision=bool(settings.get("vision", False)))
+            judge = PairwiseJudge(model, seed=seed, vision=declared_vision(settings))
             column = await judge_pairs(judge, outputs, human)
         finally:
             await model.aclose()

@@ -79,7 +79,7 @@ class Web2CodeSuiteSettings(SuiteSettings):
     tau_h_max: float = Field(1600, gt=0)
     caption: bool = False  # §5.1 ablation: a caption of the golden crop by the run's `caption` role (macro only)
     mode: Literal["chain", "independent", "both"] = "chain"  # §5.3
-    text_only: bool | None = None  # None: from the model config's `vision` (text-only when vision is false)
+    text_only: bool | None = None  # None: from the generator's declared `vision` (text-only unless it declares true)
     cache_dir: str = ".cache/web2code"  # trajectories and renders, keyed by content
     generation_workers: int = Field(2, ge=1, le=8)  # pages generated at once
 
@@ -113,9 +113,9 @@ class Web2CodeSuite(SuiteBase):
     # -- configuration ------------------------------------------------------------------------------
 
     def configure_run(self, facts: RunFacts) -> None:
-        """Learn the model's vision (text-only payloads for a model without it; undeclared: it has vision)."""
-        vision = facts.generator.vision
-        self.vision = True if vision is None else bool(vision)
+        """Learn the generator's declared vision (text-only payloads for a model without it, `suite.text_only`
+        unset): the paper's generator sees the page (§3), so a model config used here declares `vision: true`."""
+        self.vision = facts.generator.vision
 
     @property
     def uses_judge(self) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from runner.actors.base import ActorContext
 from runner.actors.llm import LLMActor, LLMActorSettings
@@ -39,14 +39,30 @@ class WebGenSuiteSettings(SuiteSettings):
     # The tester's LLM actor options (runner/actors/llm.py: LLMActorSettings) except `model`: that is the run's
     # `roles.tester` model (+model@roles.tester=<name>).
     tester: dict[str, Any] = Field(default_factory=dict)
+    _tester_settings: LLMActorSettings | None = PrivateAttr(default=None)  # `tester`, parsed once (model: {})
 
     @field_validator("tester")
     @classmethod
     def _tester_options(cls, value: dict[str, Any]) -> dict[str, Any]:
         if "model" in value:
             raise ValueError("the tester's model is the run's roles.tester (+model@roles.tester=<name>), not tester.model")
-        LLMActorSettings.model_validate({**value, "model": {}})  # its own errors name the option
         return value
+
+    @model_validator(mode="after")
+    def _parse_tester(self) -> "WebGenSuiteSettings":
+        try:
+            self._tester_settings = LLMActorSettings.model_validate({**self.tester, "model": {}})
+        except ValidationError as error:  # its own errors, each naming the option under suite.tester
+            raise ValidationError.from_exception_data(type(self).__name__, [
+                {"type": item["type"], "loc": ("tester", *item["loc"]), "input": item["input"],
+                 **({"ctx": item["ctx"]} if "ctx" in item else {})} for item in error.errors()]) from None
+        return self
+
+    @property
+    def tester_settings(self) -> LLMActorSettings:
+        """The tester's LLM actor options, parsed with the suite's settings (its model is the run's roles.tester)."""
+        assert self._tester_settings is not None
+        return self._tester_settings
 
 
 class WebGenSuite(SuiteBase):
@@ -70,7 +86,7 @@ class WebGenSuite(SuiteBase):
         """The tester is the LLM actor: one structured action per step, as its `structured_output` says."""
         if role != TESTER_ROLE:
             return None
-        mode = LLMActorSettings.model_validate({**self.settings.tester, "model": {}}).structured_output
+        mode = self.settings.tester_settings.structured_output
         return mode if mode != "none" else None
 
     def rubric_versions(self) -> dict[str, str]:
@@ -105,7 +121,7 @@ class WebGenSuite(SuiteBase):
     async def load_tasks(self) -> list[Task]:
         tasks = select_tasks(load_webgen_tasks(self._tasks_file()), self.settings)
         # Every test case runs inside its slot's turn_timeout_s, and a slot over it is a miss.
-        budget = LLMActorSettings.model_validate({**self.settings.tester, "model": {}}).max_total_s
+        budget = self.settings.tester_settings.max_total_s
         most = max((len(turn.extra["test_cases"]) for task in tasks for turn in task.turns), default=0)
         if self._turn_timeout_s is not None and most * budget >= self._turn_timeout_s:
             log.warning("webgen: a task has %d test cases of up to %g s each (suite.tester.max_total_s) but "
@@ -122,7 +138,7 @@ class WebGenSuite(SuiteBase):
         """The shared bounds, plus the tester's: every test case one trace of at most max_steps answers (each
         with its retries)."""
         bounds = super().call_bounds(tasks, per_use)
-        tester = LLMActorSettings.model_validate({**self.settings.tester, "model": {}})
+        tester = self.settings.tester_settings
         cases = sum(len(turn.extra.get("test_cases") or []) for task in tasks for turn in task.turns)
         bounds[TESTER_ROLE] = cases * tester.max_steps * tester.max_attempts
         return bounds
@@ -134,7 +150,7 @@ class WebGenSuite(SuiteBase):
             if model is None:
                 raise ValueError(f"suite=webgen: the run's context holds no `{TESTER_ROLE}` model role "
                                  f"(roles.{TESTER_ROLE})")
-            settings = LLMActorSettings.model_validate({**self.settings.tester, "model": self._tester_model})
+            settings = self.settings.tester_settings.model_copy(update={"model": dict(self._tester_model)})
             self._tester = LLMActor(settings, model=model, role=TESTER_ROLE)
         return self._tester
 

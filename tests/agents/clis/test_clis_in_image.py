@@ -74,11 +74,11 @@ def _require_images() -> None:
     """The sandbox's images and the agent image, as a run looks them up (building nothing)."""
     import docker
 
-    from runner.sandbox.docker import DockerSetupError, present_images
+    from runner.sandbox.docker import DockerSandboxSettings, DockerSetupError, present_images
     from runner.sandbox.images import ensure_images
 
     try:
-        present_images({})
+        present_images(DockerSandboxSettings())
         client = docker.from_env(timeout=30)
         try:
             ensure_images(client, names=["agent"], build_missing=False)
