@@ -31,7 +31,7 @@ from typing import Any
 from runner.config import ConcurrencyConfig
 from runner.kinds import KINDS
 from runner.models.role import VLLM_DEFAULT_MAX_NUM_SEQS, ModelCapabilities
-from runner.run.roles import role_model_settings
+from runner.models.role import role_model_settings
 
 __all__ = ["COSTS", "DEFAULT_EPISODES", "DEFAULT_JUDGE_CALLS", "VLLM_DEFAULT_MAX_NUM_SEQS", "Costs", "Limits",
            "Machine", "batch_capacity", "choose_limits", "resolve_concurrency"]

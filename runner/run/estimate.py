@@ -28,7 +28,7 @@ from typing import Any
 from runner.config import ConcurrencyConfig
 from runner.kinds import KINDS
 from runner.run.capacity import COSTS, Costs, Limits, Machine, choose_limits
-from runner.run.roles import role_model_settings
+from runner.models.role import role_model_settings
 
 __all__ = ["Estimate", "HarnessCosts", "Latencies", "Workload", "estimate_for_config", "estimate_run"]
 

@@ -23,7 +23,8 @@ from runner.kinds import KINDS
 from runner.models.preflight import check_weights
 from runner.run import preflight
 from runner.run.placement import detect_gpus, plan_phases
-from runner.run.roles import check_declared_roles, role_model_settings, roles_used, run_facts, server_claims
+from runner.models.role import role_model_settings
+from runner.run.roles import check_declared_roles, roles_used, run_facts, server_claims
 from runner.report.task_set import describe_task_set, task_set_record
 from runner.run.task_set import task_set_identity
 

@@ -12,7 +12,8 @@ from runner.config import RunnerConfig
 from runner.kinds import KINDS
 from runner.models import dialects
 from runner.models.role import ModelRole
-from runner.run.roles import role_key, roles_used
+from runner.models.role import role_key
+from runner.run.roles import roles_used
 from runner.suites.base import Suite
 
 __all__ = ["RoleRequest", "request_parameters", "role_requests"]

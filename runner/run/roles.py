@@ -2,8 +2,8 @@
 
 Roles are `generator` (config `model`), `judge` and `actor` (their `options.model` when LLM-based) and the
 roles a suite declares (`suite.required_roles`, composed into `roles.<name>` from the `conf/model` group, e.g.
-`+model@roles.caption=gpt-4o`: MT-Web2Code's §5.1 caption model). `role_model_settings` is what preflight,
-placement and capacity read; `RunRoles` builds each role's model once, with the response cache, wraps it for
+`+model@roles.caption=gpt-4o`: MT-Web2Code's §5.1 caption model). `role_model_settings`
+(runner/models/role.py) is what preflight, placement and capacity read; `RunRoles` builds each role's model once, with the response cache, wraps it for
 call traces when it is built, and hands vLLM-served ones to `ServedRoles` (started lazily, stopped between
 phases), so the run knows its served models by role.
 """
@@ -35,8 +35,6 @@ from runner.turns.tasks import Task
 __all__ = [
     "RunRoles",
     "check_declared_roles",
-    "role_key",
-    "role_model_settings",
     "roles_used",
     "run_facts",
     "server_claims",

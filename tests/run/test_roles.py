@@ -15,7 +15,8 @@ from runner.errors import ConfigError
 from runner.run.validation import compose_config, validate_config
 from runner.models.cache import ResponseCache
 from runner.models.openai_provider import OpenAIModel
-from runner.run.roles import RunRoles, check_declared_roles, role_model_settings, roles_used, server_claims
+from runner.models.role import role_model_settings
+from runner.run.roles import RunRoles, check_declared_roles, roles_used, server_claims
 from runner.suites.registry import build_suite
 from tests.conftest import REPO_ROOT
 

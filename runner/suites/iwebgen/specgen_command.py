@@ -18,7 +18,8 @@ from pathlib import Path
 from runner.compose import compose
 from runner.config import RunnerConfig
 from runner.errors import ConfigError, UserError
-from runner.run.roles import RunRoles, role_key
+from runner.models.role import role_key
+from runner.run.roles import RunRoles
 from runner.suites.iwebgen.specgen import DEFAULT_MAX_CHARS, extract_pdf_text, save_draft, write_spec
 from runner.run.validation import validate_config
 
