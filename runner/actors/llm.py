@@ -211,7 +211,7 @@ class LLMActor:
     def __init__(self, settings: LLMActorSettings, *, model: Model | None = None, role: str = "actor") -> None:
         self.settings = settings
         self.role = role  # what its request records call it: the actor, or WebGen-Bench's tester
-        self._model = model if model is not None else build_endpoint_model(settings.model)
+        self._model = model if model is not None else build_endpoint_model(settings)
 
     async def aclose(self) -> None:
         await self._model.aclose()

@@ -179,7 +179,7 @@ class UITarsActor:
 
     def __init__(self, settings: UITarsSettings, *, model: Model | None = None) -> None:
         self.settings = settings
-        self._model = model if model is not None else build_endpoint_model(settings.model)
+        self._model = model if model is not None else build_endpoint_model(settings)
 
     async def aclose(self) -> None:
         await self._model.aclose()

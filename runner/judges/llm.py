@@ -21,7 +21,7 @@ from typing import Any
 from runner.turns.evidence_folder import EvidenceFolder
 from runner.judges.base import JudgeBase, JudgeError, JudgeInput, structured_judge_error
 from runner.judges.llm_bundle import TRIM_ORDER, build_bundle, join_text
-from runner.judges.llm_settings import LLMJudgeSettings
+from runner.judges.llm_settings import EndpointSettings, LLMJudgeSettings
 from runner.judges.rubrics import Rubric, RubricOutcome, get_rubric
 from runner.models.base import Model, ProviderError
 from runner.models.fitting import FitResult, RequestRefused, correction_reserve_chars, fit_messages, model_limits
@@ -35,10 +35,12 @@ __all__ = ["LLMJudge", "build_endpoint_model"]
 _REASONING_KEPT = 4000  # characters of an accepted verdict's reasoning kept in the record (turns.jsonl)
 
 
-def build_endpoint_model(model: dict[str, Any]) -> Model:
+def build_endpoint_model(settings: EndpointSettings) -> Model:
+    """The model of a judge's or actor's options, from the provider settings parsed with them (`with_endpoint`);
+    options made without that (a test's) have their section parsed here."""
     from runner.models.registry import build_model
 
-    return build_model(model)
+    return build_model(settings.endpoint if settings.endpoint is not None else settings.model)
 
 
 def with_untrusted_rule(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -78,7 +80,7 @@ class LLMJudge(JudgeBase):
         self.settings = settings
         self.name = name
         self.rubric: Rubric = get_rubric(settings.rubric)
-        self._model = model if model is not None else build_endpoint_model(settings.model)
+        self._model = model if model is not None else build_endpoint_model(settings)
 
     @property
     def accepts_images(self) -> bool:

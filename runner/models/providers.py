@@ -27,12 +27,15 @@ def _named(model: Model, data: Mapping[str, Any]) -> Model:
     return model
 
 
-def _endpoint_settings(settings: type[SettingsT], data: Mapping[str, Any], provider: str) -> SettingsT:
-    """An endpoint provider's settings, or a ConfigError naming the model and the provider."""
+def _endpoint_settings(settings: type[SettingsT], data: Mapping[str, Any] | SettingsT, provider: str) -> SettingsT:
+    """An endpoint provider's settings: as config validation parsed them, else parsed here from the section (a
+    ConfigError naming the model and the provider)."""
     from pydantic import ValidationError
 
     from runner.errors import ConfigError
 
+    if isinstance(data, settings):
+        return data
     try:
         return settings.model_validate(dict(data))
     except ValidationError as exc:

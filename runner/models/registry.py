@@ -23,9 +23,14 @@ def build_model(
     tasks: Mapping[str, Task] | Iterable[Task] | None = None,
     cache: ResponseCache | None = None,
 ) -> Model:
-    """`tasks` is needed by the oracle only; `cache` is used by endpoint models whose `cache` is true."""
+    """`settings`: a model section (a mapping, the validated ModelConfig) or its provider's settings as config
+    validation parsed them (a ModelRole's, an endpoint's), which the provider takes as they are instead of parsing
+    the section again. `tasks` is needed by the oracle only; `cache` is used by endpoint models whose `cache` is
+    true."""
     data = settings.model_dump() if isinstance(settings, BaseModel) else dict(settings)
     provider = KINDS.find("model", str(data.get("provider")))
     if provider is None:
         raise ConfigError(f"model.provider={data.get('provider')!r} is not one of {', '.join(KINDS.names('model'))}")
-    return provider.factory(data, tasks=tasks, cache=cache)
+    parsed = provider.settings
+    return provider.factory(settings if parsed is not None and isinstance(settings, parsed) else data,
+                            tasks=tasks, cache=cache)

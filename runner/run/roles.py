@@ -131,6 +131,8 @@ class RunRoles:
     def __init__(self, config: RunnerConfig, *, cache: ResponseCache | None, log_dir: Path,
                  traced: bool = False) -> None:
         self.settings = role_model_settings(config)
+        # Each role's provider settings as config validation parsed them (None: a replay, built from its section).
+        self._parsed = {role: model_role.settings for role, model_role in config.model_roles.items()}
         self.served = ServedRoles.of(log_dir=log_dir)
         self._cache = cache
         self._traced = traced
@@ -149,7 +151,8 @@ class RunRoles:
         if role not in self.settings:
             raise ConfigError(f"invalid configuration:\n  {role_key(role)}: the run has no model for role {role!r}")
         settings = self.settings[role]
-        model: Model = build_model(settings, tasks=tasks, cache=self._cache)
+        parsed = self._parsed.get(role)
+        model: Model = build_model(parsed if parsed is not None else settings, tasks=tasks, cache=self._cache)
         served = vllm_served(model)
         if served is not None:
             self._share_a_server(role, served)

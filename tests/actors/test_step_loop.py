@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from runner.actors.step_loop import InvalidAnswer, PageUnresponsive, StepHooks, StepLimits, StepLoop
-from runner.judges.llm import build_endpoint_model
 from runner.models.base import GenerationRequest, Model
 from runner.models.fitting import FitResult, RequestRefused
+from runner.models.registry import build_model
 from runner.turns.evidence import Trace, TraceStep
 from runner.turns.evidence_folder import EvidenceFolder
 from tests.support.fault_server import FaultServer, completion
@@ -103,8 +103,8 @@ def run_loop(browse, site, tmp_path: Path, script: Script, *, hang_s: float = 30
              max_total_s: float = 60.0, settle_ms: int = 50, **hook_options: Any) -> tuple[Trace, Hooks, FaultServer]:
     url = site.page("steps.html", PAGE)
     with FaultServer(script, hang_s=hang_s) as server:
-        model = build_endpoint_model({"provider": "openai", "name": "loop-model", "model": "m", "base_url": server.base_url,
-                                      "max_retries": 0, "cache": False, "timeout_s": 30})
+        model = build_model({"provider": "openai", "name": "loop-model", "model": "m", "base_url": server.base_url,
+                             "max_retries": 0, "cache": False, "timeout_s": 30})
         hooks = Hooks(model, **hook_options)
         loop: StepLoop[dict] = StepLoop(actor="tester-actor", role="actor", model=model,
                                         limits=StepLimits(max_steps=max_steps, max_total_s=max_total_s,

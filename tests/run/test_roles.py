@@ -129,3 +129,28 @@ def test_a_shared_server_stops_when_its_last_holder_lets_go(tmp_path: Path, monk
         assert stops == [actor.server.name]
 
     asyncio.run(scenario())
+
+
+def test_a_roles_model_is_built_from_the_settings_validation_parsed(monkeypatch, tmp_path) -> None:
+    """The run's models take their provider settings from config validation, not from a second parse of the
+    section (and a judge's endpoint likewise from its options)."""
+    from runner.judges.llm import build_endpoint_model
+    from runner.judges.llm_settings import LLMJudgeSettings
+    from runner.models.openai_provider import OpenAIModelSettings
+
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")  # nothing is sent
+    config = _config("model=gpt-4o")
+    parses = []
+    original = OpenAIModelSettings.model_validate.__func__
+
+    def counting(cls, *args, **kwargs):
+        parses.append(cls.__name__)
+        return original(cls, *args, **kwargs)
+
+    monkeypatch.setattr(OpenAIModelSettings, "model_validate", classmethod(counting))
+    model = RunRoles(config, cache=None, log_dir=tmp_path / "servers").model("generator")
+    assert model.settings is config.model_roles["generator"].settings and parses == []
+    judge = LLMJudgeSettings.from_options({"model": {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9"}},
+                                          prefix="judge.options")
+    parses.clear()
+    assert build_endpoint_model(judge).settings is judge.endpoint and parses == []

@@ -52,7 +52,8 @@ PARSE_ALLOWED = {
     ("runner/suites/registry.py", "validate_suite_options"),  # the suite's parse (returns the resolved one)
     ("runner/judges/llm_settings.py", "validate_endpoint"),  # part of a judge's or actor's from_options
     ("runner/suites/webgen/suite.py", "_parse_tester"),  # the suite settings' own validator
-    # Building a model from its section: the provider factories take the dict (runner/models/registry.py).
+    # A provider factory given a section no validation parsed (a one-off tool's, a test's); a run's roles and a
+    # judge's or actor's endpoint reach it parsed and are taken as they are.
     ("runner/models/providers.py", "_endpoint_settings"),
     ("runner/run/pull.py", "server_settings"),  # `python -m runner.pull` reads a model section it never runs
 }
