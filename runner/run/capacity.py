@@ -26,20 +26,15 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from runner.config import ConcurrencyConfig
-from runner.kinds import KINDS
-from runner.models.role import VLLM_DEFAULT_MAX_NUM_SEQS, ModelCapabilities
-from runner.models.role import role_model_settings
+from runner.config import ConcurrencyConfig, RunnerConfig
 
-__all__ = ["COSTS", "DEFAULT_EPISODES", "DEFAULT_JUDGE_CALLS", "VLLM_DEFAULT_MAX_NUM_SEQS", "Costs", "Limits",
-           "Machine", "batch_capacity", "choose_limits", "resolve_concurrency"]
+__all__ = ["COSTS", "DEFAULT_EPISODES", "DEFAULT_JUDGE_CALLS", "Costs", "Limits",
+           "Machine", "choose_limits", "resolve_concurrency"]
 
 DEFAULT_EPISODES = 4
 DEFAULT_MODEL_CALLS = 4
 DEFAULT_JUDGE_CALLS = 2
-DEFAULT_BROWSER_MEMORY_MB = 4096  # BrowserSettings.memory_mb's default
 
 
 @dataclass(frozen=True)
@@ -116,34 +111,18 @@ class Limits:
                 ("episodes", "model_calls", "visits", "browsers", "builds", "judge_calls")]
 
 
-def batch_capacity(model: dict[str, Any] | None) -> int | None:
-    """How many requests the model's server batches at once, when the runner knows it (its declared capability,
-    runner/models/role.py)."""
-    provider = KINDS.find("model", str(model.get("provider"))) if model else None
-    if model is None or provider is None:
-        return None
-    return ModelCapabilities.of(model, vllm_served=provider.vllm_served).batch_size
-
-
-def _browser_memory_mb(config: Any) -> int:
-    browser = getattr(config, "browser", None) or {}
-    return int(browser.get("memory_mb") or DEFAULT_BROWSER_MEMORY_MB) if isinstance(browser, dict) \
-        else DEFAULT_BROWSER_MEMORY_MB
-
-
-def choose_limits(config: Any, *, episodes_available: int | None, machine: Machine | None = None,
+def choose_limits(config: RunnerConfig, *, episodes_available: int | None, machine: Machine | None = None,
                   costs: Costs = COSTS) -> Limits:
     """The limits this run uses and why: what is set, else the capacity of the serving models, bounded by the
     machine. `episodes_available`: how many episodes the run has (None: not known yet; visits and browsers never
     depend on it, so a run's browsers can be opened before its tasks load)."""
     machine = machine or Machine.detect()
-    settings = role_model_settings(config)
+    roles = config.model_roles  # each role's declared capabilities, resolved with the config
     limits = config.concurrency
-    generator = batch_capacity(settings.get("generator"))
+    generator, actor, judge = (roles[role].capabilities.batch_size if role in roles else None
+                               for role in ("generator", "actor", "judge"))
     # An actor whose steps wait on a model (an LLM actor, UI-TARS); the probe and scripted flows never do.
-    actor_waits = "actor" in settings
-    actor = batch_capacity(settings.get("actor"))
-    judge = batch_capacity(settings.get("judge"))
+    actor_waits = "actor" in roles
     reasons: dict[str, str] = {}
     available = max(1, episodes_available) if episodes_available is not None else None
 
@@ -172,7 +151,7 @@ def choose_limits(config: Any, *, episodes_available: int | None, machine: Machi
                                   "bound the whole run: set concurrency.model_calls to what its API quota allows)")
 
     # Visits: the actor's server waits on them; the machine holds what its memory and cores allow.
-    browser_cap_mb = _browser_memory_mb(config)
+    browser_cap_mb = config.browser_settings.memory_mb
     per_browser = max(1, int(browser_cap_mb / 2 // costs.visit_mib))  # half of a browser's cap for the working page
     budget = machine.memory_mib * costs.memory_share - costs.runner_mib - limits.builds * costs.build_mib
     by_memory = max(1, int(budget // (costs.visit_mib + costs.browser_mib / per_browser)))
@@ -232,7 +211,7 @@ def choose_limits(config: Any, *, episodes_available: int | None, machine: Machi
     return Limits(concurrency=resolved, reasons=reasons, machine=machine)
 
 
-def resolve_concurrency(config: Any, *, episodes_available: int | None,
+def resolve_concurrency(config: RunnerConfig, *, episodes_available: int | None,
                         machine: Machine | None = None) -> ConcurrencyConfig:
     """The limits this run uses: what is set, else the capacity of the serving models, bounded by the machine."""
     return choose_limits(config, episodes_available=episodes_available, machine=machine).concurrency

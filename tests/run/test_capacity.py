@@ -3,26 +3,42 @@ machine's memory and cores; each limit says why."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import copy
+import functools
+from typing import Any
 
 import pytest
 
-from runner.run.capacity import (COSTS, VLLM_DEFAULT_MAX_NUM_SEQS, Machine, batch_capacity, choose_limits,
-                                 resolve_concurrency)
-from runner.config import ActorConfig, ConcurrencyConfig, JudgeConfig, ModelConfig
+from runner.compose import compose
+from runner.config import RunnerConfig
+from runner.models.role import VLLM_DEFAULT_MAX_NUM_SEQS
+from runner.run.capacity import COSTS, Machine, choose_limits, resolve_concurrency
+from runner.run.validation import validate_config
+from tests.conftest import REPO_ROOT
 
 BIG = Machine(cores=64, memory_mib=1_000_000)  # bounds nothing the servers ask for here
 SMALL = Machine(cores=2, memory_mib=18_000)  # the 2-core, 24 GB machine with what it has free
 
 
-def _config(model: dict, judge_model: dict | None = None, actor_model: dict | None = None, *,
-            browser: dict | None = None, **limits: int) -> SimpleNamespace:
-    judge = JudgeConfig(name="j", kind="llm", options={"model": judge_model}) if judge_model else \
-        JudgeConfig(name="rules", kind="rules")
-    actor = ActorConfig(name="llm", kind="llm", options={"model": actor_model}) if actor_model else \
-        ActorConfig(name="none", kind="none")
-    return SimpleNamespace(model=ModelConfig.model_validate(model), judge=judge, actor=actor, roles={},
-                           browser=browser or {}, concurrency=ConcurrencyConfig(**limits))
+@functools.cache
+def _composed() -> dict[str, Any]:
+    return compose(["model=oracle", "judge=rules", "actor=none", "tracking=off"], project_root=REPO_ROOT)
+
+
+def _config(model: dict, judge_model: dict | None = None, actor_model: dict | None = None, *, actor: str = "none",
+            browser: dict | None = None, **limits: int) -> RunnerConfig:
+    """A validated config (its model roles resolved, as every run's) with these models, browser and limits."""
+    raw = copy.deepcopy(_composed())
+    raw["model"] = dict(model)
+    if judge_model:
+        raw["judge"] = {"name": "j", "kind": "llm", "options": {"model": judge_model}}
+    if actor_model:
+        raw["actor"] = {"name": "llm", "kind": "llm", "options": {"model": actor_model}}
+    elif actor != "none":
+        raw["actor"] = {"name": actor, "kind": actor}
+    raw["browser"].update(browser or {})
+    raw["concurrency"].update(limits)
+    return validate_config(raw)
 
 
 @pytest.fixture(autouse=True)
@@ -34,11 +50,16 @@ def _a_machine_that_bounds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
 VLLM = {"name": "g", "provider": "vllm", "server": {"model_path": "/w", "max_num_seqs": 32}}
 
 
+def _batch_size(model: dict) -> int | None:
+    return _config(model).model_roles["generator"].capabilities.batch_size
+
+
 def test_capacity_of_each_kind_of_model() -> None:
-    assert batch_capacity(VLLM) == 32
-    assert batch_capacity({"provider": "vllm", "server": {"model_path": "/w"}}) == VLLM_DEFAULT_MAX_NUM_SEQS == 256
-    assert batch_capacity({"provider": "vllm", "server": {"mode": "attach", "base_url": "http://x"}}) is None
-    assert batch_capacity({"provider": "openai"}) is None and batch_capacity(None) is None
+    assert _batch_size(VLLM) == 32
+    assert _batch_size({"name": "w", "provider": "vllm", "server": {"model_path": "/w"}}) == VLLM_DEFAULT_MAX_NUM_SEQS == 256
+    assert _batch_size({"name": "x", "provider": "vllm", "server": {"mode": "attach", "base_url": "http://x"}}) is None
+    assert _batch_size({"name": "o", "provider": "openai", "model": "gpt", "base_url": "http://x/v1"}) is None
+    assert _batch_size(ORACLE) is None
 
 
 def test_episodes_and_calls_follow_the_generator_server_bounded_by_the_episodes() -> None:
@@ -101,8 +122,7 @@ def test_without_an_actor_model_each_visit_has_a_browser_of_its_own() -> None:
     limits = choose_limits(_config(ORACLE), episodes_available=150, machine=SMALL)
     assert limits.concurrency.visits == limits.concurrency.browsers == 2
     assert "one visit a browser" in limits.reasons["visits"]
-    probe = _config(ORACLE)
-    probe.actor = ActorConfig(name="probe", kind="probe")  # acts without a model: nothing to wait on either
+    probe = _config(ORACLE, actor="probe")  # acts without a model: nothing to wait on either
     by_probe = choose_limits(probe, episodes_available=150, machine=SMALL)
     assert by_probe.concurrency.visits == by_probe.concurrency.browsers == 2
     shared = choose_limits(_config(ORACLE, actor_model=ACTOR), episodes_available=150, machine=SMALL)
