@@ -1,6 +1,6 @@
 """Per-turn harness overhead: the runner's pipeline in both sandboxes against a naive pipeline, stage by stage.
 
-    .venv/bin/python bench/harness.py [--repeats 2] [--sandboxes local,docker[,local-fresh-page]]
+    .venv/bin/python bench/harness.py [--repeats 2] [--sandboxes local,docker[,local-fresh-page,local-cold-serve]]
 
 Runner: the smoke suite's oracle run (9 React turns, rules judge, probe actor, tracking off, one episode at a
 time), run in-process through the real engine once per sandbox (`sandbox=local`: bubblewrap; `sandbox=docker`:
@@ -15,6 +15,8 @@ judge either; the bench also prints the overhead with the checks counted in.
 page when the turn needs them instead of taking the one the pool prepared while the turn built.
 `local-cold-build` is `sandbox=local` with `+sandbox.local.spare_build=false`: every build starts its sandbox, Node
 and Vite when it is asked for, instead of taking the one started ahead after the last build.
+`local-cold-serve` is `sandbox=local` with `+sandbox.local.spare_server=false`: every serve starts its artifact
+server's sandbox and Python when it is asked for, instead of taking the one started ahead for its browser.
 
 Naive: the same reference artifacts, each with a fresh `npm install` and `vite build` in a copy of the
 template, a new browser per turn and a plain HTTP server (no sandbox); evidence and the probe as the runner
@@ -66,7 +68,8 @@ def overhead(timings: dict[str, float], *, excluded: tuple[str, ...] = JUDGING) 
 
 PIPELINES = {"local": ["sandbox=local"], "docker": ["sandbox=docker"],
              "local-fresh-page": ["sandbox=local", "browser.spare_page=false"],
-             "local-cold-build": ["sandbox=local", "+sandbox.local.spare_build=false"]}
+             "local-cold-build": ["sandbox=local", "+sandbox.local.spare_build=false"],
+             "local-cold-serve": ["sandbox=local", "+sandbox.local.spare_server=false"]}
 
 
 def runner_turns(pipeline: str, repeats: int, scratch: Path) -> list[dict[str, float]]:
@@ -199,6 +202,9 @@ def main() -> None:
         if "local-cold-build" in overheads:
             print(f"local-cold-build / local: x{overheads['local-cold-build'] / local:.2f} "
                   "(the spare build's share of the overhead)")
+        if "local-cold-serve" in overheads:
+            print(f"local-cold-serve / local: x{overheads['local-cold-serve'] / local:.2f} "
+                  "(the spare server's share of the overhead)")
         if "local-fresh-page" in overheads:
             print(f"local-fresh-page / local: x{overheads['local-fresh-page'] / local:.2f} "
                   "(the prepared page's share of the overhead)")

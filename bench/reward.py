@@ -17,7 +17,10 @@ smoke task (a React build), scored by the rules judge's live checks (actor=none)
 Goals: median latency of one call under 0.4 s; >= 200 rewards per minute at concurrency 4 on two cores.
 `--override` adds config overrides to every suite's (e.g. `+sandbox.local.spare_build=false` or
 `+judge.rules.reuse_loaded_page=false`, to measure without them; `--all-evidence` turns the service's lean evidence
-off); the machine's load average is printed beside the figures, which move with it.
+off); the machine's load average is printed beside the figures, which move with it. Beside each mode, the CPU
+seconds the whole machine spent per call (/proc/stat: the confined builds, servers and browsers are no children of
+this process) and the rate those seconds allow on this machine's cores, the bound on rewards per minute that no
+concurrency passes.
 """
 
 from __future__ import annotations
@@ -68,11 +71,20 @@ async def _answer_with_state(model: Any, service: RewardService, task_id: str, t
     return (await model.generate(GenerationRequest(task_id=task_id, turn=turn, messages=messages))).text
 
 
-def _stats(latencies: list[float], wall_s: float) -> dict[str, float]:
+def machine_cpu_s() -> float:
+    """CPU seconds the machine has spent so far (all cores, busy states of /proc/stat's first line)."""
+    with open("/proc/stat") as stat:
+        user, nice, system, _idle, _iowait, irq, softirq, *_ = (int(v) for v in stat.readline().split()[1:])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def _stats(latencies: list[float], wall_s: float, cpu_s: float) -> dict[str, float]:
     ordered = sorted(latencies)
+    cpu_per_call = cpu_s / len(ordered)
     return {"calls": len(ordered), "median_s": statistics.median(ordered),
             "p90_s": ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)],
-            "rewards_per_min": 60.0 * len(ordered) / wall_s}
+            "rewards_per_min": 60.0 * len(ordered) / wall_s, "machine_cpu_s_per_call": cpu_per_call,
+            "cpu_bound_per_min": 60.0 * (os.cpu_count() or 1) / cpu_per_call if cpu_per_call else math.inf}
 
 
 async def bench_suite(suite: str, calls: int, pages: list[str], extra: list[str], *,
@@ -109,9 +121,9 @@ async def bench_suite(suite: str, calls: int, pages: list[str], extra: list[str]
                 shortfalls.append(f"{slot[0]} turn {slot[1]}: {reward.reward} ({reward.status}: {reward.error[:120]})")
             return time.perf_counter() - started
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), machine_cpu_s()
         sequential = [await one(slot) for slot in plan]
-        sequential_stats = _stats(sequential, time.perf_counter() - started)
+        sequential_stats = _stats(sequential, time.perf_counter() - started, machine_cpu_s() - cpu)
 
         limit = asyncio.Semaphore(CONCURRENCY)
 
@@ -119,9 +131,9 @@ async def bench_suite(suite: str, calls: int, pages: list[str], extra: list[str]
             async with limit:
                 return await one(slot)
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), machine_cpu_s()
         concurrent = await asyncio.gather(*(bounded(slot) for slot in plan))
-        concurrent_stats = _stats(list(concurrent), time.perf_counter() - started)
+        concurrent_stats = _stats(list(concurrent), time.perf_counter() - started, machine_cpu_s() - cpu)
     return {
         "suite": suite, "open_s": open_s, "slots": len(slots), "overrides": extra,
         "lean_evidence": service.lean_evidence,
@@ -144,7 +156,8 @@ def _print(result: dict[str, Any]) -> None:
     for mode in ("sequential", f"concurrency_{CONCURRENCY}"):
         stats = result[mode]
         print(f"  {mode:<14} {stats['calls']} calls: median {stats['median_s']:.3f} s, p90 {stats['p90_s']:.3f} s, "
-              f"{stats['rewards_per_min']:.1f} rewards/min")
+              f"{stats['rewards_per_min']:.1f} rewards/min; machine CPU {stats['machine_cpu_s_per_call']:.2f} s a call "
+              f"(at most {stats['cpu_bound_per_min']:.0f} rewards/min on {os.cpu_count()} cores)")
     for shortfall in result["shortfalls"]:
         print(f"  oracle answer below 1.0: {shortfall}")
     median = result["sequential"]["median_s"]

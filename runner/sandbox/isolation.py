@@ -61,6 +61,7 @@ class PipelineRules:
     server_start_timeout_s: float
     build_command: list[str] | None  # test-only: run this instead of `vite build`
     spare_build: bool = False  # start the next build's sandbox ahead, with Vite loaded (pipeline.py)
+    spare_server: bool = False  # start the next artifact server ahead, imports done (spare_server.py)
 
 
 @dataclass
@@ -112,6 +113,29 @@ class StartsAhead(Protocol):
     async def start_waiting(self, command: list[str], mounts: list[Mount], *, cwd: str,
                             env: dict[str, str]) -> WaitingRun | RunOutcome:
         """`command` confined exactly as Isolation.run would run it, started now; a RunOutcome: it did not start."""
+        ...
+
+
+class WaitingServer(RunningServer, Protocol):
+    """An artifact server started ahead of its files (ServesAhead.start_waiting_server), waiting for its go line."""
+
+    def alive(self) -> bool: ...
+
+    async def go(self) -> None:
+        """Its go line: it serves from now on (its files are in place)."""
+        ...
+
+    async def stop(self) -> None:
+        """End it, used or not, with everything it started."""
+        ...
+
+
+class ServesAhead(Protocol):
+    """An isolation that can start an artifact server before its files are there (spare servers)."""
+
+    async def start_waiting_server(self, command: list[str], mounts: list[Mount], *, scratch: Path,
+                                   network: str | None) -> WaitingServer:
+        """`serve_folder`'s server, confined exactly alike, started now; raises SandboxSetupError where it cannot."""
         ...
 
 

@@ -22,10 +22,12 @@ def local_sandbox(settings: LocalSandboxSettings, *, config: RunnerConfig) -> Sa
 
     if not settings.cache_root:
         settings = settings.model_copy(update={"cache_root": str(config.resolve_path(config.cache_dir))})
-    if "spare_build" not in config.sandbox.local:
-        # A run's builds start ahead (runner/sandbox/spare_build.py: the same artifact, byte for byte, sooner); set
-        # here, not in conf/, so the config and its lineage hash stay those of runs made before.
-        settings = settings.model_copy(update={"spare_build": True})
+    # A run's builds and artifact servers start ahead (runner/sandbox/spare_build.py, spare_server.py: the same
+    # artifact, byte for byte, served sooner) unless the config says otherwise; set here, not in conf/, so the config
+    # and its lineage hash stay those of runs made before.
+    ahead = {key: True for key in ("spare_build", "spare_server") if key not in config.sandbox.local}
+    if ahead:
+        settings = settings.model_copy(update=ahead)
     return LocalSandbox(settings)
 
 

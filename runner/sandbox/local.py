@@ -83,6 +83,9 @@ class LocalSandboxSettings(BaseModel):
     # Keep the next build's sandbox started ahead, Vite loaded, waiting for its sources (pipeline.py): the same
     # sandbox, limits and command, one per build, started while the runner waits elsewhere.
     spare_build: bool = False
+    # Keep the next artifact server for each browser started ahead, its imports done, waiting for its files
+    # (runner/sandbox/spare_server.py): the same sandbox, limits and socket; a serve with a tool bridge starts cold.
+    spare_server: bool = False
 
 
 def _root_layout_args() -> list[str]:
@@ -324,20 +327,48 @@ class _WaitingRun:
 
 
 class _BwrapServer:
-    """The artifact server under bubblewrap (isolation.RunningServer)."""
+    """The artifact server under bubblewrap (isolation.RunningServer), in cgroups of its own.
 
-    def __init__(self, url: str, namespace: str | None, proc: asyncio.subprocess.Process, log_path: Path):
+    One started ahead (`BubblewrapIsolation.start_waiting_server`) waits for its go line at SPARE_NICE; `stop` ends
+    either kind with everything it started."""
+
+    def __init__(self, url: str, namespace: str | None, proc: asyncio.subprocess.Process, log_path: Path,
+                 cgroups: CgroupSet, *, niced: bool = False):
         self.url = self.probe_url = url
         self.probe_namespace = namespace
         self.proc = proc
         self.log_path = log_path
+        self.cgroups = cgroups
+        self.niced = niced
 
     async def running(self) -> bool:
+        return self.proc.returncode is None
+
+    def alive(self) -> bool:
         return self.proc.returncode is None
 
     async def failure(self) -> SandboxSetupError:
         server_log = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         return SandboxSetupError(f"artifact server did not become ready (rc={self.proc.returncode}):\n{server_log}")
+
+    async def go(self) -> None:
+        """A waiting server's go line: back to a cold server's niceness, then it serves."""
+        if self.niced:
+            await asyncio.to_thread(_renice, self.cgroups, 0)
+        stdin = self.proc.stdin
+        if stdin is not None:
+            with contextlib.suppress(OSError):  # it died meanwhile: readiness reports it with its log
+                stdin.write(b"go\n")
+                await stdin.drain()
+            stdin.close()
+
+    async def stop(self) -> None:
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()  # end of input: a server still waiting for its line exits unused
+            await _stop_tree(self.proc, self.cgroups)
+        finally:
+            await asyncio.to_thread(self.cgroups.cleanup)
 
 
 class BubblewrapIsolation:
@@ -361,7 +392,7 @@ class BubblewrapIsolation:
             max_file_bytes=settings.max_file_bytes, max_output_mb=settings.limits.max_output_mb,
             build_timeout_s=settings.build_timeout_s or settings.limits.wall_clock_s,
             server_start_timeout_s=settings.server_start_timeout_s, build_command=settings.build_command,
-            spare_build=settings.spare_build)
+            spare_build=settings.spare_build, spare_server=settings.spare_server)
 
     def _bwrap(self) -> str:
         found = shutil.which(self.settings.bwrap)
@@ -457,6 +488,21 @@ class BubblewrapIsolation:
         `network`: the network namespace of the browser that will load it (BrowserPool.network_namespace); the
         listening socket is made there, so only that browser reaches it. None: the host's 127.0.0.1.
         """
+        server = await self._launch_server(command, mounts, scratch=scratch, network=network, waits=False)
+        try:
+            yield server
+        finally:
+            await server.stop()
+
+    async def start_waiting_server(self, command: list[str], mounts: list[Mount], *, scratch: Path,
+                                   network: str | None) -> _BwrapServer:
+        """`serve_folder`'s server, confined and limited alike, started now: it imports and takes its socket, then
+        waits for its go line (`go`) before it serves; `stop` ends it (runner/sandbox/spare_server.py)."""
+        return await self._launch_server([*command, "--wait-go"], mounts, scratch=scratch, network=network,
+                                         waits=True)
+
+    async def _launch_server(self, command: list[str], mounts: list[Mount], *, scratch: Path, network: str | None,
+                             waits: bool) -> _BwrapServer:
         settings = self.settings
         bwrap = self._bwrap()
         py_binds, py_argv = _python_args(settings.python)
@@ -478,12 +524,13 @@ class BubblewrapIsolation:
             ]  # fmt: skip
             limits = settings.server_limits
             cgroups = await _new_cgroups(limits, "serve")
+            nice = _nice_prefix(cgroups) if waits else []
             log_path = scratch / "server.log"
             server_log = log_path.open("wb")
             try:
                 proc = await asyncio.create_subprocess_exec(
-                    *limited_command(argv, limits, cgroups),
-                    stdin=asyncio.subprocess.DEVNULL,
+                    *nice, *limited_command(argv, limits, cgroups),
+                    stdin=asyncio.subprocess.PIPE if waits else asyncio.subprocess.DEVNULL,
                     stdout=server_log,
                     stderr=server_log,
                     pass_fds=(fd,),
@@ -492,16 +539,17 @@ class BubblewrapIsolation:
                 )
             finally:
                 server_log.close()
-            sock.close()  # the server owns it now; a dead server then refuses instead of hanging clients
-            yield _BwrapServer(f"http://127.0.0.1:{port}/", network, proc, log_path)
-        finally:
-            sock.close()
+            return _BwrapServer(f"http://127.0.0.1:{port}/", network, proc, log_path, cgroups, niced=bool(nice))
+        except BaseException:
             if proc is not None and cgroups is not None:
                 await _stop_tree(proc, cgroups)
             elif proc is not None:
                 _kill_group(proc.pid)
             if cgroups is not None:
                 await asyncio.to_thread(cgroups.cleanup)
+            raise
+        finally:
+            sock.close()  # the server owns it now; a dead server then refuses instead of hanging clients
 
     async def browser_settings(self, base: BrowserSettings) -> BrowserSettings:
         """A locally launched browser is confined: its own network namespace and a memory cgroup."""

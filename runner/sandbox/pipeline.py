@@ -40,6 +40,7 @@ from runner.sandbox.isolation import (
     RunOutcome,
 )
 from runner.sandbox.spare_build import SpareBuilds, adopt
+from runner.sandbox.spare_server import SpareServers, fill
 from runner.sandbox.static import build_static
 from runner.sandbox.web_template import accept_build_output, prepare_workspace, rejection
 
@@ -172,6 +173,14 @@ def http_status(url: str, netns: str | None = None) -> int | None:
         return None
 
 
+def _server_files(scratch: Path, dist: Path) -> tuple[list[str], list[Mount]]:
+    """The artifact server's command and mounts for `dist`, its script copied into `scratch` (a bind source the
+    container engine resolves like the server's other files)."""
+    shutil.copy2(SERVER_SCRIPT, scratch / "server.py")
+    mounts = [Mount(dist, IN_DIST), Mount(scratch / "server.py", f"{IN_GENUI}/server.py")]
+    return [f"{IN_GENUI}/server.py", "--root", IN_DIST], mounts
+
+
 async def wait_ready(server: RunningServer, timeout_s: float) -> None:
     """Return once the server answers GET / below 500; raise its failure when it exits or the time runs out."""
     deadline = time.monotonic() + timeout_s
@@ -195,6 +204,7 @@ class PipelineSandbox:
         self._warming = asyncio.Lock()
         self._cold: set[Path] = set()  # compile caches whose warm-up failed in this run: builds go without
         self._spares: SpareBuilds | None = None  # created with the first build that may use one
+        self._spare_serves: SpareServers | None = None  # created with the first serve that may use one
 
     def _spare_builds(self, rules: PipelineRules) -> SpareBuilds | None:
         """The spare builds (spare_build.py), when the rules ask for them for `vite build` and the isolation can
@@ -303,6 +313,15 @@ class PipelineSandbox:
             self._cold.add(folder)
             return False
 
+    def _spare_servers(self, rules: PipelineRules) -> SpareServers | None:
+        """The spare artifact servers (spare_server.py), when the rules ask for them and the isolation can start a
+        server ahead."""
+        if not rules.spare_server or not hasattr(self.isolation, "start_waiting_server"):
+            return None
+        if self._spare_serves is None:
+            self._spare_serves = SpareServers(self.isolation, _server_files)  # type: ignore[arg-type]
+        return self._spare_serves
+
     @contextlib.asynccontextmanager
     async def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None,
                     network: str | None = None) -> AsyncIterator[ServedArtifact]:
@@ -311,17 +330,34 @@ class PipelineSandbox:
         `network`: where the browser that will load it lives (BrowserPool.network_namespace: a local browser's
         namespace, or a Docker worker's browser container); only that browser reaches the server.
         """
+        rules = self.isolation.rules()
+        spares = self._spare_servers(rules) if tool_bridge is None else None
+        spare = await spares.take(network) if spares is not None else None
+        if spares is not None:  # the next serve's server for this browser starts while this artifact is visited
+            spares.start_next(network)
+        if spare is not None and spares is not None:
+            try:
+                await asyncio.to_thread(fill, Path(dist_dir).resolve(), spare)
+            except OSError as exc:  # the artifact could not be laid out there: served cold, which says why if it fails
+                log.warning("a spare artifact server could not take its files: %s", exc)
+                await spares.discard(spare)
+                spare = None
+        if spare is not None and spares is not None:
+            try:
+                await spare.server.go()
+                await wait_ready(spare.server, rules.server_start_timeout_s)
+                yield ServedArtifact(url=spare.server.url)
+            finally:
+                await spares.discard(spare)
+            return
         scratch = self.isolation.scratch_dir(Path(dist_dir))
         try:
-            # A copy beside the other server files: a bind source the container engine resolves like them.
-            shutil.copy2(SERVER_SCRIPT, scratch / "server.py")
-            mounts = [Mount(Path(dist_dir).resolve(), IN_DIST), Mount(scratch / "server.py", f"{IN_GENUI}/server.py")]
-            command = [f"{IN_GENUI}/server.py", "--root", IN_DIST]
+            command, mounts = await asyncio.to_thread(_server_files, scratch, Path(dist_dir).resolve())
             if tool_bridge is not None:
                 mounts += await asyncio.to_thread(bridge_mounts, tool_bridge, scratch)
                 command += ["--bridge", f"{IN_GENUI}/bridge.json", "--bridge-runtime", f"{IN_GENUI}/{BRIDGE_RUNTIME}"]
             async with self.isolation.serve_folder(command, mounts, scratch=scratch, network=network) as server:
-                await wait_ready(server, self.isolation.rules().server_start_timeout_s)
+                await wait_ready(server, rules.server_start_timeout_s)
                 yield ServedArtifact(url=server.url)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -338,4 +374,6 @@ class PipelineSandbox:
     async def aclose(self) -> None:
         if self._spares is not None:
             await self._spares.aclose()
+        if self._spare_serves is not None:
+            await self._spare_serves.aclose()
         await self.isolation.aclose()

@@ -2,7 +2,10 @@
 
 Runs inside bubblewrap with no network; it listens on a socket the parent bound on 127.0.0.1 and
 passed in by file descriptor. Standard library only, so it can run from any path:
-    python server.py --root DIR (--fd N | --port P) [--bridge CONFIG.json --bridge-runtime RUNTIME.py]
+    python server.py --root DIR (--fd N | --port P) [--bridge CONFIG.json --bridge-runtime RUNTIME.py] [--wait-go]
+
+With --wait-go it starts, imports and takes its socket, then waits for one line on stdin before it serves (a spare
+server started ahead, runner/sandbox/spare_server.py); end of input instead: it exits without serving.
 
 The tool bridge's semantics are the suite's: RUNTIME.py (the suite's `ToolBridge.runtime`, shipped beside this
 file; standard library plus jsonschema) defines `create_bridge(config)`, whose object (`Bridge`) answers the
@@ -215,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, help="bind 127.0.0.1:PORT instead (development)")
     parser.add_argument("--bridge", type=Path, help="tool bridge config (JSON)")
     parser.add_argument("--bridge-runtime", type=Path, help="the suite's tool bridge runtime (Python file)")
+    parser.add_argument("--wait-go", action="store_true", help="serve only after one line on stdin")
     args = parser.parse_args(argv)
     if (args.bridge is None) != (args.bridge_runtime is None):
         parser.error("--bridge and --bridge-runtime go together")
@@ -226,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
         server: ThreadingHTTPServer = InheritedSocketServer(sock, handler)
     else:
         server = ThreadingHTTPServer(("127.0.0.1", args.port or 0), handler)
+    if args.wait_go and not sys.stdin.readline():
+        server.server_close()
+        return 0  # discarded unused
     print(f"serving {args.root} on {server.server_address}", file=sys.stderr, flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
