@@ -13,7 +13,6 @@ stopped, and the build runs as it would without spares.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import shutil
 import tempfile
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.sandbox.isolation import Mount, RunOutcome, StartsAhead, WaitingRun
+from runner.sandbox.started_ahead import StartedAhead
 
 log = logging.getLogger(__name__)
 
@@ -52,34 +52,23 @@ def adopt(staging: Path, workspace: Path) -> None:
     shutil.move(str(staging), str(workspace))
 
 
-class SpareBuilds:
+class SpareBuilds(StartedAhead[Hashable, Spare]):
     """At most one spare per key (the template, the tools and the compile cache it was started with)."""
 
     def __init__(self, isolation: StartsAhead) -> None:
+        super().__init__()
         self._isolation = isolation
-        self._spares: dict[Hashable, Spare] = {}
-        self._starting: dict[Hashable, asyncio.Task[None]] = {}
-        self._closed = False
 
-    async def take(self, key: Hashable) -> Spare | None:
-        """The started spare for `key`, if one is ready and alive (a dead one is stopped and cleared)."""
-        spare = self._spares.pop(key, None)
-        if spare is None or spare.run.alive():
-            return spare
-        await self._discard(spare)
-        return None
+    def alive(self, spare: Spare) -> bool:
+        return spare.run.alive()
 
     def start_next(self, key: Hashable, command: list[str], mounts_for: MountsFor, env: dict[str, str],
                    cwd: str) -> None:
         """Start a spare for `key` in the background, unless one is ready or starting."""
-        if self._closed or key in self._spares or key in self._starting:
-            return
-        task = asyncio.create_task(self._start(key, command, mounts_for, env, cwd))
-        self._starting[key] = task
-        task.add_done_callback(lambda _: self._starting.pop(key, None))
+        self.start_in_background(key, lambda: self._start(key, command, mounts_for, env, cwd))
 
     async def _start(self, key: Hashable, command: list[str], mounts_for: MountsFor, env: dict[str, str],
-                     cwd: str) -> None:
+                     cwd: str) -> Spare | None:
         staging = Path(tempfile.mkdtemp(prefix="genui-spare-build-"))
         try:
             started = await self._isolation.start_waiting(spare_command(command), mounts_for(staging), cwd=cwd, env=env)
@@ -89,32 +78,12 @@ class SpareBuilds:
         if isinstance(started, RunOutcome):  # builds go on without spares; each says why it failed, if it does
             log.warning("a spare build sandbox did not start: %s", started.setup_error or started.output[-500:])
             shutil.rmtree(staging, ignore_errors=True)
-            return
-        spare = Spare(key, staging, started)
-        if self._closed:
-            await self._discard(spare)
-            return
-        self._spares[key] = spare
+            return None
+        return Spare(key, staging, started)
 
-    @staticmethod
-    async def _discard(spare: Spare) -> None:
+    async def discard(self, spare: Spare) -> None:
+        """Stop a spare, taken or not (its sources could not be laid out), and remove its folder."""
         try:
             await spare.run.discard()
         finally:
             await asyncio.to_thread(shutil.rmtree, spare.staging, True)
-
-    async def discard(self, spare: Spare) -> None:
-        """Stop a taken spare that will not build (its sources could not be laid out)."""
-        await self._discard(spare)
-
-    async def aclose(self) -> None:
-        """Stop every spare, started or starting."""
-        self._closed = True
-        for task in list(self._starting.values()):
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        spares, self._spares = list(self._spares.values()), {}
-        for spare in spares:
-            await self._discard(spare)
-

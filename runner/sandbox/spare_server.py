@@ -13,7 +13,6 @@ artifact and is never reused; one that died is stopped and the serve starts cold
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import shutil
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.sandbox.isolation import Mount, SandboxSetupError, ServesAhead, WaitingServer
+from runner.sandbox.started_ahead import StartedAhead
 
 log = logging.getLogger(__name__)
 
@@ -55,33 +55,23 @@ def fill(dist: Path, spare: SpareServer) -> None:
     shutil.copytree(dist, spare.dist, symlinks=True, copy_function=_link_or_copy, dirs_exist_ok=True)
 
 
-class SpareServers:
+class SpareServers(StartedAhead[str | None, SpareServer]):
     """At most one spare per browser network namespace (None: the host's loopback), MAX_SPARES in all."""
 
     def __init__(self, isolation: ServesAhead, server_files: ServerFiles) -> None:
+        super().__init__()
         self._isolation = isolation
         self._server_files = server_files
-        self._spares: dict[str | None, SpareServer] = {}
-        self._starting: dict[str | None, asyncio.Task[None]] = {}
-        self._closed = False
+        self.limit = MAX_SPARES
 
-    async def take(self, network: str | None) -> SpareServer | None:
-        """The started spare for `network`, if one is ready and alive (a dead one is stopped and cleared)."""
-        spare = self._spares.pop(network, None)
-        if spare is None or spare.server.alive():
-            return spare
-        await self.discard(spare)
-        return None
+    def alive(self, spare: SpareServer) -> bool:
+        return spare.server.alive()
 
     def start_next(self, network: str | None) -> None:
         """Start a spare for `network` in the background, unless one is ready or starting."""
-        if self._closed or network in self._spares or network in self._starting:
-            return
-        task = asyncio.create_task(self._start(network))
-        self._starting[network] = task
-        task.add_done_callback(lambda _: self._starting.pop(network, None))
+        self.start_in_background(network, lambda: self._start(network))
 
-    async def _start(self, network: str | None) -> None:
+    async def _start(self, network: str | None) -> SpareServer | None:
         scratch = Path(tempfile.mkdtemp(prefix="genui-spare-serve-"))
         dist = scratch / "dist"
         try:
@@ -91,33 +81,15 @@ class SpareServers:
         except (SandboxSetupError, OSError) as exc:  # serves go on cold; each says why it failed, if it does
             log.warning("a spare artifact server did not start: %s", exc)
             shutil.rmtree(scratch, ignore_errors=True)
-            return
+            return None
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
-        spare = SpareServer(network, scratch, dist, server)
-        if self._closed:
-            await self.discard(spare)
-            return
-        self._spares[network] = spare
-        while len(self._spares) > MAX_SPARES:
-            await self.discard(self._spares.pop(next(iter(self._spares))))
+        return SpareServer(network, scratch, dist, server)
 
-    @staticmethod
-    async def discard(spare: SpareServer) -> None:
+    async def discard(self, spare: SpareServer) -> None:
         """Stop a spare, used or not, and remove its folders."""
         try:
             await spare.server.stop()
         finally:
             await asyncio.to_thread(shutil.rmtree, spare.scratch, True)
-
-    async def aclose(self) -> None:
-        """Stop every spare, started or starting."""
-        self._closed = True
-        for task in list(self._starting.values()):
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        spares, self._spares = list(self._spares.values()), {}
-        for spare in spares:
-            await self.discard(spare)

@@ -13,10 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from runner.sandbox import limits, local, pipeline
-from runner.sandbox.limits import CgroupSet, ResourceLimits
+from runner.sandbox import local, pipeline
+from runner.sandbox.limits import ResourceLimits
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 from runner.sandbox.server import CSP
+from tests.support.cgroups import leftover_cgroups
 from tests.support.components import missing
 
 pytestmark = [
@@ -42,25 +43,6 @@ def _build(files, workspace: Path, **settings):
 def _run_command(tmp_path: Path, command: list[str], **settings):
     """Run a test-only command in the build sandbox instead of vite (the build_command hook)."""
     return _build(FILES, tmp_path / "ws", build_command=command, **settings)
-
-
-@pytest.fixture
-def created_cgroups(monkeypatch):
-    """Records the cgroups this test's sandboxes create (other runs may share the machine)."""
-    created: list[CgroupSet] = []
-
-    def recording(*args, **kwargs):
-        cgroups = limits.create_cgroups(*args, **kwargs)
-        created.append(cgroups)
-        return cgroups
-
-    monkeypatch.setattr(local, "create_cgroups", recording)
-    return created
-
-
-def _leftover(created: list[CgroupSet]) -> list[Path]:
-    assert created, "no cgroups were created"
-    return [d for c in created for d in (c.memory, c.pids) if d is not None and d.exists()]
 
 
 @pytest.mark.build
@@ -93,7 +75,7 @@ def test_good_app_builds_and_is_served(tmp_path, created_cgroups):
             httpx.get(served.url, timeout=2, trust_env=False)
 
     asyncio.run(scenario())
-    assert _leftover(created_cgroups) == []
+    assert leftover_cgroups(created_cgroups) == []
 
 
 @pytest.mark.parametrize(
@@ -135,7 +117,7 @@ def test_hanging_build_times_out_quickly(tmp_path, created_cgroups):
     assert result.status == "timeout", result.log
     assert elapsed < 6, elapsed
     assert "timeout" in result.log
-    assert _leftover(created_cgroups) == []
+    assert leftover_cgroups(created_cgroups) == []
 
 
 def test_memory_hog_is_killed_by_memory_limit(tmp_path):
@@ -156,7 +138,7 @@ def test_process_count_is_limited(tmp_path, created_cgroups):
     # pids.max refuses the forks (EAGAIN); the sandbox still finishes and leaves nothing behind.
     assert result.status in ("ok", "build_failed"), result.log
     assert "EAGAIN" in result.log or "spawned" in result.log
-    assert _leftover(created_cgroups) == []
+    assert leftover_cgroups(created_cgroups) == []
 
 
 def test_output_size_is_limited(tmp_path):
@@ -403,4 +385,4 @@ def test_a_run_started_ahead_waits_niced_and_builds_at_a_cold_builds_priority(tm
     niced = local.SPARE_NICE if os.geteuid() == 0 else 0
     assert outcome.output.split() == [str(niced), "got", "go", "0"]
     assert not unused.alive() and "ran" not in unused.sink.text()
-    assert _leftover(created_cgroups) == []
+    assert leftover_cgroups(created_cgroups) == []

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import limits, local, spare_build
+from runner.sandbox import spare_build
 from runner.sandbox.isolation import IN_APP, IN_MODULES, BuildTools, Mount, PipelineRules, RunOutcome
-from runner.sandbox.limits import CgroupSet
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 from runner.sandbox.pipeline import PipelineSandbox
 from runner.sandbox.spare_build import SCRIPT
+from tests.support.cgroups import leftover_cgroups
 from tests.support.components import missing
 
 FILES = {"src/App.jsx": "export default function App() { return <p>hi</p>; }\n"}
@@ -179,19 +179,6 @@ def test_no_spares_unless_asked_or_for_a_test_command(tmp_path: Path) -> None:
 # --- real bubblewrap and Vite ----------------------------------------------------------------------
 
 
-@pytest.fixture
-def created_cgroups(monkeypatch):
-    created: list[CgroupSet] = []
-
-    def recording(*args, **kwargs):
-        cgroups = limits.create_cgroups(*args, **kwargs)
-        created.append(cgroups)
-        return cgroups
-
-    monkeypatch.setattr(local, "create_cgroups", recording)
-    return created
-
-
 @pytest.mark.sandbox
 @pytest.mark.build
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason=missing("bubblewrap", "bubblewrap is not installed"))
@@ -232,5 +219,5 @@ def test_a_spare_build_makes_the_cold_builds_artifact_and_leaves_nothing_behind(
     for name in files:  # the same artifact, byte for byte
         assert (reference.dist_dir / name).read_bytes() == (built.dist_dir / name).read_bytes()
     assert not spare.staging.exists() and spare.run.proc.returncode is not None
-    assert [d for c in created_cgroups for d in (c.memory, c.pids) if d is not None and d.exists()] == []
+    assert leftover_cgroups(created_cgroups) == []
     assert list(spares_dir.iterdir()) == []  # the spare started after the last build was stopped on close

@@ -13,14 +13,14 @@ import pytest
 
 from runner.compose import compose
 from runner.run.validation import validate_config
-from runner.sandbox import limits, local, spare_server
+from runner.sandbox import local, spare_server
 from runner.sandbox.base import ToolBridge
 from runner.sandbox.isolation import IN_DIST, Mount, PipelineRules
-from runner.sandbox.limits import CgroupSet
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 from runner.sandbox.pipeline import PipelineSandbox
 from runner.sandbox.registry import build_sandbox
 from tests.conftest import REPO_ROOT
+from tests.support.cgroups import leftover_cgroups
 from tests.support.components import missing
 
 
@@ -214,19 +214,6 @@ def test_runs_start_servers_and_builds_ahead_unless_the_config_says_otherwise(ov
 # --- real bubblewrap ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def created_cgroups(monkeypatch):
-    created: list[CgroupSet] = []
-
-    def recording(*args, **kwargs):
-        cgroups = limits.create_cgroups(*args, **kwargs)
-        created.append(cgroups)
-        return cgroups
-
-    monkeypatch.setattr(local, "create_cgroups", recording)
-    return created
-
-
 def _no_hard_links(source, target):
     raise OSError(18, "Invalid cross-device link")
 
@@ -297,5 +284,5 @@ def test_a_spare_server_serves_what_a_cold_one_does_and_leaves_nothing_behind(tm
     if os.geteuid() == 0:
         assert niceness and set(niceness) == {local.SPARE_NICE} and set(serving) == {0}
     assert not spare.server.alive() and not spare.scratch.exists()
-    assert [d for c in created_cgroups for d in (c.memory, c.pids) if d is not None and d.exists()] == []
+    assert leftover_cgroups(created_cgroups) == []
     assert list(spares_dir.iterdir()) == []  # the spare started by the last serve was stopped on close
