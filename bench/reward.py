@@ -20,13 +20,16 @@ Goals: median latency of one call under 0.4 s; >= 200 rewards per minute at conc
 off); the machine's load average is printed beside the figures, which move with it. Beside each mode, the CPU
 seconds the whole machine spent per call (/proc/stat: the confined builds, servers and browsers are no children of
 this process) and the rate those seconds allow on this machine's cores, the bound on rewards per minute that no
-concurrency passes.
+concurrency passes. `--cpu-by-process` also samples /proc during the concurrency-4 calls and prints that CPU per call
+by kind of process (bench/cpu_sampler.py: Chromium's processes, the builds' Node, the Playwright driver, the
+artifact servers, this process).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -39,6 +42,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.cpu_sampler import ProcessCpu  # noqa: E402
 from runner.models.base import GenerationRequest  # noqa: E402
 from runner.models.oracle import IdentityModel, OracleModel  # noqa: E402
 from runner.reward.compose import compose_config  # noqa: E402
@@ -88,7 +92,7 @@ def _stats(latencies: list[float], wall_s: float, cpu_s: float) -> dict[str, flo
 
 
 async def bench_suite(suite: str, calls: int, pages: list[str], extra: list[str], *,
-                      lean_evidence: bool = True) -> dict[str, Any]:
+                      lean_evidence: bool = True, cpu_by_process: bool = False) -> dict[str, Any]:
     overrides = ["tracking=off", *SUITES[suite], *extra]
     load_before = os.getloadavg()[0]
     if suite == "micro":
@@ -131,9 +135,14 @@ async def bench_suite(suite: str, calls: int, pages: list[str], extra: list[str]
             async with limit:
                 return await one(slot)
 
-        started, cpu = time.perf_counter(), machine_cpu_s()
-        concurrent = await asyncio.gather(*(bounded(slot) for slot in plan))
-        concurrent_stats = _stats(list(concurrent), time.perf_counter() - started, machine_cpu_s() - cpu)
+        sampler = ProcessCpu() if cpu_by_process else None
+        with sampler or contextlib.nullcontext():
+            started, cpu = time.perf_counter(), machine_cpu_s()
+            concurrent = await asyncio.gather(*(bounded(slot) for slot in plan))
+            concurrent_stats = _stats(list(concurrent), time.perf_counter() - started, machine_cpu_s() - cpu)
+        if sampler is not None:
+            concurrent_stats["cpu_s_per_call_by_process"] = {
+                kind: seconds / len(plan) for kind, seconds in sampler.by_kind().most_common(8)}
     return {
         "suite": suite, "open_s": open_s, "slots": len(slots), "overrides": extra,
         "lean_evidence": service.lean_evidence,
@@ -158,6 +167,8 @@ def _print(result: dict[str, Any]) -> None:
         print(f"  {mode:<14} {stats['calls']} calls: median {stats['median_s']:.3f} s, p90 {stats['p90_s']:.3f} s, "
               f"{stats['rewards_per_min']:.1f} rewards/min; machine CPU {stats['machine_cpu_s_per_call']:.2f} s a call "
               f"(at most {stats['cpu_bound_per_min']:.0f} rewards/min on {os.cpu_count()} cores)")
+        for kind, seconds in stats.get("cpu_s_per_call_by_process", {}).items():
+            print(f"    {kind:<34} {seconds:.3f} CPU s a call")
     for shortfall in result["shortfalls"]:
         print(f"  oracle answer below 1.0: {shortfall}")
     median = result["sequential"]["median_s"]
@@ -176,11 +187,13 @@ def main() -> None:
                         help="a config override for every suite (repeatable)")
     parser.add_argument("--all-evidence", action="store_true",
                         help="capture every call's screenshots and DOM file (the service's lean_evidence off)")
+    parser.add_argument("--cpu-by-process", action="store_true",
+                        help="also print the concurrency-4 calls' CPU per call by kind of process (/proc sampled)")
     args = parser.parse_args()
     results = []
     for suite in args.suites.split(","):
         result = asyncio.run(bench_suite(suite, args.calls, args.pages.split(","), args.override,
-                                         lean_evidence=not args.all_evidence))
+                                         lean_evidence=not args.all_evidence, cpu_by_process=args.cpu_by_process))
         _print(result)
         results.append(result)
     if args.json is not None:
