@@ -254,6 +254,27 @@ def _renice(cgroups: CgroupSet, value: int) -> None:
                         os.setpriority(os.PRIO_PROCESS, int(tid), value)
 
 
+async def _send_go(proc: asyncio.subprocess.Process, cgroups: CgroupSet, *, niced: bool) -> None:
+    """A process started ahead gets its go line: back to niceness 0 first (a cold one's), then the line."""
+    if niced:
+        await asyncio.to_thread(_renice, cgroups, 0)
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):  # it died meanwhile: its exit and log say why
+            proc.stdin.write(b"go\n")
+            await proc.stdin.drain()
+        proc.stdin.close()
+
+
+async def _stop_started(proc: asyncio.subprocess.Process, cgroups: CgroupSet) -> None:
+    """Stop a started process, used or not, with everything it started, and remove its cgroups."""
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()  # end of input: one still waiting for its go line exits without doing anything
+        await _stop_tree(proc, cgroups)
+    finally:
+        await asyncio.to_thread(cgroups.cleanup)
+
+
 def _outcome(rc: int | None, timed_out: bool, timeout_s: float, output: str, notes: list[str],
              cgroups: CgroupSet) -> RunOutcome:
     oom = cgroups.oom_killed()
@@ -292,13 +313,7 @@ class _WaitingRun:
         try:
             if proc.stdin is not None and proc.returncode is not None:
                 return None
-            if self.niced:
-                await asyncio.to_thread(_renice, cgroups, 0)
-            if proc.stdin is not None:
-                with contextlib.suppress(OSError):  # it died meanwhile: its exit and log say why
-                    proc.stdin.write(b"go\n")
-                    await proc.stdin.drain()
-                proc.stdin.close()
+            await _send_go(proc, cgroups, niced=self.niced)
             timed_out = False
             try:
                 await asyncio.wait_for(proc.wait(), timeout_s)
@@ -318,12 +333,9 @@ class _WaitingRun:
     async def discard(self) -> None:
         """Stop a run that never got its go line, and everything it started."""
         try:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()  # end of input: a launcher waiting for its line exits without building
-            await _stop_tree(self.proc, self.cgroups)
-            self.drain.cancel()
+            await _stop_started(self.proc, self.cgroups)
         finally:
-            await asyncio.to_thread(self.cgroups.cleanup)
+            self.drain.cancel()
 
 
 class _BwrapServer:
@@ -342,7 +354,7 @@ class _BwrapServer:
         self.niced = niced
 
     async def running(self) -> bool:
-        return self.proc.returncode is None
+        return self.alive()
 
     def alive(self) -> bool:
         return self.proc.returncode is None
@@ -352,23 +364,11 @@ class _BwrapServer:
         return SandboxSetupError(f"artifact server did not become ready (rc={self.proc.returncode}):\n{server_log}")
 
     async def go(self) -> None:
-        """A waiting server's go line: back to a cold server's niceness, then it serves."""
-        if self.niced:
-            await asyncio.to_thread(_renice, self.cgroups, 0)
-        stdin = self.proc.stdin
-        if stdin is not None:
-            with contextlib.suppress(OSError):  # it died meanwhile: readiness reports it with its log
-                stdin.write(b"go\n")
-                await stdin.drain()
-            stdin.close()
+        """A waiting server's go line: it serves from then on, at a cold server's niceness."""
+        await _send_go(self.proc, self.cgroups, niced=self.niced)
 
     async def stop(self) -> None:
-        try:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()  # end of input: a server still waiting for its line exits unused
-            await _stop_tree(self.proc, self.cgroups)
-        finally:
-            await asyncio.to_thread(self.cgroups.cleanup)
+        await _stop_started(self.proc, self.cgroups)
 
 
 class BubblewrapIsolation:

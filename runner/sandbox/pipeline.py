@@ -40,7 +40,7 @@ from runner.sandbox.isolation import (
     RunOutcome,
 )
 from runner.sandbox.spare_build import SpareBuilds, adopt
-from runner.sandbox.spare_server import SpareServers, fill
+from runner.sandbox.spare_server import SpareServer, SpareServers, fill
 from runner.sandbox.static import build_static
 from runner.sandbox.web_template import accept_build_output, prepare_workspace, rejection
 
@@ -322,6 +322,22 @@ class PipelineSandbox:
             self._spare_serves = SpareServers(self.isolation, _server_files)  # type: ignore[arg-type]
         return self._spare_serves
 
+    @staticmethod
+    async def _filled_spare(spares: SpareServers, network: str | None, dist: Path) -> SpareServer | None:
+        """The spare server for `network` with `dist`'s files in place (None: none was ready, or the files could not
+        be laid out there); either way the next serve's spare for that browser starts now, while this one serves."""
+        spare = await spares.take(network)
+        spares.start_next(network)
+        if spare is None:
+            return None
+        try:
+            await asyncio.to_thread(fill, dist, spare)
+        except OSError as exc:  # served cold instead, which says why if it fails too
+            log.warning("a spare artifact server could not take its files: %s", exc)
+            await spares.discard(spare)
+            return None
+        return spare
+
     @contextlib.asynccontextmanager
     async def serve(self, dist_dir: Path, *, tool_bridge: ToolBridge | None = None,
                     network: str | None = None) -> AsyncIterator[ServedArtifact]:
@@ -332,17 +348,8 @@ class PipelineSandbox:
         """
         rules = self.isolation.rules()
         spares = self._spare_servers(rules) if tool_bridge is None else None
-        spare = await spares.take(network) if spares is not None else None
-        if spares is not None:  # the next serve's server for this browser starts while this artifact is visited
-            spares.start_next(network)
-        if spare is not None and spares is not None:
-            try:
-                await asyncio.to_thread(fill, Path(dist_dir).resolve(), spare)
-            except OSError as exc:  # the artifact could not be laid out there: served cold, which says why if it fails
-                log.warning("a spare artifact server could not take its files: %s", exc)
-                await spares.discard(spare)
-                spare = None
-        if spare is not None and spares is not None:
+        spare = await self._filled_spare(spares, network, Path(dist_dir).resolve()) if spares is not None else None
+        if spares is not None and spare is not None:
             try:
                 await spare.server.go()
                 await wait_ready(spare.server, rules.server_start_timeout_s)
