@@ -1,4 +1,4 @@
-# The runner's own image: the runner package in a venv, Debian's Chromium and fonts, bubblewrap, the pinned build
+# The runner's own image: the runner package in a venv, Debian's Chromium (its headless shell) and fonts, bubblewrap, the pinned build
 # Node and the web template's node_modules, for users who run everything in containers (docs/docker.md).
 #
 #   bash scripts/build-images.sh          # genui-base:bookworm (this machine's apt sources and CA bundle) + sandbox images
@@ -34,11 +34,12 @@ RUN mkdir runner && touch runner/__init__.py README.md && python3 -m venv /opt/g
 COPY runner ./runner
 
 FROM ${BASE_IMAGE}
-# Chromium + the fonts pages may use, libatomic1 for the Playwright driver's node, bubblewrap (sandbox=local) and
-# prlimit (util-linux) for the build limits.
+# Chromium's headless shell (every run renders with it; a container has no window to show) + the fonts pages may
+# use, libatomic1 for the Playwright driver's node, bubblewrap (sandbox=local) and prlimit (util-linux) for the
+# build limits.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 chromium fonts-liberation fonts-dejavu-core fontconfig \
-      libatomic1 bubblewrap util-linux \
+ && apt-get install -y --no-install-recommends python3 chromium-headless-shell fonts-liberation fonts-dejavu-core \
+      fontconfig libatomic1 bubblewrap util-linux \
  && rm -rf /var/lib/apt/lists/* \
  && fc-cache -f
 COPY --from=template /usr/local/bin/node /usr/local/bin/node
@@ -60,7 +61,7 @@ RUN hash=$(/opt/genui/.venv/bin/python -c 'from runner.sandbox.web_template impo
  && mkdir -p .cache/build-node/$1/node_modules/$2/bin \
  && ln -s /usr/local/bin/node .cache/build-node/$1/node_modules/$2/bin/node \
  && echo $1 > .cache/build-node/$1/node_modules/.genui-complete \
- && node --version && chromium --version && bwrap --version
+ && node --version && /usr/lib/chromium/chromium-headless-shell --version && bwrap --version
 
 ENV PATH=/opt/genui/.venv/bin:$PATH LANG=C.UTF-8 PYTHONUNBUFFERED=1
 # Results land in /opt/genui/outputs and mlruns: mount volumes there to keep them.

@@ -23,7 +23,9 @@ TICKS = os.sysconf("SC_CLK_TCK")
 def process_kind(comm: str, cmdline: list[str]) -> str:
     """A short name for what a process is: Chromium's by its --type, Node's by script, Python's by module."""
     joined = " ".join(cmdline)
-    if "chrom" in comm.lower() or "chromium" in joined:
+    # By the program, not by any argument: a bench run with `browser.executable_path=...` is no browser.
+    program = Path(cmdline[0].split(" ", 1)[0]).name if cmdline else ""
+    if "chrom" in comm.lower() or program.startswith("chrom"):
         kind = next((arg.split("=", 1)[1] for arg in joined.split() if arg.startswith("--type=")), "browser")
         return f"chromium {kind}"
     if "playwright" in joined and "node" in joined:

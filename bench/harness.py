@@ -1,6 +1,6 @@
 """Per-turn harness overhead: the runner's pipeline in both sandboxes against a naive pipeline, stage by stage.
 
-    .venv/bin/python bench/harness.py [--repeats 2] [--sandboxes local,docker[,local-fresh-page,local-cold-serve]]
+    .venv/bin/python bench/harness.py [--repeats 2] [--sandboxes local,docker[,local-fresh-page,local-cold-serve,...]]
 
 Runner: the smoke suite's oracle run (9 React turns, rules judge, probe actor, tracking off, one episode at a
 time), run in-process through the real engine once per sandbox (`sandbox=local`: bubblewrap; `sandbox=docker`:
@@ -17,6 +17,8 @@ page when the turn needs them instead of taking the one the pool prepared while 
 and Vite when it is asked for, instead of taking the one started ahead after the last build.
 `local-cold-serve` is `sandbox=local` with `+sandbox.local.spare_server=false`: every serve starts its artifact
 server's sandbox and Python when it is asked for, instead of taking the one started ahead for its browser.
+`local-full-browser` is `sandbox=local` rendering with the full Chromium (`/usr/bin/chromium`, in its headless
+mode) instead of the headless shell every run launches by default.
 
 Naive: the same reference artifacts, each with a fresh `npm install` and `vite build` in a copy of the
 template, a new browser per turn and a plain HTTP server (no sandbox); evidence and the probe as the runner
@@ -51,6 +53,7 @@ from runner.actors.base import ActorContext  # noqa: E402
 from runner.actors.probe import ProbeActor, ProbeSettings  # noqa: E402
 from runner.browser.capture import capture_evidence, write_visit_logs  # noqa: E402
 from runner.browser.launch import BrowserPool, BrowserSettings  # noqa: E402
+from runner.browser.launcher import FULL_CHROMIUM  # noqa: E402
 from runner.sandbox.web_template import TEMPLATE_DIR, WORKSPACE_GUARD, ensure_template_modules  # noqa: E402
 from runner.suites.native import load_native_tasks  # noqa: E402
 
@@ -69,7 +72,15 @@ def overhead(timings: dict[str, float], *, excluded: tuple[str, ...] = JUDGING) 
 PIPELINES = {"local": ["sandbox=local"], "docker": ["sandbox=docker"],
              "local-fresh-page": ["sandbox=local", "browser.spare_page=false"],
              "local-cold-build": ["sandbox=local", "+sandbox.local.spare_build=false"],
-             "local-cold-serve": ["sandbox=local", "+sandbox.local.spare_server=false"]}
+             "local-cold-serve": ["sandbox=local", "+sandbox.local.spare_server=false"],
+             "local-full-browser": ["sandbox=local", f"browser.executable_path={FULL_CHROMIUM}"]}
+
+
+# Each variant of the local pipeline and what its ratio to `local` measures.
+VARIANT_SHARES = {"local-cold-build": "the spare build's share of the overhead",
+                  "local-cold-serve": "the spare server's share of the overhead",
+                  "local-fresh-page": "the prepared page's share of the overhead",
+                  "local-full-browser": "the headless shell's share of the overhead"}
 
 
 def runner_turns(pipeline: str, repeats: int, scratch: Path) -> list[dict[str, float]]:
@@ -199,15 +210,9 @@ def main() -> None:
         print(f"naive / local: x{overheads['naive'] / local:.1f} (goal >= {GOAL_NAIVE_RATIO}x)")
         if "docker" in overheads:
             print(f"docker / local: x{overheads['docker'] / local:.2f} (goal <= {GOAL_DOCKER_RATIO}x)")
-        if "local-cold-build" in overheads:
-            print(f"local-cold-build / local: x{overheads['local-cold-build'] / local:.2f} "
-                  "(the spare build's share of the overhead)")
-        if "local-cold-serve" in overheads:
-            print(f"local-cold-serve / local: x{overheads['local-cold-serve'] / local:.2f} "
-                  "(the spare server's share of the overhead)")
-        if "local-fresh-page" in overheads:
-            print(f"local-fresh-page / local: x{overheads['local-fresh-page'] / local:.2f} "
-                  "(the prepared page's share of the overhead)")
+        for variant, what in VARIANT_SHARES.items():
+            if variant in overheads:
+                print(f"{variant} / local: x{overheads[variant] / local:.2f} ({what})")
 
 
 if __name__ == "__main__":

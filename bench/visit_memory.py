@@ -1,12 +1,13 @@
 """What a visit waiting on a model holds, and what a browser costs: memory by proportional set size (PSS).
 
-    .venv/bin/python bench/visit_memory.py [--visits 16] [--browsers 1] [--sandbox local]
+    .venv/bin/python bench/visit_memory.py [--visits 16] [--browsers 1] [--sandbox local] [--override KEY=VALUE ...]
 
 A run's visit is the smoke counter app built once in the sandbox, served by its own sandboxed artifact server in
 the namespace of the browser that opens it, loaded in a context and page of its own on a shared browser and
 captured (screenshot, DOM, text) as a turn's evidence is: then it waits, as a visit waits on an actor's model
 step. The bench opens `--visits` such visits on `--browsers` browsers (launched as a run launches them:
-confined by the local sandbox, no prepared spare page) and holds them all open.
+confined by the local sandbox, no prepared spare page) and holds them all open. `--override` adds config overrides
+(e.g. `browser.executable_path=/usr/bin/chromium`: the full browser instead of the headless shell).
 
 Measured from /proc, in this process's tree only (other processes on a shared machine do not count):
 - a browser: the PSS of the launched browser with no page (its browser, GPU-less utility and zygote processes
@@ -45,13 +46,13 @@ def tree(pid: int) -> tuple[int, int, int]:
     return process_tree_pss(pid), below, own
 
 
-async def measure(visits: int, browsers: int, sandbox_name: str) -> dict[str, float]:
+async def measure(visits: int, browsers: int, sandbox_name: str, overrides: list[str]) -> dict[str, float]:
     from runner.browser.capture import capture_evidence
     from runner.browser.launch import BrowserPools, BrowserSettings
     from runner.sandbox.registry import build_sandbox
     from runner.suites.native import load_native_tasks
 
-    config = compose_config(["suite=smoke", f"sandbox={sandbox_name}", "tracking=off"])
+    config = compose_config(["suite=smoke", f"sandbox={sandbox_name}", "tracking=off", *overrides])
     sandbox = build_sandbox(config)
     pid = os.getpid()
     task = next(t for t in load_native_tasks(REPO / "tasks" / "smoke", suite="smoke") if t.id == "smoke-counter")
@@ -104,13 +105,16 @@ def main() -> None:
     parser.add_argument("--visits", type=int, default=16)
     parser.add_argument("--browsers", type=int, default=1)
     parser.add_argument("--sandbox", default="local")
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config override, as on the runner's command line (repeatable)")
     args = parser.parse_args()
     started = time.monotonic()
-    r = asyncio.run(measure(args.visits, args.browsers, args.sandbox))
+    r = asyncio.run(measure(args.visits, args.browsers, args.sandbox, args.override))
     load = os.getloadavg()
     waiting = r["visit_pss_mib"] + max(0.0, r["runner_per_visit_mib"])
     print(f"{r['visits']} waiting visits on {r['browsers']} browser(s) (at most {r['per_browser']} on one), "
-          f"sandbox {args.sandbox}, {time.monotonic() - started:.0f} s, load average {load[0]:.1f} {load[1]:.1f}")
+          f"sandbox {args.sandbox}, {time.monotonic() - started:.0f} s, load average {load[0]:.1f} {load[1]:.1f}"
+          + (f"; overrides {' '.join(args.override)}" if args.override else ""))
     print(f"  a browser with no page: PSS {r['browser_pss_mib']:.0f} MiB "
           f"(RSS of its processes {r['browser_rss_mib']:.0f} MiB)")
     print(f"  a waiting visit: PSS {r['visit_pss_mib']:.1f} MiB in its renderer, artifact server and their sandboxes "

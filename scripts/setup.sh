@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
-# System packages: Chromium (+ fonts for stable screenshots), bubblewrap (the local sandbox), git (runner.pull
+# System packages: Chromium's headless shell, which renders every run, and the full browser, to watch one
+# (browser.headless=false), with fonts for stable screenshots; bubblewrap (the local sandbox), git (runner.pull
 # fetches the papers' data at pinned commits), Node/npm.
-packages=(chromium fonts-liberation bubblewrap git)
+packages=(chromium-headless-shell chromium fonts-liberation bubblewrap git)
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for package in "${packages[@]}"; do

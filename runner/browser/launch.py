@@ -9,17 +9,18 @@ import shutil
 import tempfile
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal, Protocol
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from runner.browser.confine import BrowserConfinement
-from runner.browser.launcher import DEFAULT_DISABLED_FEATURES, FEATURE_NAME, write_launcher
+from runner.browser.launcher import (DEFAULT_DISABLED_FEATURES, FEATURE_NAME, FULL_CHROMIUM, HEADLESS_SHELL,
+                                     write_launcher)
 from runner.browser.session import PageSession
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,12 @@ NETWORK_LOCKDOWN_ARGS: list[str] = [
 class BrowserSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    executable_path: str | None = "/usr/bin/chromium"  # None: Playwright's own downloaded browser
+    # Chromium's headless shell (Debian's chromium-headless-shell, the build Playwright itself runs headless): the
+    # same Blink and the same screenshots as the full browser (byte for byte, measured), without the full
+    # browser's window, UI and extra processes per context, so a visit costs about half the browser CPU
+    # (docs/performance.md). `/usr/bin/chromium` (the full browser) to watch a run with headless=false;
+    # None: Playwright's own downloaded browser.
+    executable_path: str | None = HEADLESS_SHELL
     headless: bool = True
     viewport_width: int = Field(1280, gt=0)
     viewport_height: int = Field(800, gt=0)
@@ -105,8 +111,8 @@ class BrowserSettings(BaseModel):
     spare_page: bool = True
     # Chromium features turned off in every browser (local, confined or in the docker browser container): one
     # `--disable-features=` argument of args(), merged with Playwright's own list by the launcher every browser
-    # starts through (runner/browser/launcher.py: the omnibox popup WebUI and the spare renderer, which start
-    # two renderer processes per context that no page uses). [] keeps them all.
+    # starts through (runner/browser/launcher.py: the full browser's omnibox popup WebUI and spare renderer, which
+    # start two renderer processes per context that no page uses; the headless shell has neither). [] keeps them.
     disable_features: list[str] = Field(default_factory=lambda: list(DEFAULT_DISABLED_FEATURES))
     # Record Playwright's own trace of each slot's visit (load, actor, live checks: screenshots and DOM snapshots
     # of every action) into the slot's evidence folder as trace.zip, replayed with `playwright show-trace`.
@@ -118,6 +124,14 @@ class BrowserSettings(BaseModel):
     @classmethod
     def _empty_is_none(cls, value: str | None) -> str | None:
         return value or None
+
+    @model_validator(mode="after")
+    def _a_window_needs_the_full_browser(self) -> "BrowserSettings":
+        if not self.headless and self.executable_path and Path(self.executable_path).name.startswith(
+                "chromium-headless-shell"):
+            raise ValueError(f"browser.headless=false: executable_path {self.executable_path} is Chromium's headless "
+                             f"shell, which cannot show a window; set browser.executable_path={FULL_CHROMIUM}")
+        return self
 
     @field_validator("disable_features")
     @classmethod

@@ -9,13 +9,14 @@ It is one mechanism for every browser: written next to a locally launched Chromi
 shipped in the docker sandbox's browser image as /opt/genui/chromium (images/browser/Dockerfile), the
 executablePath the runner sends to its Playwright server.
 
-The runner's default list (measured on the 2-core machine, docs/performance.md): Chromium's headless mode runs
-the full browser, which opens a window for every new context and preloads that window's omnibox popup, a
-WebUI page in a renderer process of its own (`WebUIOmniboxPopup`, `WebUIOmniboxAimPopup`), and keeps a spare
-renderer started for the next tab (`SpareRendererForSitePerProcess`), which a context that opens one page
-never uses. Each context then started three renderers for one page; without them it starts one, and a
+The runner's default list (measured on the 2-core machine, docs/performance.md): the full browser
+(`/usr/bin/chromium`, also in its headless mode) opens a window for every new context and preloads that window's
+omnibox popup, a WebUI page in a renderer process of its own (`WebUIOmniboxPopup`, `WebUIOmniboxAimPopup`), and
+keeps a spare renderer started for the next tab (`SpareRendererForSitePerProcess`), which a context that opens one
+page never uses. Each context then started three renderers for one page; without them it starts one, and a
 context with one page load costs about half the CPU (0.25 instead of 0.5 s). None of them takes part in
-rendering a page.
+rendering a page. The headless shell the runner launches by default (BrowserSettings.executable_path) has no
+window and none of them; the list costs it nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ import re
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
+
+# The Chromium builds the runner knows: the headless shell renders every run (BrowserSettings.executable_path),
+# the full browser is for watching one (headless=false). The shell from Debian's chromium-headless-shell package is
+# named by its binary: the package's /usr/bin/chromium-headless-shell script runs it as a child instead of exec'ing
+# it, so the browser's pid would be a shell's (a kill of it, or a crash the pool watches for, would reach only that).
+HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"
+FULL_CHROMIUM = "/usr/bin/chromium"
 
 # Chromium's own feature names (base::Feature): letters, digits and _, so a list is one plain argument.
 FEATURE_NAME = re.compile(r"^[A-Za-z0-9_]+$")

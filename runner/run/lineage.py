@@ -177,11 +177,11 @@ def browser_versions(config: RunnerConfig, images: Mapping[str, Mapping[str, Any
 
     The host's is always recorded (it differs from the image's after a security update on one side)."""
     from runner.browser.version import executable_version
-    from runner.sandbox.images import debian_upstream_version
+    from runner.sandbox.images import IMAGE_CHROMIUM_PACKAGE, debian_upstream_version
 
     executable = config.browser_settings.executable_path
     found = {"host": executable_version(executable) or ("playwright" if executable is None else "unknown")}
-    image_chromium = ((images.get("browser") or {}).get("versions") or {}).get("chromium")
+    image_chromium = ((images.get("browser") or {}).get("versions") or {}).get(IMAGE_CHROMIUM_PACKAGE)
     if image_chromium:
         found["image"] = debian_upstream_version(image_chromium)
     found["used"] = "image" if "browser" in images else "host"

@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from runner.config import RunnerConfig
 from runner.errors import UserError
@@ -158,7 +157,7 @@ def check_browser(config: RunnerConfig, suite: Suite) -> list[Problem]:
         return []
     if not (Path(path).is_file() and os.access(path, os.X_OK)):
         return [Problem("browser.executable_path", f"{path} is not an executable browser",
-                        "`apt-get install -y chromium` (bash scripts/setup.sh does it), or set "
+                        "`apt-get install -y chromium-headless-shell` (bash scripts/setup.sh does it), or set "
                         "browser.executable_path (null: Playwright's own browser after `playwright install chromium`)")]
     return []
 

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from runner.browser.launcher import HEADLESS_SHELL
 from runner.sandbox.build_node import build_node_version, ensure_build_node
 from runner.sandbox.web_template import DEFAULT_CACHE_ROOT, TEMPLATES, ensure_template_modules
 
@@ -33,14 +34,14 @@ def check_bubblewrap(bwrap: str = "bwrap") -> str:
 
 def check_chromium(executable: str | None) -> str:
     if executable and not Path(executable).exists():
-        return f"Chromium not found at {executable}: install it (apt-get install -y chromium) or set browser.executable_path"
+        return f"Chromium not found at {executable}: install it (apt-get install -y chromium-headless-shell) or set browser.executable_path"
     return ""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cache-root", type=Path, default=DEFAULT_CACHE_ROOT)
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromium", default=HEADLESS_SHELL)
     args = parser.parse_args(argv)
     started = time.perf_counter()
     node = ensure_build_node(args.cache_root)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from runner import progress
-from runner.browser.launcher import launcher_script
+from runner.browser.launcher import HEADLESS_SHELL, launcher_script
 from runner.sandbox.agent_clis import CLI_PACKAGES_DIR, cli_versions, ensure_cli_modules
 from runner.sandbox.build_node import ensure_build_node
 from runner.sandbox.web_template import DEFAULT_CACHE_ROOT, TEMPLATE_DIR, ensure_template_modules
@@ -48,14 +48,17 @@ OFFLINE_BASE = "genui-base:bookworm"  # made by images/bootstrap.sh
 IMAGE_LABEL = "org.genui.image"  # build | browser | agent
 RECIPE_LABEL = "org.genui.recipe"  # hash of everything but the resolved packages
 APT_SET_LABEL = "org.genui.apt-set"  # hash of the resolved package set
-VERSION_LABEL_PREFIX = "org.genui.version."  # org.genui.version.chromium = 156.0.8078.114-1~deb12u1
+VERSION_LABEL_PREFIX = "org.genui.version."  # org.genui.version.chromium-headless-shell = 156.0.8078.114-1~deb12u1
 TAG_LENGTH = 16
 _BUILD_STEP = re.compile(r"Step (\d+)/(\d+) : (.{0,60})")
 # Proxy variables are Docker's predefined build arguments: passed through, never part of the image history.
 PROXY_ARGS = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 _APT_PACKAGES_ARG = re.compile(r'^ARG\s+APT_PACKAGES="([^"]*)"', re.MULTILINE)
 _SIMULATED_INSTALL = re.compile(r"^Inst (\S+) (?:\[\S+\] )?\((\S+) ", re.MULTILINE)
-IMAGE_CHROMIUM = "/usr/bin/chromium"  # Debian's Chromium in the browser image
+# Debian's Chromium headless shell in the browser image: the build a local run renders with (BrowserSettings), its
+# package's version recorded as the image's chromium version.
+IMAGE_CHROMIUM = HEADLESS_SHELL
+IMAGE_CHROMIUM_PACKAGE = "chromium-headless-shell"
 # The browser image's launcher (runner/browser/launcher.py): the executablePath the runner sends, so the
 # container's Chromium gets one merged --disable-features= (Playwright's list and the runner's), as a local one.
 IMAGE_LAUNCHER = "/opt/genui/chromium"
@@ -156,7 +159,7 @@ def _browser_spec(cache_root: Path | None) -> ImageSpec:
         context={"playwright-driver": (driver, driver / "package" / "package.json"),
                  "chromium-launcher": (launcher, launcher)},
         fixed_versions={"playwright": _playwright_version(driver)},
-        recorded_packages=("chromium", "fonts-liberation", "fonts-dejavu-core", "fontconfig"),
+        recorded_packages=(IMAGE_CHROMIUM_PACKAGE, "fonts-liberation", "fonts-dejavu-core", "fontconfig"),
     )
 
 

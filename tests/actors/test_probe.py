@@ -32,8 +32,8 @@ _spec.loader.exec_module(browser_support)
 
 @pytest.fixture
 def site() -> Iterator["browser_support.StaticSite"]:
-    if not shutil.which("/usr/bin/chromium"):
-        skip_missing("chromium", "system Chromium not installed (scripts/setup.sh installs it)")
+    if not shutil.which(BrowserSettings().executable_path or ""):
+        skip_missing("chromium", "system Chromium's headless shell not installed (scripts/setup.sh installs it)")
     s = browser_support.StaticSite().start()
     try:
         yield s

@@ -33,6 +33,6 @@ def other_site() -> Iterator[StaticSite]:
 
 @pytest.fixture
 def browser_settings() -> BrowserSettings:
-    if not shutil.which("chromium") and not shutil.which("/usr/bin/chromium"):
-        skip_missing("chromium", "system Chromium not installed (scripts/setup.sh installs it)")
+    if not shutil.which(BrowserSettings().executable_path or ""):
+        skip_missing("chromium", "system Chromium's headless shell not installed (scripts/setup.sh installs it)")
     return BrowserSettings(settle_ms=100)

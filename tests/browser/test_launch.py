@@ -17,7 +17,8 @@ import pytest
 from playwright.async_api import Error as PlaywrightError
 from pydantic import ValidationError
 
-from runner.browser.launch import DETERMINISM_ARGS, PLATFORM_ARGS, BrowserPool, BrowserSettings
+from runner.browser.launch import (DETERMINISM_ARGS, FULL_CHROMIUM, HEADLESS_SHELL, PLATFORM_ARGS, BrowserPool,
+                                   BrowserSettings)
 from tests.support.processes import browser_pids
 
 T = TypeVar("T")
@@ -25,9 +26,16 @@ T = TypeVar("T")
 pytestmark = pytest.mark.browser
 
 
+def test_a_visible_window_needs_the_full_browser() -> None:
+    with pytest.raises(ValidationError, match=r"headless=false.*chromium-headless-shell.*executable_path=/usr/bin/chromium"):
+        BrowserSettings(headless=False)
+    assert BrowserSettings(headless=False, executable_path=FULL_CHROMIUM).executable_path == FULL_CHROMIUM
+    assert BrowserSettings(headless=False, executable_path=None).executable_path is None  # Playwright's own
+
+
 def test_settings_defaults_and_validation() -> None:
     s = BrowserSettings()
-    assert s.executable_path == "/usr/bin/chromium"
+    assert s.executable_path == HEADLESS_SHELL == "/usr/lib/chromium/chromium-headless-shell"
     assert (s.viewport_width, s.viewport_height, s.device_scale_factor) == (1280, 800, 1.0)
     assert (s.nav_timeout_ms, s.settle_ms, s.headless) == (15000, 150, True)
     for flag in PLATFORM_ARGS + DETERMINISM_ARGS:

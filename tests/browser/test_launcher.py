@@ -11,7 +11,9 @@ import pytest
 from pydantic import ValidationError
 
 from runner.browser.launch import BrowserPool, BrowserSettings
-from runner.browser.launcher import DEFAULT_DISABLED_FEATURES, launcher_script, write_launcher
+from runner.browser.launcher import (DEFAULT_DISABLED_FEATURES, FULL_CHROMIUM, HEADLESS_SHELL, launcher_script,
+                                     write_launcher)
+from tests.support.components import skip_missing
 from tests.support.processes import browser_pids
 
 
@@ -75,12 +77,21 @@ def _feature_switches(pid: int) -> dict[str, list[list[str]]]:
 
 
 @pytest.mark.browser
-def test_a_launched_browser_keeps_playwrights_features_and_adds_the_runners(site, browser_settings) -> None:
+@pytest.mark.parametrize(("executable", "program"), [(HEADLESS_SHELL, "chromium-headless-shell"),
+                                                     (FULL_CHROMIUM, "chromium")], ids=["headless-shell", "full-browser"])
+def test_a_launched_browser_keeps_playwrights_features_and_adds_the_runners(site, browser_settings, executable: str,
+                                                                             program: str) -> None:
+    """Either build the runner knows: the default headless shell, and the full browser, whose omnibox popup page and
+    spare renderer the runner's list turns off."""
+    if not Path(executable).exists():
+        skip_missing("chromium", f"no Chromium at {executable} (scripts/setup.sh installs both)")
     url = site.add("/", "<p>one page</p>")
+    browser_settings = browser_settings.model_copy(update={"executable_path": executable})
 
     async def launch(settings: BrowserSettings) -> tuple[dict[str, list[list[str]]], list[str], int]:
         async with BrowserPool(settings) as pool:
             (pid,) = browser_pids(os.getpid())
+            assert Path(f"/proc/{pid}/exe").resolve().name == program, "the browser is that build, not a wrapper"
             switches = _feature_switches(pid)
             async with pool.session(url) as session:
                 await session.goto()

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 import runner.suites.payload as payload
+from runner.browser.launch import BrowserSettings
+from runner.sandbox.images import IMAGE_CHROMIUM_PACKAGE
 from runner.run import lineage as lineage_mod
 from runner.errors import ConfigError
 from runner.run.validation import compose_config as validated
-from runner.run.validation import validate_config
 from runner.config import RunnerConfig
 from runner.run.experiment import prepare_run_dir
 from runner.turns.records import RunDirectory
@@ -141,13 +142,13 @@ def test_lineage_records_the_host_browser_and_an_image_browser_beside_it() -> No
     from runner.browser.version import executable_version
 
     lineage = _lineage(compose_config())
-    host = executable_version("/usr/bin/chromium")
+    host = executable_version(BrowserSettings().executable_path)
     assert lineage["browser_versions"] == {"host": host or "unknown", "used": "host"}
     assert lineage["browser"] == f"host {host or 'unknown'}", "the browser that renders is compared on resume"
     assert json.loads(lineage_mod.lineage_tags(lineage)["genui.lineage.browser_versions"]) == lineage["browser_versions"]
     assert lineage["image_digests"] == {} and lineage["image_versions"] == {}
     images = {"browser": {"tag": "genui-browser:0123456789abcdef", "digest": "sha256:b",
-                          "versions": {"chromium": "157.0.1.2-1~deb12u1"}}}
+                          "versions": {IMAGE_CHROMIUM_PACKAGE: "157.0.1.2-1~deb12u1"}}}
     recorded = lineage_mod.browser_versions(compose_config(), images)
     assert recorded == {"host": host or "unknown", "image": "157.0.1.2", "used": "image"}
     assert lineage_mod.image_digests(images) == {"genui-browser:0123456789abcdef": "sha256:b"}

@@ -21,8 +21,9 @@ import httpx
 import pytest
 
 from runner.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, DockerSandbox, DockerSandboxSettings, subnet_patterns
+from runner.browser.launch import BrowserSettings
 from runner.browser.version import executable_version
-from runner.sandbox.images import OFFLINE_BASE, ensure_images, image_versions
+from runner.sandbox.images import IMAGE_CHROMIUM, IMAGE_CHROMIUM_PACKAGE, OFFLINE_BASE, ensure_images, image_versions
 from runner.sandbox.build_node import build_node_version
 from runner.suites.evogenui.suite import BRIDGE_RUNTIME
 from tests.conftest import REPO_ROOT, cli_env, runner_command
@@ -305,8 +306,8 @@ def test_the_container_browser_gets_one_feature_switch_with_the_runners_features
             await sandbox.aclose()
 
     processes = asyncio.run(scenario())
-    # Chromium's children rewrite their title (one string: "/usr/lib/chromium/chromium --type=renderer ...").
-    chromium = [argv for argv in processes if argv and argv[0].split(" ", 1)[0].endswith("/chromium")]
+    # Chromium's children rewrite their title (one string: "/usr/lib/chromium/chromium-headless-shell --type=...").
+    chromium = [argv for argv in processes if argv and argv[0].split(" ", 1)[0] == IMAGE_CHROMIUM]
     main = [argv for argv in chromium if "--type=" not in " ".join(argv)]
     assert len(main) == 1, processes
     switches = [a[len("--disable-features="):].split(",") for a in main[0] if a.startswith("--disable-features=")]
@@ -564,13 +565,13 @@ def test_smoke_experiment_matches_local_and_records_image_digests(tmp_path: Path
         assert tags[f"sandbox.image.{name}"].startswith(f"genui-{name}:")
         assert lineage["image_digests"][tags[f"sandbox.image.{name}"]] == image.id, "lineage: tag -> digest"
         assert lineage["image_versions"][name] == image_versions(image)
-    chromium = image_versions(engine.images.get(tags["sandbox.image.browser"]))["chromium"]
-    assert tags["sandbox.image.browser.chromium"] == chromium and chromium.startswith("156.")
+    chromium = image_versions(engine.images.get(tags["sandbox.image.browser"]))[IMAGE_CHROMIUM_PACKAGE]
+    assert tags[f"sandbox.image.browser.{IMAGE_CHROMIUM_PACKAGE}"] == chromium and chromium.startswith("156.")
     assert tags["sandbox.image.build.node"] == build_node_version()
     browsers = lineage["browser_versions"]
     assert browsers["used"] == "image" and chromium.startswith(browsers["image"] + "-")
     assert lineage["browser"] == f"image {browsers['image']}"
-    assert browsers["host"] == executable_version("/usr/bin/chromium"), "the host's browser is recorded too"
+    assert browsers["host"] == executable_version(BrowserSettings().executable_path), "the host's browser is recorded too"
     assert json.loads(tags["genui.lineage.browser_versions"]) == browsers
     local_lineage = json.loads((tmp_path / "local" / "lineage.json").read_text())
     assert local_lineage["image_digests"] == {} and local_lineage["browser_versions"]["used"] == "host"
@@ -629,9 +630,9 @@ def test_images_hold_what_the_sources_serve_and_a_refresh_of_unchanged_sources_b
         for package, version in image_versions(image).items():
             if package in resolved:
                 assert resolved[package] == version
-    installed = _output(engine, present["browser"].tag, ["-W", "-f", "${Version}", "chromium"],
+    installed = _output(engine, present["browser"].tag, ["-W", "-f", "${Version}", IMAGE_CHROMIUM_PACKAGE],
                         entrypoint=["dpkg-query"])
-    assert installed == present["browser"].versions["chromium"], "the label is what dpkg installed"
+    assert installed == present["browser"].versions[IMAGE_CHROMIUM_PACKAGE], "the label is what dpkg installed"
 
 
 def test_the_host_browser_resolves_exactly_the_sandbox_network() -> None:

@@ -65,7 +65,7 @@ def test_labels_record_the_resolved_versions(tmp_path: Path) -> None:
 
 
 def test_the_dockerfiles_name_packages_without_versions() -> None:
-    for name, expected in (("browser", {"chromium", "fonts-liberation", "fonts-dejavu-core"}),
+    for name, expected in (("browser", {"chromium-headless-shell", "fonts-liberation", "fonts-dejavu-core"}),
                            ("build", {"python3", "python3-jsonschema"}), ("agent", {"git", "ripgrep"})):
         spec = ImageSpec(name=name, repository=f"genui-{name}", dockerfile=images.IMAGES_DIR / name / "Dockerfile",
                          context={})
