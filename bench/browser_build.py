@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.experiment import compose_config  # noqa: E402
+from bench.proc_memory import descendants, process_table  # noqa: E402
 from runner.browser.launch import BrowserPool, BrowserSettings  # noqa: E402
 from runner.browser.launcher import FULL_CHROMIUM, HEADLESS_SHELL  # noqa: E402
 
@@ -38,27 +39,16 @@ WARM_VISITS = 3
 
 def chromium_cpu_s(root: int) -> float:
     """CPU seconds of the Chromium processes under `root`, each with what its reaped children spent."""
-    parents: dict[int, int] = {}
-    stats: dict[int, list[str]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    parents, _ = process_table()
+    total = 0
+    for pid in descendants(root, parents):
         try:
-            stat = (entry / "stat").read_text()
+            stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        parents[int(entry.name)] = int(fields[1])
+            continue  # ended since the table was read
         if "chrom" in stat[stat.find("(") + 1:stat.rfind(")")]:
-            stats[int(entry.name)] = fields
-    ours, changed = {root}, True
-    while changed:
-        changed = False
-        for pid, parent in parents.items():
-            if parent in ours and pid not in ours:
-                ours.add(pid)
-                changed = True
-    return sum(sum(int(value) for value in fields[11:15]) for pid, fields in stats.items() if pid in ours) / TICKS
+            total += sum(int(value) for value in stat[stat.rfind(")") + 2:].split()[11:15])
+    return total / TICKS
 
 
 class _Quiet(SimpleHTTPRequestHandler):

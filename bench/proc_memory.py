@@ -1,5 +1,6 @@
 """Resident memory of a process and of everything below it, read from /proc (the benches' peak-RSS figures), and
-its proportional share (PSS: each shared page divided among the processes that map it)."""
+its proportional share (PSS: each shared page divided among the processes that map it); the process table and a
+process's descendants those figures sum over (bench/browser_build.py sums CPU over them too)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 from pathlib import Path
 
 
-def _processes() -> tuple[dict[int, int], dict[int, int]]:
+def process_table() -> tuple[dict[int, int], dict[int, int]]:
     """(pid -> parent pid, pid -> RSS bytes) of every process."""
     parents: dict[int, int] = {}
     rss: dict[int, int] = {}
@@ -24,7 +25,8 @@ def _processes() -> tuple[dict[int, int], dict[int, int]]:
     return parents, rss
 
 
-def _descendants(root: int, parents: dict[int, int]) -> list[int]:
+def descendants(root: int, parents: dict[int, int]) -> list[int]:
+    """Every process below `root` in `parents` (pid -> parent pid), children first."""
     children: dict[int, list[int]] = {}
     for pid, parent in parents.items():
         children.setdefault(parent, []).append(pid)
@@ -41,8 +43,8 @@ def _descendants(root: int, parents: dict[int, int]) -> list[int]:
 
 def process_tree_rss(root: int) -> tuple[int, int]:
     """(RSS of `root`, RSS of all its descendants), in bytes."""
-    parents, rss = _processes()
-    return rss.get(root, 0), sum(rss.get(pid, 0) for pid in _descendants(root, parents))
+    parents, rss = process_table()
+    return rss.get(root, 0), sum(rss.get(pid, 0) for pid in descendants(root, parents))
 
 
 def _pss(pid: int) -> int:
@@ -57,5 +59,5 @@ def _pss(pid: int) -> int:
 
 def process_tree_pss(root: int) -> int:
     """PSS of all of `root`'s descendants, in bytes."""
-    parents, _ = _processes()
-    return sum(_pss(pid) for pid in _descendants(root, parents))
+    parents, _ = process_table()
+    return sum(_pss(pid) for pid in descendants(root, parents))
