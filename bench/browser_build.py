@@ -4,8 +4,8 @@
 
 A visit is what a run does in its browser for a turn, less the actor: a context and page of their own (the runner's
 init script, harness world, request filter and listeners; no prepared spare page), a load of the smoke counter
-(built once in the local sandbox, 220 kB of React, served by a plain loopback server here), the settle window and a
-read of the text, then the close. Each build (`HEADLESS_SHELL`, the default `browser.executable_path`, and
+(built once in the local sandbox, 220 kB of React, served by bench/harness.py's plain loopback server), the
+settle window and a read of the text, then the close. Each build (`HEADLESS_SHELL`, the default `browser.executable_path`, and
 `FULL_CHROMIUM`) launches once through the runner's BrowserPool (its launcher and feature switches, unconfined) and
 makes `--visits` visits after three to warm up; the rounds alternate the builds. The CPU is every Chromium process
 of this process's tree (user + system, with the children each has reaped: the renderers that ended), before and
@@ -21,14 +21,13 @@ import statistics
 import sys
 import tempfile
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from threading import Thread
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.experiment import compose_config  # noqa: E402
+from bench.experiment import build_smoke_counter, compose_config  # noqa: E402
+from bench.harness import plain_http  # noqa: E402
 from bench.proc_memory import descendants, process_table  # noqa: E402
 from runner.browser.launch import BrowserPool, BrowserSettings  # noqa: E402
 from runner.browser.launcher import FULL_CHROMIUM, HEADLESS_SHELL  # noqa: E402
@@ -51,29 +50,12 @@ def chromium_cpu_s(root: int) -> float:
     return total / TICKS
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-def serve(directory: Path) -> tuple[str, ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), lambda *a, **k: _Quiet(*a, directory=str(directory), **k))
-    Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/", server
-
-
 async def build_counter(scratch: Path) -> Path:
     from runner.sandbox.registry import build_sandbox
-    from runner.suites.native import load_native_tasks
 
     sandbox = build_sandbox(compose_config(["suite=smoke", "sandbox=local", "tracking=off"]))
     try:
-        task = next(t for t in load_native_tasks(REPO / "tasks" / "smoke", suite="smoke") if t.id == "smoke-counter")
-        build = await sandbox.build(dict(task.turns[0].reference_files), scratch / "workspace")
-        if not build.ok:
-            raise SystemExit(f"the counter app did not build:\n{build.log[-2000:]}")
-        assert build.dist_dir is not None
-        return build.dist_dir
+        return await build_smoke_counter(sandbox, scratch / "workspace")
     finally:
         await sandbox.aclose()
 
@@ -104,14 +86,11 @@ async def main_async(count: int, rounds: int) -> None:
         raise SystemExit(f"no Chromium at {', '.join(missing)} (bash scripts/setup.sh installs both)")
     figures: dict[str, list[tuple[float, float]]] = {name: [] for name in builds}
     with tempfile.TemporaryDirectory(prefix="genui-browser-build-") as scratch:
-        url, server = serve(await build_counter(Path(scratch)))
-        try:
+        async with plain_http(await build_counter(Path(scratch))) as url:
             for round_ in range(rounds):
                 order = list(builds) if round_ % 2 == 0 else list(reversed(builds))
                 for name in order:
                     figures[name].append(await visits(builds[name], url, count))
-        finally:
-            server.shutdown()
     load = os.getloadavg()
     print(f"{count} visits x {rounds} round(s) per build, load average {load[0]:.1f} {load[1]:.1f}")
     medians = {name: (statistics.median(c for c, _ in runs), statistics.median(w for _, w in runs))

@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.experiment import compose_config  # noqa: E402
+from bench.experiment import build_smoke_counter, compose_config  # noqa: E402
 from bench.proc_memory import process_tree_pss, process_tree_rss  # noqa: E402
 
 GOAL_VISIT_MIB = 150.0
@@ -50,17 +50,13 @@ async def measure(visits: int, browsers: int, sandbox_name: str, overrides: list
     from runner.browser.capture import capture_evidence
     from runner.browser.launch import BrowserPools, BrowserSettings
     from runner.sandbox.registry import build_sandbox
-    from runner.suites.native import load_native_tasks
 
     config = compose_config(["suite=smoke", f"sandbox={sandbox_name}", "tracking=off", *overrides])
     sandbox = build_sandbox(config)
     pid = os.getpid()
-    task = next(t for t in load_native_tasks(REPO / "tasks" / "smoke", suite="smoke") if t.id == "smoke-counter")
     with tempfile.TemporaryDirectory(prefix="genui-visit-memory-") as scratch_name:
         scratch = Path(scratch_name)
-        build = await sandbox.build(dict(task.turns[0].reference_files), scratch / "workspace")
-        if not build.ok:
-            raise SystemExit(f"the counter app did not build:\n{build.log[-2000:]}")
+        dist = await build_smoke_counter(sandbox, scratch / "workspace")
         base = BrowserSettings(**{**config.browser, "spare_page": False})
         settings = [await sandbox.browser_settings(base) for _ in range(browsers)]
         start_pss, _, start_own = tree(pid)
@@ -74,7 +70,7 @@ async def measure(visits: int, browsers: int, sandbox_name: str, overrides: list
                 opened = 0
                 for index in range(visits):
                     pool = await stack.enter_async_context(pools.checkout())
-                    served = await stack.enter_async_context(sandbox.serve(build.dist_dir,
+                    served = await stack.enter_async_context(sandbox.serve(dist,
                                                                           network=pool.network_namespace))
                     session = await stack.enter_async_context(pool.session(served.url))
                     out = scratch / f"visit-{index}"

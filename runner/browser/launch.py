@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from runner.browser.confine import BrowserConfinement
 from runner.browser.launcher import (DEFAULT_DISABLED_FEATURES, FEATURE_NAME, FULL_CHROMIUM, HEADLESS_SHELL,
-                                     write_launcher)
+                                     HEADLESS_SHELL_PACKAGE, write_launcher)
 from runner.browser.session import PageSession
 
 log = logging.getLogger(__name__)
@@ -127,8 +127,7 @@ class BrowserSettings(BaseModel):
 
     @model_validator(mode="after")
     def _a_window_needs_the_full_browser(self) -> "BrowserSettings":
-        if not self.headless and self.executable_path and Path(self.executable_path).name.startswith(
-                "chromium-headless-shell"):
+        if not self.headless and self.executable_path and Path(self.executable_path).name == HEADLESS_SHELL_PACKAGE:
             raise ValueError(f"browser.headless=false: executable_path {self.executable_path} is Chromium's headless "
                              f"shell, which cannot show a window; set browser.executable_path={FULL_CHROMIUM}")
         return self

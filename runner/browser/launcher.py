@@ -30,7 +30,8 @@ from pathlib import Path
 # the full browser is for watching one (headless=false). The shell from Debian's chromium-headless-shell package is
 # named by its binary: the package's /usr/bin/chromium-headless-shell script runs it as a child instead of exec'ing
 # it, so the browser's pid would be a shell's (a kill of it, or a crash the pool watches for, would reach only that).
-HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"
+HEADLESS_SHELL_PACKAGE = "chromium-headless-shell"
+HEADLESS_SHELL = f"/usr/lib/chromium/{HEADLESS_SHELL_PACKAGE}"
 FULL_CHROMIUM = "/usr/bin/chromium"
 
 # Chromium's own feature names (base::Feature): letters, digits and _, so a list is one plain argument.

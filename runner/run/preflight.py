@@ -31,6 +31,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runner.browser.launcher import HEADLESS_SHELL_PACKAGE
 from runner.config import RunnerConfig
 from runner.errors import UserError
 from runner.models.role import ModelRole
@@ -157,7 +158,7 @@ def check_browser(config: RunnerConfig, suite: Suite) -> list[Problem]:
         return []
     if not (Path(path).is_file() and os.access(path, os.X_OK)):
         return [Problem("browser.executable_path", f"{path} is not an executable browser",
-                        "`apt-get install -y chromium-headless-shell` (bash scripts/setup.sh does it), or set "
+                        f"`apt-get install -y {HEADLESS_SHELL_PACKAGE}` (bash scripts/setup.sh does it), or set "
                         "browser.executable_path (null: Playwright's own browser after `playwright install chromium`)")]
     return []
 

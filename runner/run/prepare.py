@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from runner.browser.launcher import HEADLESS_SHELL
+from runner.browser.launcher import HEADLESS_SHELL, HEADLESS_SHELL_PACKAGE
 from runner.sandbox.build_node import build_node_version, ensure_build_node
 from runner.sandbox.web_template import DEFAULT_CACHE_ROOT, TEMPLATES, ensure_template_modules
 
@@ -34,7 +34,7 @@ def check_bubblewrap(bwrap: str = "bwrap") -> str:
 
 def check_chromium(executable: str | None) -> str:
     if executable and not Path(executable).exists():
-        return f"Chromium not found at {executable}: install it (apt-get install -y chromium-headless-shell) or set browser.executable_path"
+        return f"Chromium not found at {executable}: install it (apt-get install -y {HEADLESS_SHELL_PACKAGE}) or set browser.executable_path"
     return ""
 
 

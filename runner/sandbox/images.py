@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from runner import progress
-from runner.browser.launcher import HEADLESS_SHELL, launcher_script
+from runner.browser.launcher import HEADLESS_SHELL, HEADLESS_SHELL_PACKAGE, launcher_script
 from runner.sandbox.agent_clis import CLI_PACKAGES_DIR, cli_versions, ensure_cli_modules
 from runner.sandbox.build_node import ensure_build_node
 from runner.sandbox.web_template import DEFAULT_CACHE_ROOT, TEMPLATE_DIR, ensure_template_modules
@@ -58,7 +58,7 @@ _SIMULATED_INSTALL = re.compile(r"^Inst (\S+) (?:\[\S+\] )?\((\S+) ", re.MULTILI
 # Debian's Chromium headless shell in the browser image: the build a local run renders with (BrowserSettings), its
 # package's version recorded as the image's chromium version.
 IMAGE_CHROMIUM = HEADLESS_SHELL
-IMAGE_CHROMIUM_PACKAGE = "chromium-headless-shell"
+IMAGE_CHROMIUM_PACKAGE = HEADLESS_SHELL_PACKAGE
 # The browser image's launcher (runner/browser/launcher.py): the executablePath the runner sends, so the
 # container's Chromium gets one merged --disable-features= (Playwright's list and the runner's), as a local one.
 IMAGE_LAUNCHER = "/opt/genui/chromium"
