@@ -16,6 +16,8 @@ score), that page crashes and its slot is a runtime_error, and the browser goes 
 Why a cpu cgroup: a page that starts hundreds of busy web workers would otherwise take every core, and every
 other slot's browser, build and the runner itself with them (measured: a load average of 209 on 2 cores). Each
 browser gets a CFS quota of `cpus` cores (BrowserSettings.cpus), as the docker sandbox's browser container does.
+Inside that quota each renderer has a CPU group of its own (runner/browser/renderer_groups.py): the pages that share
+the browser share its cores page by page, not thread by thread, so such a page cannot starve its neighbours' loads.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import time
 from pathlib import Path
 
 from runner.browser.launcher import write_launcher
+from runner.browser.renderer_groups import RendererGroups
 from runner.sandbox.limits import CgroupSet, ResourceLimits, create_cgroups
 
 CLONE_NEWNET = 0x40000000
@@ -84,9 +87,11 @@ class BrowserConfinement:
     executable that starts Chromium inside both. Create with `start()`; `close()` removes it all."""
 
     def __init__(self, *, memory_mb: int, max_processes: int = 2048, cpus: float | None = None,
-                 bwrap: str = "bwrap") -> None:
+                 bwrap: str = "bwrap", renderer_groups: bool = True) -> None:
         self.memory_mb = memory_mb
         self.cpus = cpus
+        self.renderer_groups = renderer_groups
+        self.groups: RendererGroups | None = None  # each renderer's CPU group, within the cpu cgroup
         self.max_processes = max_processes
         self.bwrap = bwrap
         self.netns: str = ""  # /proc/PID/ns/net of the holder
@@ -114,6 +119,9 @@ class BrowserConfinement:
             raise ConfinementError("could not create the browser's network namespace: " + "; ".join(failures))
         limits = ResourceLimits(memory_mb=self.memory_mb, max_processes=self.max_processes, cpus=self.cpus)
         self.cgroups = create_cgroups(limits, "browser")
+        if self.renderer_groups and self.cgroups.cpu is not None:
+            self.groups = RendererGroups(self.cgroups.cpu)
+            self.groups.start()
 
     def _start_holder(self, bwrap: str, own_user_namespace: bool) -> None:
         read_info, write_info = os.pipe()
@@ -205,6 +213,9 @@ class BrowserConfinement:
             deadline = time.monotonic() + 5
             while child.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
+        if self.groups is not None:  # its children first: a cgroup with children cannot be removed
+            self.groups.stop()
+            self.groups = None
         if self.cgroups is not None:
             self.cgroups.cleanup()
             self.cgroups = None

@@ -103,6 +103,10 @@ class BrowserSettings(BaseModel):
     # The confined browser's CPU share in cores (a cpu cgroup quota; the docker sandbox caps its browser container
     # with sandbox.options.browser_cpus): one page's busy workers cannot take the cores the other slots need.
     cpus: float = Field(1.0, gt=0)
+    # Within that share each renderer (one session's page) has a CPU group of its own, so the pages sharing a
+    # confined browser share its cores page by page, not thread by thread: a page of 500 busy web workers cannot
+    # starve its neighbours' loads (runner/browser/renderer_groups.py). False: one group for the whole browser.
+    renderer_cpu_groups: bool = True
     # Keep the next session's context and blank page prepared (init script, listeners, request filter): a turn
     # then skips the context and page creation (0.11 s of its serve stage on the 2-core machine,
     # docs/performance.md). The preparation starts once a session's page has loaded, while it settles (a wait
@@ -372,7 +376,8 @@ class BrowserPool:
         chromium = s.executable_path or self._playwright.chromium.executable_path
         if s.confine:
             if self.confinement is None:
-                confinement = BrowserConfinement(memory_mb=s.memory_mb, cpus=s.cpus)
+                confinement = BrowserConfinement(memory_mb=s.memory_mb, cpus=s.cpus,
+                                                 renderer_groups=s.renderer_cpu_groups)
                 await asyncio.to_thread(confinement.start)
                 self.confinement = confinement
             executable = self.confinement.wrapper(chromium)

@@ -166,6 +166,9 @@ def sweep_stale_cgroups(*, min_age_s: float = 600.0, root: Path = CGROUP_ROOT) -
             try:
                 if not directory.is_dir() or now - directory.stat().st_mtime < min_age_s:
                     continue
+                for child in directory.iterdir():  # a browser's renderer groups (runner/browser/renderer_groups.py)
+                    if child.is_dir() and not (child / "cgroup.procs").read_text().strip():
+                        child.rmdir()
                 if (directory / "cgroup.procs").read_text().strip():
                     continue
                 directory.rmdir()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import subprocess
 from pathlib import Path
@@ -86,6 +87,26 @@ def test_sweep_removes_only_old_empty_cgroups() -> None:
     finally:
         old.cleanup()
         fresh.cleanup()
+
+
+@pytest.mark.skipif(not (limits.CGROUP_ROOT / "cpu").is_dir(), reason="no cgroup v1 cpu controller here")
+def test_sweep_removes_a_dead_browsers_cpu_cgroup_with_its_empty_renderer_groups() -> None:
+    """A killed run leaves its browser's cpu cgroup with the renderer groups in it (runner/browser/renderer_groups.py)."""
+    import os
+    import time
+
+    old = create_cgroups(ResourceLimits(cpus=1.0), "browser-stale-test")
+    try:
+        assert old.cpu is not None, old.warnings
+        (old.cpu / "renderer-4242").mkdir()
+        past = time.time() - 3600
+        os.utime(old.cpu, (past, past))
+        limits.sweep_stale_cgroups(min_age_s=600)
+        assert not old.cpu.exists()
+    finally:
+        with contextlib.suppress(OSError):
+            (old.cpu / "renderer-4242").rmdir()
+        old.cleanup()
 
 
 @pytest.mark.skipif(not (limits.CGROUP_ROOT / "cpu").is_dir(), reason="no cgroup v1 cpu controller here")
