@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.errors import UserError
 from runner.browser.launch import BrowserSettings
+from runner.browser.renderer_groups import RendererGroups, cpu_cgroup_of
 from runner.processes import pid_alive
 from runner.sandbox.browser_firewall import (
     HELPER_SCRIPT as FIREWALL_HELPER_SCRIPT,
@@ -201,6 +202,7 @@ class DockerIsolation:
         self._network: Any = None
         self._browser_hosts = 0  # static addresses handed to browser containers (they keep them across restarts)
         self._browsers: list[tuple[Any, str]] = []  # (container, address on the internal network); [0] is the default
+        self._renderer_groups: dict[str, RendererGroups] = {}  # by browser container id (local engine only)
         self._handed_browsers = 0  # how many of them browser_settings gave to a worker
         self._started_at = time.time()  # the first moment a browser container's oom events can be from
         self._oom_seen: dict[str, int] = {}  # browser container id -> the time (ns) of its last oom event read
@@ -513,6 +515,8 @@ class DockerIsolation:
                     await asyncio.to_thread(self._start_browser)
                 container, address = self._browsers[self._handed_browsers]
                 self._handed_browsers += 1
+            if base.renderer_cpu_groups:
+                await asyncio.to_thread(self._keep_renderer_groups, container)
             # The image's launcher, not its Chromium: it merges Playwright's and the runner's feature lists.
             return base.model_copy(update={"connect_url": f"ws://{address}:{PLAYWRIGHT_PORT}/",
                                            "serve_network": container.id, "executable_path": IMAGE_LAUNCHER,
@@ -525,6 +529,25 @@ class DockerIsolation:
         excluded = "".join(f", EXCLUDE {pattern}" for pattern in subnet_patterns(subnet))
         args = [f"{a}{excluded}" if a.startswith("--host-resolver-rules=") else a for a in base.launch_args]
         return base.model_copy(update={"launch_args": args})
+
+    def _keep_renderer_groups(self, container: Any) -> None:
+        """Give each renderer of the browser container a CPU group of its own inside the container's, as a confined
+        local browser's have (runner/browser/renderer_groups.py): the pages that share the container then share its
+        `browser_cpus` page by page. Done from this side, in the container's cpu cgroup, which only an engine on
+        this machine (its processes in this machine's /proc) lets the runner reach; elsewhere the container's
+        pages share its cores thread by thread, and the log says so once."""
+        if container.id in self._renderer_groups:
+            return
+        container.reload()
+        pid = int(container.attrs.get("State", {}).get("Pid") or 0)
+        directory = cpu_cgroup_of(pid) if pid > 0 else None
+        if directory is None or container.id not in directory.name:  # a remote engine's pid is not this machine's
+            log.info("browser container %s: its cpu cgroup is not on this machine; its pages share its CPU thread "
+                     "by thread (browser.renderer_cpu_groups needs a local engine)", container.name)
+            return
+        groups = RendererGroups(directory)
+        groups.start()
+        self._renderer_groups[container.id] = groups
 
     def _browser_container(self, settings: BrowserSettings) -> Any | None:
         """The browser container of a worker's `settings` (None: not one of this sandbox's)."""
@@ -750,6 +773,9 @@ class DockerIsolation:
             return
         from docker.errors import APIError, NotFound
 
+        for groups in self._renderer_groups.values():  # before their containers go (the engine removes the cgroups)
+            groups.stop()
+        self._renderer_groups = {}
         with self._created_lock:
             leftovers = list(self._created)
         # Also what the engine made for this process that it never heard of: a create the engine carried out

@@ -319,6 +319,49 @@ def test_the_container_browser_gets_one_feature_switch_with_the_runners_features
     assert len(renderers) == 1, renderers  # no omnibox popup page, no spare renderer
 
 
+@pytest.mark.browser
+def test_each_page_in_the_browser_container_has_its_renderer_group(tmp_path: Path, label: str, engine) -> None:
+    """With the engine on this machine, each renderer in a browser container runs in a cpu cgroup of its own
+    inside the container's (runner/browser/renderer_groups.py), the browser's own processes in the container's;
+    without browser.renderer_cpu_groups the container's renderers stay in its one group."""
+    from runner.browser.launch import BrowserPool, BrowserSettings
+    from runner.browser.renderer_groups import cpu_cgroup_of, process_type
+
+    async def scenario(groups: bool) -> tuple[Path | None, dict[int, str], dict[int, str]]:
+        sandbox = _sandbox(label)
+        try:
+            settings = await sandbox.browser_settings(BrowserSettings(spare_page=False, renderer_cpu_groups=groups))
+            container = engine.containers.get(settings.serve_network)
+            directory = cpu_cgroup_of(int(container.attrs["State"]["Pid"]))
+            if directory is None:
+                pytest.skip("the engine's containers have no cgroup v1 cpu directory on this machine")
+            dist = tmp_path / f"dist-{groups}"
+            dist.mkdir()
+            (dist / "index.html").write_text("<!doctype html><title>one</title><p>one page</p>")
+            pool = BrowserPool(settings)
+            async with pool, sandbox.serve(dist, network=pool.network_namespace) as served:
+                async with pool.session(served.url) as first, pool.session(served.url) as second:
+                    for session in (first, second):
+                        await session.goto()
+                    deadline = time.monotonic() + 10
+                    while groups and len(list(directory.glob("renderer-*"))) < 2 and time.monotonic() < deadline:
+                        await asyncio.sleep(0.05)
+                    in_parent = {int(pid): process_type(int(pid))
+                                 for pid in (directory / "cgroup.procs").read_text().split()}
+                    pids = [int(child.name.removeprefix("renderer-")) for child in directory.glob("renderer-*")]
+                    children = {pid: process_type(pid) for pid in pids}
+                    return directory, in_parent, children
+        finally:
+            await sandbox.aclose()
+
+    directory, in_parent, children = asyncio.run(scenario(True))
+    assert len(children) >= 2 and set(children.values()) == {"renderer"}, children
+    assert "renderer" not in in_parent.values() and "" in in_parent.values(), in_parent
+    assert directory is not None and not directory.exists()  # the container went, and its cgroup with it
+    _, in_parent, children = asyncio.run(scenario(False))
+    assert children == {} and list(in_parent.values()).count("renderer") >= 2, in_parent
+
+
 # Run in a browser container's namespace (uid 10001, no capabilities, like the page): a UDP datagram and a TCP
 # connection to each address given; prints "<kind> <address> <outcome>" lines.
 ESCAPE_PROBE = r"""
