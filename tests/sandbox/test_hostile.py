@@ -435,7 +435,10 @@ def test_case_lands_in_its_bucket_with_its_evidence(corpus_run: CorpusRun, case:
     assert record["status"] in (case.bucket, *case.also), (record["status"], record["error"][:500])
     folder = _evidence(corpus_run, case)
     for name in case.evidence:
-        EVIDENCE_CHECKS[name](corpus_run, case, folder)
+        try:
+            EVIDENCE_CHECKS[name](corpus_run, case, folder)
+        except AssertionError as error:  # what the slot's record says is often why its evidence is not there
+            raise AssertionError(f"{name}: {error}\nthe slot's error: {record['error'][:1000]}") from error
     if record["status"] not in ("build_failed", "timeout"):  # the page was loaded
         assert (folder / "network.json").is_file() and (folder / "dialogs.json").is_file()
 
