@@ -50,7 +50,9 @@ LOOPS = {
     "Loop until the wall clock stops you.": ("wall_clock", "sleep 600",
                                              {"prompt_tokens": 100, "completion_tokens": 20}),
 }
-BUDGET = {"steps": 12, "tokens": 400_000, "wall_clock_s": 60}
+# The wall clock covers the CLI's own start: under a loaded CI run one CLI took 40 s of 60 to send its first
+# request and was stopped before it finished the hostile transcript.
+BUDGET = {"steps": 12, "tokens": 400_000, "wall_clock_s": 120}
 
 
 def _task(task_id: str, prompt: str) -> dict:
