@@ -535,7 +535,7 @@ class DockerIsolation:
         local browser's have (runner/browser/renderer_groups.py): the pages that share the container then share its
         `browser_cpus` page by page. Done from this side, in the container's cpu cgroup, which only an engine on
         this machine (its processes in this machine's /proc) lets the runner reach; elsewhere the container's
-        pages share its cores thread by thread, and the log says so once."""
+        pages share its cores thread by thread, and the log says so."""
         if container.id in self._renderer_groups:
             return
         container.reload()
