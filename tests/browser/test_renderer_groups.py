@@ -13,7 +13,7 @@ import pytest
 
 from runner.browser.confine import BrowserConfinement
 from runner.browser.launch import BrowserPool, BrowserSettings
-from runner.browser.renderer_groups import RendererGroups, process_type
+from runner.browser.renderer_groups import RendererGroups, cpu_cgroup_of, process_type
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 
 pytestmark = [pytest.mark.sandbox,
@@ -23,11 +23,7 @@ SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 
 
 def _cpu_group(pid: int) -> str:
-    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        if "cpu" in controllers.split(","):
-            return path
-    raise AssertionError(f"no cpu cgroup line for {pid}")
+    return str(cpu_cgroup_of(pid))
 
 
 def test_the_process_type_is_read_from_either_form_of_command_line(tmp_path) -> None:
