@@ -21,8 +21,10 @@ window and none of them; the list costs it nothing.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -69,7 +71,13 @@ def launcher_script(chromium: str, *, preamble: str = "", exec_prefix: Sequence[
 
 
 def write_launcher(path: Path, chromium: str, *, preamble: str = "", exec_prefix: Sequence[str] = ()) -> str:
-    """Write `launcher_script(...)` to `path` as an executable; return its path."""
-    path.write_text(launcher_script(chromium, preamble=preamble, exec_prefix=exec_prefix))
-    path.chmod(0o755)
+    """Write `launcher_script(...)` to `path` as an executable; return its path.
+
+    The file is replaced whole (a new inode renamed over the old): a shell reads its script as it runs, so one
+    truncated and rewritten in place while a launch is still reading it would run a part of it, or nothing.
+    """
+    staged = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    staged.write_text(launcher_script(chromium, preamble=preamble, exec_prefix=exec_prefix))
+    staged.chmod(0o755)
+    os.replace(staged, path)
     return str(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,29 @@ def test_without_switches_nothing_is_added(tmp_path) -> None:
     launcher = write_launcher(tmp_path / "chromium", _echo_args(tmp_path))
     out = subprocess.run([launcher, "--a"], capture_output=True, text=True, check=True, timeout=10).stdout
     assert out.splitlines() == ["--a"]
+
+
+def test_a_launch_reads_the_whole_script_while_another_launch_rewrites_it(tmp_path) -> None:
+    """Browsers of one pool launch at once through one launcher path: each rewrite replaces the file whole, so no
+    shell reads a truncated script (which runs nothing and exits 0, a browser that never started)."""
+    echo = _echo_args(tmp_path)
+    launcher = write_launcher(tmp_path / "chromium", echo)
+    stop = threading.Event()
+
+    def rewrite() -> None:
+        while not stop.is_set():
+            write_launcher(tmp_path / "chromium", echo)
+
+    writer = threading.Thread(target=rewrite)
+    writer.start()
+    try:
+        outputs = [subprocess.run([launcher, "--x"], capture_output=True, text=True, timeout=10).stdout
+                   for _ in range(300)]
+    finally:
+        stop.set()
+        writer.join()
+    assert outputs == ["--x\n"] * len(outputs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chromium", "echo-args"]  # no staged file left behind
 
 
 def test_the_script_holds_no_feature_list_of_its_own() -> None:

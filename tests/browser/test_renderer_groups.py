@@ -19,11 +19,21 @@ from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 pytestmark = [pytest.mark.sandbox,
               pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")]
 
-SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]
+JOIN_WAIT_S = 60
 
 
 def _cpu_group(pid: int) -> str:
     return str(cpu_cgroup_of(pid))
+
+
+def _wait_until_joined(cpu: Path, pids: set[int]) -> None:
+    """Until each wrapper has written itself into the cpu cgroup: the shell's start can take seconds on a busy
+    machine, and a process that has not joined yet reads as the root group."""
+    deadline = time.monotonic() + JOIN_WAIT_S
+    while not pids <= {int(pid) for pid in (cpu / "cgroup.procs").read_text().split()}:
+        assert time.monotonic() < deadline, f"not in {cpu} after {JOIN_WAIT_S} s: {sorted(pids)}"
+        time.sleep(0.02)
 
 
 def test_the_process_type_is_read_from_either_form_of_command_line(tmp_path) -> None:
@@ -47,12 +57,10 @@ def test_a_renderer_gets_a_child_group_and_the_rest_stay_in_the_browsers() -> No
             pytest.skip(f"no cgroup v1 cpu controller here: {confined.cgroups and confined.cgroups.warnings}")
         for argv in (SLEEPER + ["--type=renderer"], SLEEPER + ["--type=gpu-process"], SLEEPER):
             processes.append(subprocess.Popen([confined.wrapper(argv[0]), *argv[1:]]))
-        deadline = time.monotonic() + 10
-        while len((cpu / "cgroup.procs").read_text().split()) < 3 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        renderer, gpu, browser = (p.pid for p in processes)
+        _wait_until_joined(cpu, {renderer, gpu, browser})
         groups = RendererGroups(cpu)
         groups.sweep()
-        renderer, gpu, browser = (p.pid for p in processes)
         assert groups.moved == 1
         assert _cpu_group(renderer).endswith(f"/{cpu.name}/renderer-{renderer}")
         assert _cpu_group(gpu).endswith(f"/{cpu.name}") and _cpu_group(browser).endswith(f"/{cpu.name}")
@@ -65,7 +73,7 @@ def test_a_renderer_gets_a_child_group_and_the_rest_stay_in_the_browsers() -> No
             time.sleep(0.02)
         assert not groups.group_of(renderer).exists()
         processes.append(subprocess.Popen([confined.wrapper(SLEEPER[0]), *SLEEPER[1:], "--type=renderer"]))
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + JOIN_WAIT_S
         while groups.moved < 2 and time.monotonic() < deadline:
             groups.sweep()
             time.sleep(0.02)
