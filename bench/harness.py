@@ -15,6 +15,8 @@ judge either; the bench also prints the overhead with the checks counted in.
 page when the turn needs them instead of taking the one the pool prepared while the turn built.
 `local-cold-build` is `sandbox=local` with `+sandbox.local.spare_build=false`: every build starts its sandbox, Node
 and Vite when it is asked for, instead of taking the one started ahead after the last build.
+`local-cold-spare` is `sandbox=local` with `+sandbox.local.spare_build_warm_up=false`: the spare build loads Vite
+but does not warm its bundler on a project of its own while it waits.
 `local-cold-serve` is `sandbox=local` with `+sandbox.local.spare_server=false`: every serve starts its artifact
 server's sandbox and Python when it is asked for, instead of taking the one started ahead for its browser.
 `local-full-browser` is `sandbox=local` rendering with the full Chromium (`/usr/bin/chromium`, in its headless
@@ -72,12 +74,14 @@ def overhead(timings: dict[str, float], *, excluded: tuple[str, ...] = JUDGING) 
 PIPELINES = {"local": ["sandbox=local"], "docker": ["sandbox=docker"],
              "local-fresh-page": ["sandbox=local", "browser.spare_page=false"],
              "local-cold-build": ["sandbox=local", "+sandbox.local.spare_build=false"],
+             "local-cold-spare": ["sandbox=local", "+sandbox.local.spare_build_warm_up=false"],
              "local-cold-serve": ["sandbox=local", "+sandbox.local.spare_server=false"],
              "local-full-browser": ["sandbox=local", f"browser.executable_path={FULL_CHROMIUM}"]}
 
 
 # Each variant of the local pipeline and what its ratio to `local` measures.
 VARIANT_SHARES = {"local-cold-build": "the spare build's share of the overhead",
+                  "local-cold-spare": "the spare build's warm-up's share of the overhead",
                   "local-cold-serve": "the spare server's share of the overhead",
                   "local-fresh-page": "the prepared page's share of the overhead",
                   "local-full-browser": "the headless shell's share of the overhead"}

@@ -61,6 +61,7 @@ class PipelineRules:
     server_start_timeout_s: float
     build_command: list[str] | None  # test-only: run this instead of `vite build`
     spare_build: bool = False  # start the next build's sandbox ahead, with Vite loaded (pipeline.py)
+    spare_build_warm_up: bool = True  # and Vite's bundler warmed on a project of its own (spare_build.py)
     spare_server: bool = False  # start the next artifact server ahead, imports done (spare_server.py)
 
 

@@ -83,6 +83,9 @@ class LocalSandboxSettings(BaseModel):
     # Keep the next build's sandbox started ahead, Vite loaded, waiting for its sources (pipeline.py): the same
     # sandbox, limits and command, one per build, started while the runner waits elsewhere.
     spare_build: bool = False
+    # While it waits, the spare warms Vite's bundler with one small build of its own project in the sandbox's /tmp
+    # (runner/sandbox/spare-build.mjs): the first build in a Node process pays for that once.
+    spare_build_warm_up: bool = True
     # Keep the next artifact server for each browser started ahead, its imports done, waiting for its files
     # (runner/sandbox/spare_server.py): the same sandbox, limits and socket; a serve with a tool bridge starts cold.
     spare_server: bool = False
@@ -392,7 +395,8 @@ class BubblewrapIsolation:
             max_file_bytes=settings.max_file_bytes, max_output_mb=settings.limits.max_output_mb,
             build_timeout_s=settings.build_timeout_s or settings.limits.wall_clock_s,
             server_start_timeout_s=settings.server_start_timeout_s, build_command=settings.build_command,
-            spare_build=settings.spare_build, spare_server=settings.spare_server)
+            spare_build=settings.spare_build, spare_build_warm_up=settings.spare_build_warm_up,
+            spare_server=settings.spare_server)
 
     def _bwrap(self) -> str:
         found = shutil.which(self.settings.bwrap)

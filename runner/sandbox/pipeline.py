@@ -212,7 +212,7 @@ class PipelineSandbox:
         if not rules.spare_build or rules.build_command is not None or not hasattr(self.isolation, "start_waiting"):
             return None
         if self._spares is None:
-            self._spares = SpareBuilds(self.isolation)  # type: ignore[arg-type]
+            self._spares = SpareBuilds(self.isolation, warm_up=rules.spare_build_warm_up)  # type: ignore[arg-type]
         return self._spares
 
     async def build(self, files: dict[str, str], workspace: Path, *, kind: str = "vite",

@@ -4,7 +4,8 @@ Of a warm smoke build (about 0.28 s) nearly half is the sandbox, Node's start an
 depends on the sources (docs/performance.md). With `sandbox.local.spare_build`, after each build the pipeline
 starts the next one's sandbox: the same bubblewrap, cgroups, rlimits, environment and mounts as a build's, its
 workspace an empty folder mounted at /app, running spare-build.mjs, which loads Vite and waits for one line on
-stdin. The next build of the same template and tools fills that folder with the template and the model's files,
+stdin; while it waits, it warms Vite's bundler with one small build of a project in the sandbox's own /tmp
+(`sandbox.local.spare_build_warm_up`). The next build of the same template and tools fills that folder with the template and the model's files,
 sends the go line (the build's wall-clock limit starts then), and the folder becomes the build's workspace once
 it ends. Each spare serves one build and is never reused; one that died or was made for other tools is
 stopped, and the build runs as it would without spares.
@@ -29,10 +30,11 @@ SCRIPT = Path(__file__).resolve().parent / "spare-build.mjs"
 MountsFor = Callable[[Path], list[Mount]]  # a build's mounts, given the folder mounted as its workspace
 
 
-def spare_command(command: list[str]) -> list[str]:
-    """`command` (node, its script, the script's arguments) as the launcher runs it once its go line comes."""
+def spare_command(command: list[str], *, warm_up: bool = True) -> list[str]:
+    """`command` (node, its script, the script's arguments) as the launcher runs it once its go line comes.
+    `warm_up`: Vite's bundler is warmed on a project of the launcher's own while it waits (spare-build.mjs)."""
     node, *rest = command
-    return [node, "--input-type=module", "-e", SCRIPT.read_text(), *rest]
+    return [node, "--input-type=module", "-e", SCRIPT.read_text(), "warm-up" if warm_up else "cold", *rest]
 
 
 @dataclass
@@ -55,9 +57,10 @@ def adopt(staging: Path, workspace: Path) -> None:
 class SpareBuilds(StartedAhead[Hashable, Spare]):
     """At most one spare per key (the template, the tools and the compile cache it was started with)."""
 
-    def __init__(self, isolation: StartsAhead) -> None:
+    def __init__(self, isolation: StartsAhead, *, warm_up: bool = True) -> None:
         super().__init__()
         self._isolation = isolation
+        self._warm_up = warm_up
 
     def alive(self, spare: Spare) -> bool:
         return spare.run.alive()
@@ -71,7 +74,7 @@ class SpareBuilds(StartedAhead[Hashable, Spare]):
                      cwd: str) -> Spare | None:
         staging = Path(tempfile.mkdtemp(prefix="genui-spare-build-"))
         try:
-            started = await self._isolation.start_waiting(spare_command(command), mounts_for(staging), cwd=cwd, env=env)
+            started = await self._isolation.start_waiting(spare_command(command, warm_up=self._warm_up), mounts_for(staging), cwd=cwd, env=env)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from runner.sandbox import spare_build
+from runner.sandbox.build_node import ensure_build_node
 from runner.sandbox.isolation import IN_APP, IN_MODULES, BuildTools, Mount, PipelineRules, RunOutcome
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
 from runner.sandbox.pipeline import PipelineSandbox
 from runner.sandbox.spare_build import SCRIPT
+from runner.sandbox.web_template import ensure_template_modules
 from tests.support.cgroups import leftover_cgroups
 from tests.support.components import missing
 
@@ -108,7 +113,7 @@ def test_the_next_build_runs_in_a_spare_started_with_the_builds_own_sandbox(tmp_
     [cold] = isolation.runs
     (command, mounts, cwd, env, used), (_, _, _, _, refill) = isolation.started
     # The cold build's sandbox, command and environment; only the workspace folder differs until the go line.
-    assert command == [isolation.node, "--input-type=module", "-e", SCRIPT.read_text(), *VITE]
+    assert command == [isolation.node, "--input-type=module", "-e", SCRIPT.read_text(), "warm-up", *VITE]
     assert cwd == IN_APP and env == {"NODE_ENV": "production", "NO_COLOR": "1"}
     assert [m for m in mounts if m.target != IN_APP] == [m for m in cold if m.target != IN_APP]
     [staging] = [m for m in mounts if m.target == IN_APP]
@@ -150,6 +155,27 @@ def test_a_dead_spare_or_one_for_other_tools_is_never_used(tmp_path: Path) -> No
     assert Mount((tmp_path / "c").resolve(), IN_APP, writable=True) in isolation.runs[2]
     assert (tmp_path / "c" / "src" / "App.jsx").read_text() == OTHER["src/App.jsx"]
     assert all(s[4].discarded for s in isolation.started if not s[4].ends_before_go)
+
+
+def test_a_spare_without_its_warm_up_is_started_cold(tmp_path: Path) -> None:
+    class Cold(AheadIsolation):
+        def rules(self) -> PipelineRules:
+            return PipelineRules(**{**super().rules().__dict__, "spare_build_warm_up": False})
+
+    isolation = Cold(tmp_path)
+
+    async def scenario():
+        sandbox = PipelineSandbox(isolation)
+        await sandbox.build(FILES, tmp_path / "a")
+        await _settled()
+        await sandbox.aclose()
+
+    asyncio.run(scenario())
+    [(command, *_)] = isolation.started
+    assert command == [isolation.node, "--input-type=module", "-e", SCRIPT.read_text(), "cold", *VITE]
+    assert LocalSandbox(LocalSandboxSettings(spare_build=True)).isolation.rules().spare_build_warm_up
+    assert not LocalSandbox(LocalSandboxSettings(spare_build=True, spare_build_warm_up=False)).isolation.rules() \
+        .spare_build_warm_up
 
 
 def test_no_spares_unless_asked_or_for_a_test_command(tmp_path: Path) -> None:
@@ -221,3 +247,37 @@ def test_a_spare_build_makes_the_cold_builds_artifact_and_leaves_nothing_behind(
     assert not spare.staging.exists() and spare.run.proc.returncode is not None
     assert leftover_cgroups(created_cgroups) == []
     assert list(spares_dir.iterdir()) == []  # the spare started after the last build was stopped on close
+
+
+# What a script run after the go line sees of the warm-up (spare-build.mjs keeps it in a global the build ignores).
+_REPORT_WARM_UP = "console.log(JSON.stringify({warmUp: globalThis.__genuiSpareWarmUp ?? null}));\n"
+
+
+def _launch(tmp_path: Path, mode: str, *, tmpdir: Path) -> dict:
+    """spare-build.mjs with the pinned build Node and the template's Vite, as a spare runs it, with a script after
+    the go line that prints what the warm-up left; its first output line, parsed."""
+    node = ensure_build_node()
+    app = tmp_path / "app"
+    if not app.is_dir():
+        app.mkdir()
+        (app / "node_modules").symlink_to(ensure_template_modules())
+    report = app / "report.mjs"
+    report.write_text(_REPORT_WARM_UP)
+    done = subprocess.run([*spare_build.spare_command([str(node), str(report)], warm_up=mode == "warm-up")],
+                          input="go\n", capture_output=True, text=True, cwd=app, timeout=120,
+                          env={"PATH": os.environ.get("PATH", ""), "TMPDIR": str(tmpdir), "NODE_ENV": "production"})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[0])
+
+
+@pytest.mark.build
+def test_the_warm_up_builds_a_project_of_its_own_in_tmp_and_leaves_nothing_there(tmp_path: Path) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    warmed = _launch(tmp_path, "warm-up", tmpdir=scratch)["warmUp"]
+    assert warmed is not None and "error" not in warmed, warmed
+    assert warmed["ms"] > 0 and list(scratch.iterdir()) == []
+    assert _launch(tmp_path, "cold", tmpdir=scratch)["warmUp"] is None
+    # A warm-up that cannot make its project (no /tmp to write) costs the script after the go line nothing.
+    failed = _launch(tmp_path, "warm-up", tmpdir=scratch / "missing")["warmUp"]
+    assert failed is not None and "missing" in failed["error"]
