@@ -27,10 +27,11 @@ function firstLine() {
   });
 }
 
-// The first build in a Node process pays once for what every later one reuses: the bundler's native side, the
-// first parse, transform and minify, the code of Vite's build path compiled. One small build of a project in the
-// sandbox's own /tmp (never the workspace, never written out) pays it before the sources come (about 50 ms of a
-// smoke build, docs/performance.md). It warms nothing the build reads: no config, plugin or file of the workspace.
+// The first build in a Node process pays once for what every later one reuses: the code of Vite's build path
+// compiled, the bundler's first parse, transform and minify. One small build of a project in the sandbox's own /tmp
+// (never the workspace, never written out) pays it before the sources come (about 50 ms of a smoke build,
+// docs/performance.md). It warms nothing the build reads: no config, plugin or file of the workspace. A go line that
+// comes during the warm-up waits for its end: at most the warm-up's time, most of which the build then saves.
 async function warmUp(vite) {
   const root = await mkdtemp(join(tmpdir(), "genui-warm-up-"));
   try {

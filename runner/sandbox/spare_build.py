@@ -5,10 +5,10 @@ depends on the sources (docs/performance.md). With `sandbox.local.spare_build`, 
 starts the next one's sandbox: the same bubblewrap, cgroups, rlimits, environment and mounts as a build's, its
 workspace an empty folder mounted at /app, running spare-build.mjs, which loads Vite and waits for one line on
 stdin; while it waits, it warms Vite's bundler with one small build of a project in the sandbox's own /tmp
-(`sandbox.local.spare_build_warm_up`). The next build of the same template and tools fills that folder with the template and the model's files,
-sends the go line (the build's wall-clock limit starts then), and the folder becomes the build's workspace once
-it ends. Each spare serves one build and is never reused; one that died or was made for other tools is
-stopped, and the build runs as it would without spares.
+(`sandbox.local.spare_build_warm_up`). The next build of the same template and tools fills that folder with the
+template and the model's files, sends the go line (the build's wall-clock limit starts then), and the folder
+becomes the build's workspace once it ends. Each spare serves one build and is never reused; one that died or was
+made for other tools is stopped, and the build runs as it would without spares.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ class SpareBuilds(StartedAhead[Hashable, Spare]):
                      cwd: str) -> Spare | None:
         staging = Path(tempfile.mkdtemp(prefix="genui-spare-build-"))
         try:
-            started = await self._isolation.start_waiting(spare_command(command, warm_up=self._warm_up), mounts_for(staging), cwd=cwd, env=env)
+            started = await self._isolation.start_waiting(spare_command(command, warm_up=self._warm_up),
+                                                          mounts_for(staging), cwd=cwd, env=env)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
