@@ -19,9 +19,9 @@ from tests.conftest import REPO_ROOT, cli_env, runner_command
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.build, pytest.mark.sandbox]
 
 
-def _run(*overrides: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(runner_command(*overrides), cwd=REPO_ROOT, env=cli_env(), capture_output=True, text=True,
-                          timeout=timeout)
+def _run(*overrides: str, timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(runner_command(*overrides), cwd=REPO_ROOT, env=env or cli_env(), capture_output=True,
+                          text=True, timeout=timeout)
 
 
 def _tracking(tmp: Path) -> list[str]:
@@ -107,14 +107,18 @@ def test_null_model_is_invalid_then_blocked(tmp_path: Path) -> None:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_sigkill_then_resume_gives_the_uninterrupted_summary(tmp_path: Path, oracle_run, seed: int) -> None:
     """SIGKILL at a seeded point (after k recorded slots, plus a seeded delay that lands in a build, a browser
-    session, a verdict or an append), then a plain rerun: the summary equals the uninterrupted run's."""
+    session, a verdict or an append), then a plain rerun: the summary equals the uninterrupted run's, and the
+    scratch folders the killed run left in the temporary folder are gone."""
     _, reference_dir, reference = oracle_run
     assert reference.returncode == 0
     draw = random.Random(seed)
     after_records, delay_s = draw.randrange(0, 6), draw.uniform(0.0, 2.0)
     run_dir = tmp_path / "run"
     overrides = [f"hydra.run.dir={run_dir}", "tracking=off", "concurrency.episodes=1"]
-    process = subprocess.Popen(runner_command(*overrides), cwd=REPO_ROOT, env=cli_env(), stdout=subprocess.DEVNULL,
+    temporary = tmp_path / "tmp"  # the runs' temporary folder, where the test sees what each left
+    temporary.mkdir()
+    env = {**cli_env(), "TMPDIR": str(temporary)}
+    process = subprocess.Popen(runner_command(*overrides), cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
     records, started = run_dir / "turns.jsonl", run_dir / "evidence"
     deadline = time.monotonic() + 240
@@ -129,9 +133,12 @@ def test_sigkill_then_resume_gives_the_uninterrupted_summary(tmp_path: Path, ora
     partial = len(records.read_text().splitlines()) if records.exists() else 0
     assert after_records <= partial < 9, f"seed {seed}: killed too late to test resume ({partial} records)"
     assert not (run_dir / "summary.json").exists()
+    left = [p.name for p in temporary.glob(f"genui-*.{process.pid}.*")]
+    assert left, f"the killed run made no scratch folder of its own in {temporary}"
 
-    resumed = _run(*overrides)
+    resumed = _run(*overrides, env=env)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert not [p.name for p in temporary.glob(f"genui-*.{process.pid}.*")], f"left by the killed run: {left}"
     lines = _records(run_dir)
     assert len(lines) == 9 and len({(r["task_id"], r["turn"]) for r in lines}) == 9, "nothing lost, nothing twice"
     expected = json.loads((reference_dir / "summary.json").read_text())

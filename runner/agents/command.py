@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -31,6 +30,7 @@ from runner.config import RunnerConfig
 from runner.sandbox.base import NODE, ConfinedCommand
 from runner.sandbox.isolation import Mount
 from runner.sandbox.limits import ResourceLimits
+from runner.sandbox.scratch import scratch_dir
 from runner.turns.evidence_folder import EvidenceFolder
 
 __all__ = ["AGENT_DIR_INSIDE", "AgentCommand", "CommandAgent", "CommandAgentSettings", "CommandSpec", "HOME_INSIDE",
@@ -108,7 +108,7 @@ class CommandAgent:
     async def work(self, turn: AgentTurn) -> AgentOutcome:
         address = ProxyAddress(f"http://127.0.0.1:{self.settings.port}", model=turn.session.model_name)
         command = self.spec.command(turn, address)
-        home = Path(tempfile.mkdtemp(prefix="genui-agent-home-"))
+        home = scratch_dir("agent-home")
         try:
             for relative, text in command.home_files.items():
                 target = (home / relative).resolve()

@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
@@ -38,6 +37,7 @@ from runner.agents.dialects.base import ChatRequest, Dialect, DialectError, SseE
 from runner.agents.http11 import HttpRequest, HttpResponse, UnixHttpServer, json_response
 from runner.models.base import ChatAnswer, ProviderError
 from runner.models.fitting import RequestRefused
+from runner.sandbox.scratch import scratch_dir
 
 __all__ = ["CallRecorder", "ModelProxy", "ProxySession", "Upstream", "shortened_images"]
 
@@ -218,7 +218,7 @@ class ModelProxy:
     """The run's proxy: a private folder of sockets, one listening session per slot while its agent works."""
 
     def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="genui-proxy-"))  # mode 0700: the runner's alone
+        self.folder = scratch_dir("proxy")  # mode 0700: the runner's alone
         self._count = 0
 
     @contextlib.asynccontextmanager

@@ -30,7 +30,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -38,6 +37,7 @@ from pathlib import Path
 from runner.browser.launcher import write_launcher
 from runner.browser.renderer_groups import RendererGroups
 from runner.sandbox.limits import CgroupSet, ResourceLimits, create_cgroups
+from runner.sandbox.scratch import scratch_dir
 
 CLONE_NEWNET = 0x40000000
 _HOLDER_START_TIMEOUT_S = 10.0
@@ -180,7 +180,7 @@ class BrowserConfinement:
         (feature switches merged: runner/browser/launcher.py)."""
         if not self.netns:
             raise ConfinementError("confinement not started")
-        self._scratch = self._scratch or Path(tempfile.mkdtemp(prefix="genui-browser-"))
+        self._scratch = self._scratch or scratch_dir("browser")
         nsenter = shutil.which("nsenter")
         if nsenter is None:
             raise ConfinementError("nsenter (util-linux) is not installed (needed to confine the browser)")

@@ -6,7 +6,6 @@ import asyncio
 import json
 import logging
 import shutil
-import tempfile
 import time
 import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -22,6 +21,7 @@ from runner.browser.confine import BrowserConfinement
 from runner.browser.launcher import (DEFAULT_DISABLED_FEATURES, FEATURE_NAME, FULL_CHROMIUM, HEADLESS_SHELL,
                                      HEADLESS_SHELL_PACKAGE, write_launcher)
 from runner.browser.session import PageSession
+from runner.sandbox.scratch import scratch_dir
 
 log = logging.getLogger(__name__)
 # How long a remote browser that stopped answering may take to disconnect before it counts as busy rather
@@ -382,7 +382,7 @@ class BrowserPool:
                 self.confinement = confinement
             executable = self.confinement.wrapper(chromium)
         else:
-            self._launcher_dir = self._launcher_dir or Path(tempfile.mkdtemp(prefix="genui-chromium-"))
+            self._launcher_dir = self._launcher_dir or scratch_dir("chromium")
             executable = write_launcher(self._launcher_dir / "chromium", chromium)
         self._browser = await self._playwright.chromium.launch(
             executable_path=executable,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
@@ -35,6 +36,7 @@ from runner.turns.records import RunDirectory, TurnRecord
 from runner.models.base import Model
 from runner.sandbox.base import Sandbox
 from runner.sandbox.registry import build_sandbox, sandbox_tracking_tags
+from runner.sandbox.scratch import sweep_stale_scratch
 from runner.suites.base import Suite, SuiteContext
 from runner.suites.registry import build_run_suite
 from runner.run.session import RunSession, run_name
@@ -173,6 +175,8 @@ async def bind_suite(config: RunnerConfig, suite: Suite, shared: AsyncExitStack,
     cache = ResponseCache(config.resolve_path(config.cache_dir) / "responses.sqlite", draw=config.repeat)
     roles = RunRoles(config, cache=cache, log_dir=log_dir, traced=config.tracking.enabled)
     shared.push_async_callback(roles.aclose)
+    # What runs killed on this machine left in the temporary folder goes before this run adds its own.
+    await asyncio.to_thread(sweep_stale_scratch)
     # The sandbox and the browsers exist before the tasks load: a suite renders with the run's browsers.
     sandbox = build_sandbox(config)
     shared.push_async_callback(sandbox.aclose)

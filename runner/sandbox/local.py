@@ -17,7 +17,6 @@ import shutil
 import signal
 import socket
 import sys
-import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from runner.sandbox.isolation import (
 )
 from runner.sandbox.limits import CgroupSet, ResourceLimits, create_cgroups, limited_command, sweep_stale_cgroups
 from runner.sandbox.pipeline import LogCap, PipelineSandbox
+from runner.sandbox.scratch import scratch_dir
 from runner.sandbox.web_template import (
     ALLOWED_PACKAGES,
     DEFAULT_CACHE_ROOT,
@@ -482,7 +482,7 @@ class BubblewrapIsolation:
         return _WaitingRun(proc, cgroups, sink, asyncio.create_task(_drain(proc.stdout, sink)), niced=bool(nice))
 
     def scratch_dir(self, dist_dir: Path) -> Path:
-        return Path(tempfile.mkdtemp(prefix="genui-serve-"))
+        return scratch_dir("serve")
 
     @contextlib.asynccontextmanager
     async def serve_folder(self, command: list[str], mounts: list[Mount], *, scratch: Path,

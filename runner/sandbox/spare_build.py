@@ -16,12 +16,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
-import tempfile
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.sandbox.isolation import Mount, RunOutcome, StartsAhead, WaitingRun
+from runner.sandbox.scratch import scratch_dir
 from runner.sandbox.started_ahead import StartedAhead
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class SpareBuilds(StartedAhead[Hashable, Spare]):
 
     async def _start(self, key: Hashable, command: list[str], mounts_for: MountsFor, env: dict[str, str],
                      cwd: str) -> Spare | None:
-        staging = Path(tempfile.mkdtemp(prefix="genui-spare-build-"))
+        staging = scratch_dir("spare-build")
         try:
             started = await self._isolation.start_waiting(spare_command(command, warm_up=self._warm_up),
                                                           mounts_for(staging), cwd=cwd, env=env)

@@ -16,12 +16,12 @@ import asyncio
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.sandbox.isolation import Mount, SandboxSetupError, ServesAhead, WaitingServer
+from runner.sandbox.scratch import scratch_dir
 from runner.sandbox.started_ahead import StartedAhead
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class SpareServers(StartedAhead[str | None, SpareServer]):
         self.start_in_background(network, lambda: self._start(network))
 
     async def _start(self, network: str | None) -> SpareServer | None:
-        scratch = Path(tempfile.mkdtemp(prefix="genui-spare-serve-"))
+        scratch = scratch_dir("spare-serve")
         dist = scratch / "dist"
         try:
             dist.mkdir()

@@ -5,12 +5,11 @@ evidence capture would, into a scratch folder. An agent's `view_page` (runner/ag
 from __future__ import annotations
 
 import shutil
-import tempfile
-from pathlib import Path
 
 from runner.browser.capture import capture_evidence
 from runner.browser.launch import BrowserPools
 from runner.sandbox.base import BuildResult, Sandbox
+from runner.sandbox.scratch import scratch_dir
 from runner.turns.evidence_folder import EvidenceFolder
 from runner.turns.generation import PagePreview
 
@@ -23,7 +22,7 @@ async def preview_build(sandbox: Sandbox, browsers: BrowserPools, build: BuildRe
     """The page of a successful build, as rendered; a failed load is reported in the preview, never raised."""
     if build.dist_dir is None:
         return PagePreview(screenshot_png=None, load_error="the build produced no page to look at")
-    scratch = Path(tempfile.mkdtemp(prefix="genui-preview-"))
+    scratch = scratch_dir("preview")
     try:
         async with browsers.checkout() as pool:
             async with sandbox.serve(build.dist_dir, tool_bridge=None, network=pool.network_namespace) as served:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import spare_build
+from runner.sandbox import scratch, spare_build
 from runner.sandbox.build_node import ensure_build_node
 from runner.sandbox.isolation import IN_APP, IN_MODULES, BuildTools, Mount, PipelineRules, RunOutcome
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
@@ -217,7 +217,7 @@ def test_a_spare_build_makes_the_cold_builds_artifact_and_leaves_nothing_behind(
     def in_spares_dir(suffix=None, prefix=None, dir=None):  # the spares' folders, where the test can see them
         return make(suffix, prefix, spares_dir if (prefix or "").startswith("genui-spare-build-") else dir)
 
-    monkeypatch.setattr(spare_build.tempfile, "mkdtemp", in_spares_dir)
+    monkeypatch.setattr(scratch.tempfile, "mkdtemp", in_spares_dir)
 
     async def scenario():
         cold = LocalSandbox(LocalSandboxSettings())

@@ -13,7 +13,7 @@ import pytest
 
 from runner.compose import compose
 from runner.run.validation import validate_config
-from runner.sandbox import local, spare_server
+from runner.sandbox import local, scratch, spare_server
 from runner.sandbox.base import ToolBridge
 from runner.sandbox.isolation import IN_DIST, Mount, PipelineRules
 from runner.sandbox.local import LocalSandbox, LocalSandboxSettings
@@ -236,7 +236,7 @@ def test_a_spare_server_serves_what_a_cold_one_does_and_leaves_nothing_behind(tm
     def in_spares_dir(suffix=None, prefix=None, dir=None):
         return make(suffix, prefix, spares_dir if (prefix or "").startswith("genui-spare-serve-") else dir)
 
-    monkeypatch.setattr(spare_server.tempfile, "mkdtemp", in_spares_dir)
+    monkeypatch.setattr(scratch.tempfile, "mkdtemp", in_spares_dir)
     secret = tmp_path / "secret.txt"
     secret.write_text("host secret")
     dist = _dist(tmp_path)
